@@ -1,0 +1,106 @@
+"""The workspace sandbox: the one gate every user-supplied path passes before any I/O.
+
+`validate_path` resolves a path against the workspace root and refuses anything that would reach outside it:
+`..`, absolute paths elsewhere, `~`, symlinks (including dangling ones) whose target lies outside,
+hard links to
+files that may live outside, NUL bytes and characters that disguise a path on screen.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import unicodedata
+from pathlib import Path
+
+__all__ = ["MAX_PATH_LENGTH", "PathTraversalError", "is_inside", "validate_path", "visible"]
+
+MAX_PATH_LENGTH = 4096
+
+# Characters that make a path read differently from what it is: bidi overrides and isolates, zero-width
+# characters and the BOM. Control characters (category Cc) are refused separately.
+_DISGUISING = frozenset(
+    "\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"
+)
+
+
+class PathTraversalError(ValueError):
+    """A path is unusable or reaches outside the workspace. The message says which and why."""
+
+
+def visible(text: str) -> str:
+    """Return `text` with control, bidi and zero-width characters shown as escapes, for error messages."""
+    out = []
+    for ch in text:
+        if ch in _DISGUISING or unicodedata.category(ch) in ("Cc", "Cf"):
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) > 0xFF else f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """True if the already-resolved `path` is `root` or lies under it."""
+    return path == root or path.is_relative_to(root)
+
+
+def _check_text(path: str) -> None:
+    if not isinstance(path, str):
+        raise PathTraversalError(f"Path must be a string, not {type(path).__name__}.")
+    if not path.strip():
+        raise PathTraversalError(
+            "Path is empty; give a path relative to the workspace root, such as 'src/app.py'."
+        )
+    if len(path) > MAX_PATH_LENGTH:
+        raise PathTraversalError(f"Path is {len(path)} characters long; the limit is {MAX_PATH_LENGTH}.")
+    if "\x00" in path:
+        raise PathTraversalError(f"Path '{visible(path)}' contains a NUL byte.")
+    for ch in path:
+        if ch in _DISGUISING or unicodedata.category(ch) in ("Cc", "Cf", "Cs"):
+            raise PathTraversalError(
+                f"Path '{visible(path)}' contains the invisible or control character U+{ord(ch):04X}; "
+                "use plain characters."
+            )
+    if path.startswith("~"):
+        raise PathTraversalError(
+            f"Path '{visible(path)}' starts with '~'; '~' is not expanded. "
+            "Paths are relative to the workspace root."
+        )
+
+
+def validate_path(path: str, workspace_root: Path) -> Path:
+    """Resolve `path` inside `workspace_root` and return the absolute, symlink-free result.
+
+    Args:
+        path: A path relative to the workspace root, or an absolute path inside it.
+        workspace_root: The sandbox root.
+
+    Raises:
+        PathTraversalError: If the path is malformed or resolves (through `..`, an absolute path or a symlink)
+            outside the workspace, or names a hard-linked file.
+    """
+    _check_text(path)
+    root = Path(os.path.realpath(workspace_root))
+    try:
+        # realpath follows every symlink, dangling ones included, so a link whose target does not exist yet
+        # is still judged by where a write through it would land.
+        resolved = Path(os.path.realpath(root / path))
+    except (OSError, ValueError) as exc:  # symlink loops, names too long for the OS
+        raise PathTraversalError(f"Path '{visible(path)}' cannot be resolved: {exc}.") from exc
+    if not is_inside(resolved, root):
+        raise PathTraversalError(
+            f"Path '{visible(path)}' escapes the workspace ({root}); only files inside it can be used."
+        )
+    try:
+        st = resolved.lstat()
+    except FileNotFoundError:
+        return resolved
+    except OSError as exc:
+        raise PathTraversalError(f"Path '{visible(path)}' cannot be inspected: {exc.strerror}.") from exc
+    # A hard link is indistinguishable from its twin, which may live outside the workspace.
+    if not stat.S_ISDIR(st.st_mode) and st.st_nlink > 1:
+        raise PathTraversalError(
+            f"Path '{visible(path)}' is a hard link (it has {st.st_nlink} names); its other names may lie "
+            "outside the workspace, so it is refused."
+        )
+    return resolved

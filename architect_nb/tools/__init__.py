@@ -1,0 +1,1 @@
+"""The agent's tools. Import from the submodules: `.base`, `.registry`, `.filesystem`, `.setup`."""

@@ -1,0 +1,163 @@
+"""`BaseTool`, the interface of every tool (local or MCP), and `ToolResult`, what every tool returns.
+
+A tool never raises: `BaseTool.__init_subclass__` wraps each subclass's `execute` so that bad arguments and
+unexpected errors come back as a failed `ToolResult` whose message tells the model what to do next.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ValidationError
+
+from architect_nb.log import get_logger
+
+__all__ = ["BaseTool", "ToolResult", "format_validation_error"]
+
+
+@dataclass(slots=True, kw_only=True)
+class ToolResult:
+    """The outcome of one tool call.
+
+    Attributes:
+        success: Whether the tool did what it was asked.
+        output: What the tool produced (file text, matches, a diff, command output).
+        error: On failure, a sentence saying what went wrong and what to do next.
+        metadata: Structured extras for the engine and the notebook (a diff, counts, truncation flags).
+            Never sent to the model.
+    """
+
+    success: bool
+    output: str = ""
+    error: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def ok(cls, output: str, **metadata: Any) -> ToolResult:
+        return cls(success=True, output=output, metadata=metadata)
+
+    @classmethod
+    def fail(cls, error: str, output: str = "", **metadata: Any) -> ToolResult:
+        return cls(success=False, output=output, error=error, metadata=metadata)
+
+    def to_model_text(self) -> str:
+        """The text the model receives as the tool message."""
+        if self.success:
+            return self.output
+        return f"Error: {self.error}" + (f"\n{self.output}" if self.output else "")
+
+
+def format_validation_error(tool_name: str, exc: ValidationError) -> str:
+    """Turn a Pydantic error into one line per bad field, short enough to send back to the model."""
+    parts = []
+    for err in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg']}")
+    return f"Invalid arguments for {tool_name}: " + "; ".join(parts) + ". Check the tool's schema and retry."
+
+
+def _guarded(execute: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
+    @functools.wraps(execute)
+    def execute_never_raising(self: BaseTool, **kwargs: Any) -> ToolResult:
+        try:
+            result = execute(self, **kwargs)
+        except ValidationError as exc:
+            return ToolResult.fail(format_validation_error(self.name, exc))
+        except TypeError as exc:
+            return ToolResult.fail(
+                f"Invalid arguments for {self.name}: {exc}. Check the tool's schema and retry."
+            )
+        except Exception as exc:  # the contract: a tool never raises
+            get_logger(__name__).exception("tool_crashed", tool=self.name)
+            return ToolResult.fail(
+                f"{self.name} failed unexpectedly ({type(exc).__name__}: {exc}). "
+                "This is a bug in the tool; try another approach."
+            )
+        if not isinstance(result, ToolResult):
+            return ToolResult.fail(f"{self.name} returned {type(result).__name__} instead of a ToolResult.")
+        return result
+
+    execute_never_raising.__architect_guarded__ = True  # type: ignore[attr-defined]
+    return execute_never_raising
+
+
+class BaseTool(ABC):
+    """A tool the agent can call.
+
+    Subclasses set `name`, `description`, `args_model` and `sensitive`, and implement `execute(**kwargs)`.
+    The Pydantic `args_model` is the single source of the arguments: it validates them and it is
+    the JSON schema the model sees, so give every field a short `description`.
+    """
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[BaseModel]]
+    sensitive: ClassVar[bool] = False
+    #: True for tools that change files through their `path` argument; the engine checkpoints those files.
+    mutates_files: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own_execute = cls.__dict__.get("execute")
+        if own_execute is not None and not getattr(own_execute, "__architect_guarded__", False):
+            cls.execute = _guarded(own_execute)  # type: ignore[method-assign]
+
+    @abstractmethod
+    def execute(self, **kwargs: Any) -> ToolResult:
+        """Run the tool. Never raises; failures are a `ToolResult` with `success=False`."""
+
+    def preview(self, **kwargs: Any) -> str | None:
+        """The unified diff this call would make, computed without changing anything; None if not applicable.
+
+        The engine shows it when asking for confirmation and in dry-run. May raise on bad arguments.
+        """
+        return None
+
+    def validate_args(self, args: dict[str, Any]) -> BaseModel:
+        """Validate `args` against `args_model`. Raises Pydantic's `ValidationError` on bad input."""
+        return self.args_model.model_validate(args)
+
+    def get_schema(self) -> dict[str, Any]:
+        """The tool in OpenAI's function-calling format, as LiteLLM expects it."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": copy.deepcopy(parameters_schema(self.args_model)),
+            },
+        }
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} sensitive={self.sensitive}>"
+
+
+@functools.cache
+def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """JSON schema of an args model, without the titles Pydantic adds (the model pays for every token)."""
+    schema = model.model_json_schema()
+    return _strip_titles(schema)  # type: ignore[no-any-return]
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            # Titles repeat the field names; additionalProperties=false is enforced by validation anyway.
+            if (key == "title" and isinstance(value, str)) or (
+                key == "additionalProperties" and value is False
+            ):
+                continue
+            if key == "properties" and isinstance(value, dict):
+                out[key] = {name: _strip_titles(prop) for name, prop in value.items()}
+            else:
+                out[key] = _strip_titles(value)
+        return out
+    if isinstance(node, list):
+        return [_strip_titles(item) for item in node]
+    return node

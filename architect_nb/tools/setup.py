@@ -1,0 +1,42 @@
+"""Registering the built-in tools. `register_all_tools` is how every entry point fills a registry."""
+
+from __future__ import annotations
+
+from architect_nb.config.schema import CommandsConfig, WorkspaceConfig
+from architect_nb.tools.filesystem import DeleteFileTool, ListFilesTool, ReadFileTool, WriteFileTool
+from architect_nb.tools.registry import ToolRegistry
+
+__all__ = [
+    "register_all_tools",
+    "register_command_tools",
+    "register_filesystem_tools",
+    "register_search_tools",
+]
+
+
+def register_filesystem_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
+    root = workspace_config.root.resolve()
+    registry.register(ReadFileTool(root))
+    registry.register(WriteFileTool(root))
+    registry.register(DeleteFileTool(root, workspace_config.allow_delete))
+    registry.register(ListFilesTool(root))
+
+
+def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
+    """search_code, grep and find_files (added by the search-tools issue)."""
+
+
+def register_command_tools(
+    registry: ToolRegistry, workspace_config: WorkspaceConfig, commands_config: CommandsConfig
+) -> None:
+    """run_command, only when `commands_config.enabled` (added by the run_command issue)."""
+    if not commands_config.enabled:
+        return
+
+
+def register_all_tools(
+    registry: ToolRegistry, workspace_config: WorkspaceConfig, commands_config: CommandsConfig | None = None
+) -> None:
+    register_filesystem_tools(registry, workspace_config)
+    register_search_tools(registry, workspace_config)
+    register_command_tools(registry, workspace_config, commands_config or CommandsConfig())
