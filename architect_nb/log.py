@@ -23,6 +23,7 @@ __all__ = ["configure_logging", "get_logger"]
 _LEVELS = {"debug": 10, "info": 20, "warning": 30, "warn": 30, "error": 40, "exception": 40, "critical": 50}
 _configured = False
 _lock = threading.Lock()
+_sinks: _Sinks | None = None
 
 
 class _Sinks:
@@ -48,6 +49,12 @@ class _Sinks:
                 self.stream.write(str(self.console(logger, method_name, dict(event_dict))) + "\n")
         raise structlog.DropEvent
 
+    def close(self) -> None:
+        with self.lock:
+            if self.file is not None:
+                self.file.close()
+                self.file = None
+
 
 def _redact(logger: Any, method_name: str, event_dict: MutableMapping[str, Any]) -> Mapping[str, Any]:
     return default_redactor().redact_data(event_dict)  # type: ignore[no-any-return]
@@ -55,7 +62,7 @@ def _redact(logger: Any, method_name: str, event_dict: MutableMapping[str, Any])
 
 def configure_logging(config: LoggingConfig | None = None, *, stream: IO[str] | None = None) -> None:
     """Set up logging from `config` (default: warnings to stderr, no file). Safe to call again."""
-    global _configured  # noqa: PLW0603 - structlog's configuration is process-wide
+    global _configured, _sinks  # noqa: PLW0603 - structlog's configuration is process-wide
     config = config or LoggingConfig()
     console_level = _LEVELS[config.level]
     file_level = min(
@@ -66,6 +73,9 @@ def configure_logging(config: LoggingConfig | None = None, *, stream: IO[str] | 
     sinks = _Sinks(console_level, stream if stream is not None else sys.stderr, config.file, file_level)
     lowest = min(console_level, file_level) if config.file is not None else console_level
     with _lock:
+        if _sinks is not None:
+            _sinks.close()
+        _sinks = sinks
         structlog.configure(
             processors=[
                 structlog.contextvars.merge_contextvars,

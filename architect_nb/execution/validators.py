@@ -93,8 +93,8 @@ def validate_path(path: str, workspace_root: Path) -> Path:
         )
     try:
         st = resolved.lstat()
-    except FileNotFoundError:
-        return resolved
+    except (FileNotFoundError, NotADirectoryError):
+        return resolved  # does not exist yet; the tool says what that means for it
     except OSError as exc:
         raise PathTraversalError(f"Path '{visible(path)}' cannot be inspected: {exc.strerror}.") from exc
     # A hard link is indistinguishable from its twin, which may live outside the workspace.

@@ -63,7 +63,11 @@ def format_validation_error(tool_name: str, exc: ValidationError) -> str:
 
 def _guarded(execute: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
     @functools.wraps(execute)
-    def execute_never_raising(self: BaseTool, **kwargs: Any) -> ToolResult:
+    def execute_never_raising(self: BaseTool, *positional: Any, **kwargs: Any) -> ToolResult:
+        if positional:
+            return ToolResult.fail(
+                f"Invalid arguments for {self.name}: pass arguments by name, as in the schema."
+            )
         try:
             result = execute(self, **kwargs)
         except ValidationError as exc:

@@ -1,0 +1,60 @@
+"""The public surface is pinned: integrators import these names from these paths."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+PUBLIC = {
+    "architect_nb": ["__version__"],
+    "architect_nb.tools.base": ["BaseTool", "ToolResult", "format_validation_error"],
+    "architect_nb.tools.registry": [
+        "DuplicateToolError",
+        "ToolNotFoundError",
+        "ToolRegistry",
+        "ToolRegistryError",
+    ],
+    "architect_nb.execution.validators": [
+        "MAX_PATH_LENGTH",
+        "PathTraversalError",
+        "is_inside",
+        "validate_path",
+        "visible",
+    ],
+    "architect_nb.tools.setup": [
+        "register_all_tools",
+        "register_command_tools",
+        "register_filesystem_tools",
+        "register_search_tools",
+    ],
+}
+
+
+@pytest.mark.parametrize("module", sorted(PUBLIC))
+def test_all_is_pinned(module: str) -> None:
+    assert sorted(importlib.import_module(module).__all__) == sorted(PUBLIC[module])
+
+
+def test_filesystem_and_config_names_exist() -> None:
+    fs = importlib.import_module("architect_nb.tools.filesystem")
+    for name in ("ReadFileTool", "WriteFileTool", "DeleteFileTool", "ListFilesTool"):
+        assert name in fs.__all__
+    config = importlib.import_module("architect_nb.config")
+    for name in ("AppConfig", "WorkspaceConfig", "CommandsConfig", "load_config", "ConfigError"):
+        assert name in config.__all__
+    sections = set(config.AppConfig.model_fields)
+    assert {"workspace", "commands", "hooks", "guardrails", "llm", "agents", "mcp", "logging"} <= sections
+
+
+def test_import_is_cheap_and_loads_no_heavy_library() -> None:
+    code = (
+        "import sys, json, time; t = time.perf_counter(); import architect_nb; "
+        "print(json.dumps({'s': time.perf_counter() - t, 'mods': sorted(sys.modules)}))"
+    )
+    out = json.loads(subprocess.check_output([sys.executable, "-c", code], text=True))
+    heavy = {"litellm", "mcp", "ipywidgets", "jupyterlab", "IPython", "pydantic", "structlog", "tree_sitter"}
+    assert not heavy & {m.split(".")[0] for m in out["mods"]}
