@@ -1,0 +1,483 @@
+"""`ExecutionEngine`: the one pipeline every tool call, local or MCP, goes through. It never raises.
+
+The ten steps, in the design document's order::
+
+    1 lookup      registry.get(name)                      unknown tool → error naming the available ones
+    2 validate    Pydantic, then the edit's preview diff   bad arguments → error per field
+    3 guardrails  blocklist, files, limits, code rules     refused → "Guardrail: ..."; no hook runs
+    4 pre-hooks   PRE_TOOL_USE in configured order         BLOCK → refused; rewrites → back to steps 2 and 3
+    5 confirm     policy + Confirmer (unless dry-run)      deny → refused with the reason; abort → run stops
+    6 dry-run     "[DRY-RUN] would run tool(args)" + diff
+    7 execute     checkpoint the files, then tool.execute
+    8 post-hooks  POST_TOOL_USE (and legacy post_edit); their reports are appended to the result
+    9 log         one audit record per call, through structlog
+    10 return     hook and guardrail warnings appended to the result
+
+Abort: when a person answers abort, the call returns a failed `ToolResult` with `metadata["aborted"] = True`
+and `engine.aborted` becomes True; every later call is refused the same way until `start_run()`. The agent
+loop checks either and stops. Nothing raises and nothing exits.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from architect_nb.config.schema import AppConfig
+from architect_nb.execution.audit import AuditLog, AuditRecord
+from architect_nb.execution.checkpoints import CheckpointStore
+from architect_nb.execution.confirm import (
+    Approval,
+    ConfirmationAnswer,
+    ConfirmationRequest,
+    Confirmer,
+    TerminalConfirmer,
+    sensitivity_of,
+    show,
+)
+from architect_nb.execution.guardrails import GuardrailsEngine, QualityGateResult
+from architect_nb.execution.hooks import HookDecision, HookEvent, HookExecutor
+from architect_nb.execution.policies import (
+    CommandCheck,
+    ConfirmationPolicy,
+    NoTTYError,
+    classify_command_call,
+)
+from architect_nb.log import get_logger
+from architect_nb.tools.base import BaseTool, ToolResult, format_validation_error
+from architect_nb.tools.diffs import count_changes
+from architect_nb.tools.registry import ToolNotFoundError, ToolRegistry
+from architect_nb.tools.setup import register_all_tools
+from architect_nb.tools.workspace import WorkspaceTool
+
+__all__ = ["ExecutionEngine", "build_engine"]
+
+_TEXT_ARGS = ("content", "new_str", "patch", "new_source")
+
+
+@dataclass(slots=True)
+class _Call:
+    """The state of one call as it moves through the pipeline."""
+
+    tool: BaseTool
+    args: dict[str, Any]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+    preview: str | None = None
+    command: CommandCheck | None = None
+    ask: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # warnings and hook context, appended to the result
+
+
+class ExecutionEngine:
+    """Runs tool calls through validation, guardrails, hooks, confirmation, checkpoints and the audit log.
+
+    Args:
+        registry: Where tools are looked up.
+        config: The application config (`commands` is used to classify run_command).
+        policy: Which calls need approval (default: confirm-sensitive).
+        dry_run: Describe calls (and their diffs) instead of running them.
+        hook_executor: Lifecycle hooks; None runs none.
+        guardrails: Deterministic rules; None checks none (the command blocklist still applies).
+        confirmer: Who is asked; default a `TerminalConfirmer` (which needs a TTY).
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        config: AppConfig,
+        *,
+        policy: ConfirmationPolicy | None = None,
+        dry_run: bool = False,
+        hook_executor: HookExecutor | None = None,
+        guardrails: GuardrailsEngine | None = None,
+        confirmer: Confirmer | None = None,
+    ) -> None:
+        self.registry = registry
+        self.config = config
+        self.policy = policy or ConfirmationPolicy()
+        self.dry_run = dry_run
+        self.hook_executor = hook_executor
+        self.guardrails = guardrails
+        self.confirmer = confirmer
+        self.checkpoints = CheckpointStore()
+        self.audit = AuditLog()
+        self.aborted = False
+        self.abort_reason = ""
+        self.run_id = ""
+        self._log = get_logger(__name__)
+        self.start_run()
+
+    # ------------------------------------------------------------------ runs
+
+    def start_run(self, run_id: str | None = None) -> str:
+        """Begin a new run: fresh guardrail counters and checkpoints, abort cleared. Returns the run id."""
+        self.run_id = run_id or uuid.uuid4().hex[:12]
+        self.aborted = False
+        self.abort_reason = ""
+        if self.guardrails is not None:
+            self.guardrails.reset()
+        return self.run_id
+
+    def run_summary(self, run_id: str | None = None) -> str:
+        """What the run did: calls, failures and what undo can restore (and that commands are not tracked)."""
+        rid = run_id or self.run_id
+        records = self.audit.records(rid)
+        failed = sum(not r.success for r in records)
+        return f"Run {rid}: {len(records)} tool call(s), {failed} failed. " + self.checkpoints.summary(rid)
+
+    def run_quality_gates(self) -> list[QualityGateResult]:
+        """Run the configured quality gates; the agent loop calls this when the agent says it is done."""
+        return self.guardrails.run_quality_gates() if self.guardrails is not None else []
+
+    # ------------------------------------------------------------------ the pipeline
+
+    def execute_tool_call(self, tool_name: str, args: Any) -> ToolResult:
+        """Run one tool call through the pipeline. Never raises; every failure is a `ToolResult`."""
+        started = time.perf_counter()
+        record = self.audit.new_record(self.run_id, tool_name, args if isinstance(args, dict) else {})
+        try:
+            result = self._pipeline(tool_name, args, record)
+        except Exception as exc:  # the contract: the engine never raises
+            self._log.exception("engine_error", tool=str(tool_name))
+            record.step("engine", "error", f"{type(exc).__name__}: {exc}")
+            result = ToolResult.fail(
+                f"The engine hit an unexpected error while handling {show(str(tool_name))} "
+                f"({type(exc).__name__}: {exc}); the call may not have completed. Check the state "
+                "(for example, read the file) before trying again."
+            )
+        record.duration = time.perf_counter() - started
+        record.success = result.success
+        record.error = result.error
+        try:
+            self.audit.commit(record)
+        except Exception:  # logging must never break a call
+            self._log.exception("audit_error")
+        return result
+
+    def _pipeline(self, tool_name: str, raw_args: Any, record: AuditRecord) -> ToolResult:
+        if self.aborted:
+            record.step("run", "aborted")
+            return self._aborted_result()
+        try:  # 1 lookup
+            tool = self.registry.get(tool_name)
+        except ToolNotFoundError as exc:
+            record.step("lookup", "not_found")
+            return ToolResult.fail(f"{show(str(exc))} Call one of those instead.")
+        record.step("lookup", "found")
+        args = _as_dict(raw_args)
+        if args is None:
+            record.step("validate", "invalid")
+            return ToolResult.fail(
+                f"Arguments for {tool.name} must be a JSON object of named arguments, not "
+                f"{type(raw_args).__name__}. Check the tool's schema and retry."
+            )
+        call = _Call(tool, args)
+        refused = self._check(call, record, rewritten=False)  # 2 validate + 3 guardrails
+        if refused is not None:
+            return refused
+        refused = self._pre_hooks(call, record)  # 4
+        if refused is not None:
+            return refused
+        reasons = self._confirm_reasons(call)  # 5
+        if reasons and not self.dry_run:
+            refused = self._confirm(call, record, reasons)
+            if refused is not None:
+                return refused
+        else:
+            record.step("confirm", "skipped (dry-run)" if reasons else "not_needed")
+        if self.dry_run:  # 6
+            record.step("dry_run", "described")
+            return self._finish(call, self._dry_run_result(call, reasons))
+        result = self._execute(call, record)  # 7
+        self._post_hooks(call, result, record)  # 8
+        return self._finish(call, result)  # 9 (by execute_tool_call) and 10
+
+    def _check(self, call: _Call, record: AuditRecord, *, rewritten: bool) -> ToolResult | None:
+        """Steps 2 and 3: validate, preview, then the guardrails. Run again after a hook rewrite."""
+        tool = call.tool
+        try:
+            call.kwargs = tool.validate_args(call.args).model_dump()
+        except ValidationError as exc:
+            record.step("validate", "invalid")
+            text = format_validation_error(tool.name, exc)
+            if rewritten:
+                text = "A pre_tool_use hook rewrote the arguments into invalid ones. " + text
+            return ToolResult.fail(text)
+        record.step("validate", "ok")
+        if isinstance(tool, WorkspaceTool):
+            call.files = tool.target_paths(call.kwargs)
+        command = call.kwargs.get("command")
+        if isinstance(command, str) and (tool.name == "run_command" or hasattr(tool, "classify_sensitivity")):
+            call.command = classify_command_call(tool, command, self.config.commands)
+        if tool.mutates_files:
+            try:
+                call.preview = tool.preview(**call.kwargs)
+            except Exception:  # e.g. the file is missing: the tool itself will say so
+                call.preview = None
+        refusal = self._guardrail_refusal(call)
+        if refusal is not None:
+            record.step("guardrails", "block", refusal)
+            return ToolResult.fail(f"Guardrail: {refusal}", guardrail=True)
+        record.step("guardrails", "allow")
+        return None
+
+    def _guardrail_refusal(self, call: _Call) -> str | None:
+        if call.command is not None and call.command.blocked:
+            why = call.command.reason or "it matches the blocklist"
+            return f"the command is blocked in every mode ({why}). Do not retry it; find a safer way."
+        rails = self.guardrails
+        if rails is None:
+            return None
+        tool = call.tool
+        for path in call.files:
+            allowed, reason = rails.check_file_access(path, tool.name, write=tool.mutates_files)
+            if not allowed:
+                return reason
+        if call.command is not None:
+            cwd = call.kwargs.get("cwd")
+            base = rails.workspace_root / cwd if isinstance(cwd, str) else None
+            allowed, reason = rails.check_command(call.command.command, base)
+            if not allowed:
+                return reason
+        if tool.mutates_files:
+            added, removed = count_changes(call.preview) if call.preview else (0, 0)
+            for path in call.files[:1]:
+                allowed, reason = rails.check_edit_limits(path, added, removed)
+                if not allowed:
+                    return reason
+            text = _written_text(call)
+            for hit in rails.check_code_rules(text) if text else ():
+                if hit.severity == "block":
+                    return f"the new code breaks a rule: {hit.message} (pattern '{hit.pattern}'). Rewrite it."
+                call.notes.append(f"[Guardrail warning: {hit.message}]")
+        return None
+
+    def _pre_hooks(self, call: _Call, record: AuditRecord) -> ToolResult | None:
+        hooks = self.hook_executor
+        if hooks is None or not hooks.has_hooks(HookEvent.PRE_TOOL_USE):
+            record.step("pre_hooks", "none")
+            return None
+        context = self._hook_context(call)
+        results = hooks.run_event(HookEvent.PRE_TOOL_USE, context)
+        updates: dict[str, Any] = {}
+        for r in results:
+            if r.decision is HookDecision.BLOCK:
+                record.step("pre_hooks", "block", f"{r.name}: {r.reason}")
+                return ToolResult.fail(
+                    f"Blocked by hook {show(r.name)}: {show(r.reason)}. Change the call to meet that "
+                    "condition, or try another approach.",
+                    hook=r.name,
+                    notes=list(call.notes),
+                )
+            if r.updated_input is not None:
+                updates.update(r.updated_input)
+            if r.ask:
+                call.ask.append(
+                    f"hook {r.name} asked for confirmation" + (f": {r.reason}" if r.reason else "")
+                )
+            report = r.report()
+            if report:
+                call.notes.append(report)
+        if not updates:
+            record.step("pre_hooks", "allow")
+            return None
+        record.step("pre_hooks", "modify", ", ".join(sorted(updates)))
+        call.args = {**call.kwargs, **updates}
+        return self._check(call, record, rewritten=True)
+
+    def _confirm_reasons(self, call: _Call) -> list[str]:
+        reasons = list(call.ask)
+        if self.policy.should_confirm(call.tool, call.command):
+            kind = f"command classified '{call.command.sensitivity}'" if call.command else call.tool.name
+            reasons.insert(0, f"mode {self.policy.mode} asks before {kind}")
+        return reasons
+
+    def _confirm(self, call: _Call, record: AuditRecord, reasons: list[str]) -> ToolResult | None:
+        tool = call.tool
+        request = ConfirmationRequest(
+            tool_name=tool.name,
+            args=call.kwargs,
+            sensitivity=sensitivity_of(tool.sensitive, call.command),
+            preview=call.preview,
+            command=call.command,
+            reasons=tuple(reasons),
+            warnings=tuple(call.notes),
+            run_id=self.run_id,
+            call_id=str(record.call_id),
+        )
+        confirmer = self.confirmer if self.confirmer is not None else TerminalConfirmer()
+        try:
+            answer = ConfirmationAnswer.parse(confirmer.confirm(request))
+        except NoTTYError as exc:
+            record.step("confirm", "no_tty")
+            return ToolResult.fail(f"{exc} {tool.name} was not run.", needs_confirmation=True)
+        except Exception as exc:
+            record.step("confirm", "error", f"{type(exc).__name__}: {exc}")
+            return ToolResult.fail(
+                f"Asking for confirmation failed ({type(exc).__name__}: {exc}), so {tool.name} was not run. "
+                "Try again later or ask the user."
+            )
+        if answer.decision is Approval.APPROVE:
+            record.step("confirm", "approve")
+            return None
+        if answer.decision is Approval.DENY:
+            record.step("confirm", "deny", answer.reason)
+            why = f" They said: {show(answer.reason)}." if answer.reason else ""
+            return ToolResult.fail(
+                f"The user declined to run {tool.name}.{why} Do not repeat the same call; adjust your "
+                "approach or ask the user what they want.",
+                denied=True,
+            )
+        record.step("confirm", "abort", answer.reason)
+        self.aborted = True
+        self.abort_reason = answer.reason
+        return self._aborted_result()
+
+    def _aborted_result(self) -> ToolResult:
+        why = f" ({show(self.abort_reason)})" if self.abort_reason else ""
+        return ToolResult.fail(
+            f"The user aborted the run{why}. Stop now: call no more tools and give a short summary of what "
+            "was done.",
+            aborted=True,
+        )
+
+    def _dry_run_result(self, call: _Call, reasons: list[str]) -> ToolResult:
+        shown = ", ".join(f"{show(str(k))}={show(_short_repr(v))}" for k, v in call.kwargs.items())
+        text = f"[DRY-RUN] would run {call.tool.name}({shown})"
+        if reasons:
+            text += "\n(would ask for confirmation first: " + "; ".join(reasons) + ")"
+        if call.preview:
+            text += "\n" + call.preview.rstrip("\n")
+        return ToolResult.ok(text, dry_run=True, diff=call.preview)
+
+    def _execute(self, call: _Call, record: AuditRecord) -> ToolResult:
+        tool = call.tool
+        if tool.mutates_files:
+            for path in call.files:
+                warning = self.checkpoints.record(self.run_id, path)
+                if warning:
+                    call.notes.append(f"[Checkpoint warning: {warning}]")
+        result = tool.execute(**call.kwargs)
+        record.step("execute", "ok" if result.success else "failed")
+        rails = self.guardrails
+        if call.command is not None:
+            self.checkpoints.note_command(self.run_id)
+            if rails is not None:
+                rails.record_command()
+        if rails is not None and result.success:
+            if tool.mutates_files:
+                diff = result.metadata.get("diff") or call.preview
+                added, removed = count_changes(diff) if isinstance(diff, str) else (0, 0)
+                for path in call.files[:1]:
+                    rails.record_edit(path, added, removed)
+            elif rails.sensitive:
+                result.output, withheld = rails.filter_output(result.output)
+                if withheld:
+                    record.step("guardrails", "filtered", f"{withheld} line(s)")
+        return result
+
+    def _post_hooks(self, call: _Call, result: ToolResult, record: AuditRecord) -> None:
+        hooks = self.hook_executor
+        if hooks is None or not result.success or not hooks.has_hooks(HookEvent.POST_TOOL_USE):
+            return
+        context = self._hook_context(call)
+        context["tool_output"] = result.output
+        results = hooks.run_event(HookEvent.POST_TOOL_USE, context)
+        for r in results:
+            report = r.report()
+            if report:
+                call.notes.append(report)
+        failed = [r.name for r in results if r.warning]
+        record.step("post_hooks", "warnings" if failed else "ok", ", ".join(failed))
+
+    def _hook_context(self, call: _Call) -> dict[str, Any]:
+        root = self.hook_executor.workspace_root if self.hook_executor is not None else None
+        files = []
+        for path in call.files:
+            try:
+                files.append(path.relative_to(root).as_posix() if root else str(path))
+            except ValueError:
+                files.append(str(path))
+        return {"tool_name": call.tool.name, "tool_input": call.kwargs, "files": files, "run_id": self.run_id}
+
+    @staticmethod
+    def _finish(call: _Call, result: ToolResult) -> ToolResult:
+        if call.notes:
+            call.notes = list(dict.fromkeys(call.notes))  # a re-check after a rewrite may repeat a warning
+            result.output = (
+                "\n\n".join([result.output, *call.notes]) if result.output else "\n\n".join(call.notes)
+            )
+            result.metadata["notes"] = list(call.notes)
+        return result
+
+    def __repr__(self) -> str:
+        return (
+            f"<ExecutionEngine tools={self.registry.count()} mode={self.policy.mode!r} "
+            f"dry_run={self.dry_run} run={self.run_id}>"
+        )
+
+
+def _as_dict(args: Any) -> dict[str, Any] | None:
+    if args is None:
+        return {}
+    if isinstance(args, str):  # some models send the arguments as a JSON string
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except ValueError:
+            return None
+    if isinstance(args, dict) and all(isinstance(k, str) for k in args):
+        return args
+    return None
+
+
+def _written_text(call: _Call) -> str:
+    """The text a call adds: the '+' lines of its preview, or else its text arguments."""
+    if call.preview:
+        return "\n".join(
+            line[1:]
+            for line in call.preview.splitlines()
+            if line.startswith("+") and not line.startswith("+++ ")
+        )
+    return "\n".join(v for k in _TEXT_ARGS if isinstance(v := call.kwargs.get(k), str))
+
+
+def _short_repr(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text)} chars]"
+
+
+def build_engine(
+    config: AppConfig,
+    *,
+    mode: str | None = None,
+    dry_run: bool = False,
+    confirmer: Confirmer | None = None,
+) -> ExecutionEngine:
+    """Build the registry (`register_all_tools`), hooks and guardrails from `config`, in one call.
+
+    Args:
+        config: The application config.
+        mode: 'yolo', 'confirm-sensitive' (default) or 'confirm-all'.
+        dry_run: Describe calls instead of running them.
+        confirmer: Who approves calls; default the terminal.
+    """
+    registry = ToolRegistry()
+    register_all_tools(registry, config.workspace, config.commands)
+    root = config.workspace.root.resolve()
+    guardrails = GuardrailsEngine(config.guardrails, root) if config.guardrails.active else None
+    return ExecutionEngine(
+        registry,
+        config,
+        policy=ConfirmationPolicy(mode or "confirm-sensitive"),
+        dry_run=dry_run,
+        hook_executor=HookExecutor(config.hooks, root),
+        guardrails=guardrails,
+        confirmer=confirmer,
+    )

@@ -1,0 +1,330 @@
+"""`GuardrailsEngine`: deterministic rules checked before any hook runs. The model can never turn them off.
+
+Every check returns `(allowed, reason)`; the reason is a sentence for the model. What each rule covers:
+
+* **Protected files** (globs): no tool may write, edit, patch or delete them, and `run_command` may not
+  write them through `>`, `>>`, `tee` or common file-changing commands (`rm`, `mv`, `cp`, `sed -i`, ...).
+* **Sensitive files** (globs): protected, and not readable either: `read_file` and any tool whose `path`
+  names one is refused, a command that mentions one (`cat .env`, `open('.env')`) is refused, and lines of
+  search output (`path:line:...`) that come from one are withheld (`filter_output`).
+* **Blocked commands**: regexes (plain text works) searched in the command.
+* **Limits** per run: commands executed, files modified, lines changed (counted from the preview diff).
+* **Code rules**: regexes checked on the text a call is about to write; `warn` or `block`.
+* **Quality gates**: shell commands run when the agent completes (`run_quality_gates`).
+
+Globs match the path relative to the workspace, each of its parent folders, and the file name, ignoring case:
+over-matching a protected path is the safe mistake. Command checks are a best-effort lexical scan (a shell
+can always disguise a name); changes made by commands are not checkpointed either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import re
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from architect_nb.config.schema import GuardrailsConfig, QualityGateConfig
+
+__all__ = ["CodeRuleHit", "GuardrailsEngine", "QualityGateResult"]
+
+# A word that could be a file name inside a shell command or a snippet of code in one.
+_WORD = re.compile(r"[^\s'\"`;|&<>(){}=,:]+")
+_REDIRECT = re.compile(r"(?:&>>?|\d*>>?\|?)\s*(['\"]?)([^\s;|&'\"<>]+)\1")
+_SEPARATORS = frozenset({";", "|", "||", "&&", "&", "(", ")"})
+_WRITES_ALL = frozenset({"rm", "mv", "tee", "truncate", "touch", "chmod", "chown", "shred", "unlink"})
+_WRITES_LAST = frozenset({"cp", "ln", "install", "rsync"})
+_IN_PLACE = frozenset({"sed", "perl", "ruby"})
+_GREP_LINE = re.compile(r"^(?P<path>[^\n:]+?)(?::|-)(?P<line>\d+)(?::|-)")
+
+
+@dataclass(frozen=True, slots=True)
+class CodeRuleHit:
+    severity: str
+    message: str
+    pattern: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QualityGateResult:
+    name: str
+    passed: bool
+    required: bool
+    exit_code: int | None
+    output: str
+    duration: float
+
+    def report(self) -> str:
+        state = "passed" if self.passed else ("FAILED" if self.required else "failed (optional)")
+        return f"[Quality gate {self.name}: {state}]" + (f"\n{self.output}" if not self.passed else "")
+
+
+class _Globs:
+    """A list of globs matched, case-insensitively, against a relative path, its parents and its name."""
+
+    def __init__(self, patterns: Sequence[str]) -> None:
+        self.patterns = [p.strip().lower().removeprefix("./").rstrip("/") for p in patterns if p.strip()]
+
+    def __bool__(self) -> bool:
+        return bool(self.patterns)
+
+    def match(self, rel: str) -> str | None:
+        rel = rel.lower().removeprefix("./")
+        parts = rel.split("/")
+        candidates = {"/".join(parts[: i + 1]) for i in range(len(parts))}
+        candidates.add(parts[-1])
+        for pattern in self.patterns:
+            for candidate in candidates:
+                if fnmatch.fnmatchcase(candidate, pattern):
+                    return pattern
+        return None
+
+
+class GuardrailsEngine:
+    """Deterministic rules with per-run counters. Thread-safe.
+
+    Args:
+        config: The `guardrails:` section.
+        workspace_root: Paths are judged relative to it; quality gates run in it.
+    """
+
+    def __init__(self, config: GuardrailsConfig, workspace_root: Path) -> None:
+        self.config = config
+        self.workspace_root = Path(os.path.realpath(workspace_root))
+        self.protected = _Globs(config.protected_files)
+        self.sensitive = _Globs(config.sensitive_files)
+        self._blocked = [(_compile(p), p) for p in config.blocked_commands]
+        self._rules = [(_compile(r.pattern), r) for r in config.code_rules]
+        self._lock = threading.Lock()
+        self.commands_executed = 0
+        self.files_modified: set[str] = set()
+        self.lines_changed = 0
+
+    def reset(self) -> None:
+        """Start counting a new run."""
+        with self._lock:
+            self.commands_executed = 0
+            self.files_modified = set()
+            self.lines_changed = 0
+
+    # ------------------------------------------------------------------ files
+
+    def relative(self, path: Path | str) -> str:
+        """`path` relative to the workspace, with '/' separators (unchanged if it lies outside)."""
+        p = Path(path)
+        if not p.is_absolute():
+            return p.as_posix()
+        with contextlib.suppress(ValueError):
+            return p.relative_to(self.workspace_root).as_posix()
+        return p.as_posix()
+
+    def check_file_access(self, path: Path | str, tool_name: str, *, write: bool) -> tuple[bool, str]:
+        """May `tool_name` read (or, with `write`, change) `path`?"""
+        rel = self.relative(path)
+        hit = self.sensitive.match(rel)
+        if hit is not None:
+            return False, (
+                f"'{rel}' is a sensitive file (matches '{hit}'); {tool_name} may not read or change it. "
+                "Work without its contents, or ask the user to supply what you need."
+            )
+        if write:
+            hit = self.protected.match(rel)
+            if hit is not None:
+                return False, (
+                    f"'{rel}' is a protected file (matches '{hit}'); {tool_name} may not change it. "
+                    "Leave it as it is and change another file, or ask the user."
+                )
+        return True, ""
+
+    def filter_output(self, text: str) -> tuple[str, int]:
+        """Drop search-result lines (`path:line:` or `path-line-`) that come from sensitive files."""
+        if not self.sensitive or not text:
+            return text, 0
+        kept: list[str] = []
+        withheld = 0
+        for line in text.splitlines(keepends=True):
+            m = _GREP_LINE.match(line)
+            if m is not None and self.sensitive.match(self.relative(m.group("path"))) is not None:
+                withheld += 1
+            else:
+                kept.append(line)
+        if not withheld:
+            return text, 0
+        note = f"[guardrails: {withheld} line(s) from sensitive files withheld]"
+        return "".join(kept).rstrip("\n") + ("\n" if kept else "") + note, withheld
+
+    # ------------------------------------------------------------------ commands
+
+    def check_command(self, command: str, cwd: Path | None = None) -> tuple[bool, str]:
+        """Is `command` allowed: not blocked, under the per-run limit, not touching guarded files?"""
+        limit = self.config.max_commands_executed
+        if limit is not None and self.commands_executed >= limit:
+            return False, (
+                f"This run has already executed {self.commands_executed} commands, the limit "
+                f"(guardrails.max_commands_executed = {limit}). Finish with what you have."
+            )
+        for regex, pattern in self._blocked:
+            if regex.search(command):
+                return False, (
+                    f"The command matches the blocked pattern '{pattern}' and is never run. "
+                    "Use another way, or ask the user to run it."
+                )
+        base = Path(os.path.realpath(cwd)) if cwd is not None else self.workspace_root
+        if self.sensitive:
+            for word in _words(command):
+                hit = self.sensitive.match(self._rel_word(word, base))
+                if hit is not None:
+                    return False, (
+                        f"The command mentions '{word}', a sensitive file (matches '{hit}'), which "
+                        "commands may not read or change. Work without it."
+                    )
+        if self.protected:
+            for target in _write_targets(command):
+                hit = self.protected.match(self._rel_word(target, base))
+                if hit is not None:
+                    return False, (
+                        f"The command writes to '{target}', a protected file (matches '{hit}'). "
+                        "Leave it unchanged, or ask the user."
+                    )
+        return True, ""
+
+    def record_command(self) -> None:
+        with self._lock:
+            self.commands_executed += 1
+
+    def _rel_word(self, word: str, base: Path) -> str:
+        return self.relative(os.path.normpath(base / word))
+
+    # ------------------------------------------------------------------ edits
+
+    def check_edit_limits(self, path: Path | str, lines_added: int, lines_removed: int) -> tuple[bool, str]:
+        """Would this change push the run over `max_files_modified` or `max_lines_changed`?"""
+        rel = self.relative(path)
+        max_files = self.config.max_files_modified
+        if max_files is not None and rel not in self.files_modified and len(self.files_modified) >= max_files:
+            return False, (
+                f"This run has already modified {len(self.files_modified)} files, the limit "
+                f"(guardrails.max_files_modified = {max_files}); '{rel}' would be one more. "
+                "Finish with the files already changed, or ask the user to raise the limit."
+            )
+        max_lines = self.config.max_lines_changed
+        change = lines_added + lines_removed
+        if max_lines is not None and self.lines_changed + change > max_lines:
+            return False, (
+                f"This change touches {change} lines and the run has changed {self.lines_changed}; the limit "
+                f"is {max_lines} (guardrails.max_lines_changed). Make a smaller change."
+            )
+        return True, ""
+
+    def record_edit(self, path: Path | str, lines_added: int, lines_removed: int) -> None:
+        with self._lock:
+            self.files_modified.add(self.relative(path))
+            self.lines_changed += lines_added + lines_removed
+
+    def check_code_rules(self, content: str) -> list[CodeRuleHit]:
+        """The code rules that `content` (text about to be written) breaks."""
+        return [
+            CodeRuleHit(rule.severity, rule.message, rule.pattern)
+            for regex, rule in self._rules
+            if regex.search(content)
+        ]
+
+    # ------------------------------------------------------------------ completion
+
+    def run_quality_gates(self, gates: Iterable[QualityGateConfig] | None = None) -> list[QualityGateResult]:
+        """Run the quality gates in the workspace, in order. Call when the agent says it is done."""
+        return [_run_gate(gate, self.workspace_root) for gate in (gates or self.config.quality_gates)]
+
+    @staticmethod
+    def gates_passed(results: Iterable[QualityGateResult]) -> bool:
+        """True when every required gate passed."""
+        return all(r.passed or not r.required for r in results)
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return re.compile(re.escape(pattern))
+
+
+def _words(command: str) -> list[str]:
+    return [w for w in _WORD.findall(command) if w not in ("-", "--") and not w.startswith("-")]
+
+
+def _tokens(command: str) -> list[str]:
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: judge the raw words
+        return command.split()
+
+
+def _write_targets(command: str) -> list[str]:
+    """Files a command would write: redirection targets, and the operands of writing commands."""
+    targets = [m.group(2) for m in _REDIRECT.finditer(command)]
+    segment: list[str] = []
+    for token in [*_tokens(command), ";"]:
+        if token not in _SEPARATORS and not set(token) <= set(";&|()"):
+            segment.append(token)
+            continue
+        if segment:
+            targets += _operands_written(segment)
+        segment = []
+    return targets
+
+
+def _operands_written(segment: list[str]) -> list[str]:
+    verb = segment[0].rsplit("/", 1)[-1]
+    operands = [t for t in segment[1:] if not t.startswith("-")]
+    if verb == "dd":
+        return [t.removeprefix("of=") for t in segment[1:] if t.startswith("of=")]
+    if verb in _WRITES_LAST:
+        return operands[-1:]
+    in_place = verb in _IN_PLACE and any(t.startswith("-i") or t == "--in-place" for t in segment)
+    if verb in _WRITES_ALL or in_place:
+        return operands
+    return []
+
+
+def _run_gate(gate: QualityGateConfig, cwd: Path) -> QualityGateResult:
+    started = time.perf_counter()
+    proc = subprocess.Popen(  # noqa: S602 - quality gates are shell commands the user configured
+        gate.command,
+        shell=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        out, _ = proc.communicate(timeout=gate.timeout)
+        code: int | None = proc.returncode
+        text = out.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=5)
+        code, text = None, f"timed out after {gate.timeout}s and was stopped"
+    text = text.strip()
+    if len(text) > 4000:
+        text = "[...]\n" + text[-4000:]
+    return QualityGateResult(
+        name=gate.name,
+        passed=code == 0,
+        required=gate.required,
+        exit_code=code,
+        output=text,
+        duration=time.perf_counter() - started,
+    )

@@ -1,0 +1,150 @@
+"""`ConfirmationPolicy`: which tool calls need a person's approval, and `NoTTYError`.
+
+The modes, with `run_command` classified per call as the design document's table says:
+
+| run_command is | yolo | confirm-sensitive | confirm-all |
+|---|---|---|---|
+| safe           | no   | no                | yes         |
+| dev            | no   | yes               | yes         |
+| dangerous      | no   | yes               | yes         |
+
+Other tools follow their static `sensitive` flag in `confirm-sensitive`. A command the blocklist refuses
+(`CommandVerdict.blocked`) is refused in every mode, yolo included; the engine never asks about it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from architect_nb.config.schema import CommandsConfig
+from architect_nb.tools.base import BaseTool
+
+__all__ = [
+    "MODES",
+    "CommandCheck",
+    "ConfirmMode",
+    "ConfirmationPolicy",
+    "NoTTYError",
+    "classify_command_call",
+]
+
+ConfirmMode = Literal["yolo", "confirm-sensitive", "confirm-all"]
+MODES: tuple[str, ...] = get_args(ConfirmMode)
+_SENSITIVITIES = frozenset({"safe", "dev", "dangerous"})
+
+
+class NoTTYError(RuntimeError):
+    """A confirmation was needed but there is no interactive terminal to ask on."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(
+            message
+            or "Confirmation needs an interactive terminal, and there is none. "
+            "In CI or scripts use mode 'yolo' or dry-run, or pass another confirmer."
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandCheck:
+    """How a shell command was judged before it runs.
+
+    Attributes:
+        command: The command text.
+        sensitivity: 'safe', 'dev' or 'dangerous'.
+        blocked: The blocklist refuses it in every mode.
+        reason: Why it is blocked (or how it was classified).
+    """
+
+    command: str
+    sensitivity: str
+    blocked: bool = False
+    reason: str = ""
+
+
+def classify_command_call(tool: BaseTool, command: str, commands_config: Any = None) -> CommandCheck | None:
+    """Judge `command` with the tool's own classifier; None when the tool has none.
+
+    Uses, by duck typing, `architect_nb.tools.commands.classify_command(command, config)` (a
+    `CommandVerdict`) when `tool` is run_command, or else `tool.classify_sensitivity(command)`. Anything
+    unexpected from the classifier counts as 'dangerous', so an unknown command is always asked about.
+    """
+    verdict: Any = None
+    if tool.name == "run_command":
+        classify = _module_classifier()
+        if classify is not None:
+            configs = (getattr(tool, "commands_config", None), getattr(tool, "config", None), commands_config)
+            config = next((c for c in configs if isinstance(c, CommandsConfig)), None) or CommandsConfig()
+            try:
+                verdict = classify(command, config)
+            except TypeError:  # a classifier with another signature: fall back to the tool's method
+                verdict = None
+    if verdict is not None:
+        sensitivity = getattr(verdict, "sensitivity", "dangerous")
+        return CommandCheck(
+            command=command,
+            sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous",
+            blocked=bool(getattr(verdict, "blocked", False)),
+            reason=str(getattr(verdict, "reason", "") or ""),
+        )
+    classify_sensitivity = getattr(tool, "classify_sensitivity", None)
+    if classify_sensitivity is None:
+        return None
+    sensitivity = classify_sensitivity(command)
+    return CommandCheck(
+        command=command, sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous"
+    )
+
+
+_classifier: Any = None
+_classifier_loaded = False
+
+
+def _module_classifier() -> Any:
+    global _classifier, _classifier_loaded  # noqa: PLW0603 - an import looked up once
+    if not _classifier_loaded:
+        try:
+            module = importlib.import_module("architect_nb.tools.commands")
+            _classifier = getattr(module, "classify_command", None)
+        except ImportError:
+            _classifier = None
+        _classifier_loaded = True
+    return _classifier
+
+
+class ConfirmationPolicy:
+    """Decides whether a call needs approval. Pure: it asks nobody (the engine's `Confirmer` does).
+
+    Args:
+        mode: 'yolo' (never ask), 'confirm-sensitive' (ask for sensitive tools and non-safe commands)
+            or 'confirm-all' (always ask).
+    """
+
+    __slots__ = ("mode",)
+
+    def __init__(self, mode: str = "confirm-sensitive") -> None:
+        if mode not in MODES:
+            raise ValueError(f"Unknown confirmation mode {mode!r}; use one of {', '.join(MODES)}.")
+        self.mode = mode
+
+    def should_confirm(self, tool: BaseTool, command: CommandCheck | None = None) -> bool:
+        """True if running `tool` (with `command`'s classification, for run_command) needs approval."""
+        if self.mode == "yolo":
+            return False
+        if self.mode == "confirm-all":
+            return True
+        if command is not None:
+            return self.should_confirm_command(command.sensitivity)
+        return tool.sensitive
+
+    def should_confirm_command(self, sensitivity: str) -> bool:
+        """The document's table for run_command; an unknown class counts as dangerous."""
+        if self.mode == "yolo":
+            return False
+        if self.mode == "confirm-all":
+            return True
+        return sensitivity != "safe"
+
+    def __repr__(self) -> str:
+        return f"ConfirmationPolicy({self.mode!r})"
