@@ -4,18 +4,23 @@ Skipped: version-control folders, `__pycache__`, `.ipynb_checkpoints`, `node_mod
 virtualenvs (any folder holding `pyvenv.cfg` or `conda-meta`), and whatever `.gitignore` files (at any
 depth) and `.git/info/exclude` ignore. Symlinked folders are never entered, so a walk cannot leave the
 workspace or loop.
+
+`walk` yields `Entry` objects; `scan` is the same walk as plain tuples, for the search tools, which meet
+every file of a large tree and cannot afford an object per file.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import pathspec
 
-__all__ = ["SKIPPED_DIR_NAMES", "Entry", "IgnoreRules", "is_skipped_dir", "walk"]
+__all__ = ["SKIPPED_DIR_NAMES", "Entry", "IgnoreRules", "Kind", "is_skipped_dir", "scan", "walk"]
 
 SKIPPED_DIR_NAMES = frozenset(
     {
@@ -35,6 +40,9 @@ SKIPPED_DIR_NAMES = frozenset(
 )
 _VENV_MARKERS = ("pyvenv.cfg", "conda-meta")
 
+#: What `scan` met: a folder, a regular file, a symlink (never followed) or anything else (a FIFO, a socket).
+Kind = Literal["dir", "file", "link", "other"]
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
@@ -53,24 +61,57 @@ def is_skipped_dir(path: Path, name: str) -> bool:
     return any(os.path.exists(os.path.join(path, marker)) for marker in _VENV_MARKERS)
 
 
+class _Spec:
+    """One ignore file: pathspec's rules plus one combined regex that rejects most paths in a single match."""
+
+    __slots__ = ("quick", "spec")
+
+    def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
+        self.spec = spec
+        self.quick = _combined_regex(spec)
+
+    def verdict(self, sub: str) -> bool | None:
+        if self.quick is not None and self.quick.match(sub) is None:
+            return None
+        result = self.spec.check_file(sub).include
+        return None if result is None else bool(result)
+
+
+def _combined_regex(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
+    # A path no rule's regex matches gets no verdict from this file; checking that with one regex instead of
+    # one per rule makes the common case (an ordinary file) cheap. Any surprise means: no shortcut.
+    parts = []
+    for pattern in getattr(spec, "patterns", ()):
+        regex = getattr(pattern, "regex", None)
+        if getattr(pattern, "include", None) is None:
+            continue
+        if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str) or "(?P=" in regex.pattern:
+            return None
+        parts.append("(?:" + re.sub(r"\(\?P<\w+>", "(?:", regex.pattern) + ")")
+    try:
+        return re.compile("|".join(parts)) if parts else None
+    except re.error:
+        return None
+
+
 class IgnoreRules:
     """The `.gitignore` rules of a workspace, loaded folder by folder as a walk reaches them."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._specs: dict[str, _Spec | None] = {}
         exclude = root / ".git" / "info" / "exclude"
         self._exclude = self._load(exclude) if exclude.is_file() else None
 
-    def _load(self, file: Path) -> pathspec.GitIgnoreSpec | None:
+    def _load(self, file: Path) -> _Spec | None:
         try:
             lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return None
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
-        return spec if len(spec) else None
+        return _Spec(spec) if len(spec) else None
 
-    def _spec_for(self, dir_rel: str) -> pathspec.GitIgnoreSpec | None:
+    def _spec_for(self, dir_rel: str) -> _Spec | None:
         if dir_rel not in self._specs:
             folder = self.root / dir_rel if dir_rel else self.root
             gitignore = folder / ".gitignore"
@@ -80,19 +121,23 @@ class IgnoreRules:
     def is_ignored(self, rel: str, is_dir: bool) -> bool:
         """Git's answer for `rel`: the deepest `.gitignore` with a matching rule decides."""
         parts = rel.split("/")
+        chain = [(d, s) for d in ("/".join(parts[:i]) for i in range(len(parts))) if (s := self._spec_for(d))]
+        return self._ignored_by(chain, rel, is_dir)
+
+    def _ignored_by(self, chain: list[tuple[str, _Spec]], rel: str, is_dir: bool) -> bool:
+        """`is_ignored`, given the ignore files of `rel`'s folders (outermost first) already looked up."""
         candidate = rel + "/" if is_dir else rel
-        for depth in range(len(parts) - 1, -1, -1):
-            dir_rel = "/".join(parts[:depth])
-            spec = self._spec_for(dir_rel)
-            if spec is None:
-                continue
-            sub = candidate[len(dir_rel) + 1 :] if dir_rel else candidate
-            verdict = spec.check_file(sub).include
+        for dir_rel, spec in reversed(chain):
+            verdict = spec.verdict(candidate[len(dir_rel) + 1 :] if dir_rel else candidate)
             if verdict is not None:
-                return bool(verdict)
+                return verdict
         if self._exclude is not None:
-            return bool(self._exclude.check_file(candidate).include)
+            return bool(self._exclude.verdict(candidate))
         return False
+
+    def _chain_into(self, chain: list[tuple[str, _Spec]], dir_rel: str) -> list[tuple[str, _Spec]]:
+        spec = self._spec_for(dir_rel)
+        return [*chain, (dir_rel, spec)] if spec is not None else chain
 
 
 def walk(
@@ -108,33 +153,70 @@ def walk(
     Folders are yielded only when `include_dirs` is true. Symlinks are yielded as entries but never followed
     into; callers decide whether a symlinked file may be used.
     """
+    for path, rel, kind in scan(root, start, recursive=recursive, ignore=ignore, include_dirs=include_dirs):
+        yield Entry(Path(path), rel, kind == "dir", kind == "link")
+
+
+def scan(
+    root: Path,
+    start: Path,
+    *,
+    recursive: bool = True,
+    ignore: IgnoreRules | None = None,
+    include_dirs: bool = False,
+) -> Iterator[tuple[str, str, Kind]]:
+    """`walk` as `(absolute path, rel, kind)` tuples, in the same order and with the same skip rules."""
     rules = ignore if ignore is not None else IgnoreRules(root)
     start_rel = "" if start == root else start.relative_to(root).as_posix()
-    yield from _walk_folder(start, start_rel, rules, recursive, include_dirs)
-
-
-def _walk_folder(
-    folder: Path, folder_rel: str, rules: IgnoreRules, recursive: bool, include_dirs: bool
-) -> Iterator[Entry]:
-    try:
-        with os.scandir(folder) as it:
-            children = sorted(it, key=lambda e: e.name)
-    except OSError:
+    chain: list[tuple[str, _Spec]] = []
+    if start_rel:
+        parts = start_rel.split("/")
+        for depth in range(len(parts)):
+            chain = rules._chain_into(chain, "/".join(parts[:depth]))
+    chain = rules._chain_into(chain, start_rel)
+    children = _list_folder(str(start))
+    if children is None:
         return
-    for child in children:
-        rel = f"{folder_rel}/{child.name}" if folder_rel else child.name
+    # A stack of folders being listed, each with its remaining children: depth first without recursion.
+    stack = [(iter(children), start_rel, chain)]
+    while stack:
+        it, folder_rel, chain = stack[-1]
+        child = next(it, None)
+        if child is None:
+            stack.pop()
+            continue
+        name = child.name
+        rel = f"{folder_rel}/{name}" if folder_rel else name
         try:
             is_link = child.is_symlink()
-            is_dir = child.is_dir(follow_symlinks=False)
+            is_dir = not is_link and child.is_dir(follow_symlinks=False)
+            kind: Kind = "dir" if is_dir else "link" if is_link else "file" if child.is_file() else "other"
         except OSError:
             continue
-        child_path = Path(child.path)
-        if is_dir:
-            if is_skipped_dir(child_path, child.name) or rules.is_ignored(rel, is_dir=True):
+        has_rules = bool(chain) or rules._exclude is not None
+        if not is_dir:
+            if not has_rules or not rules._ignored_by(chain, rel, is_dir=False):
+                yield child.path, rel, kind
+            continue
+        if name in SKIPPED_DIR_NAMES or (has_rules and rules._ignored_by(chain, rel, is_dir=True)):
+            continue
+        grandchildren: list[os.DirEntry[str]] | None = None
+        if recursive:
+            # The folder is listed anyway, so its listing tells whether it is a virtualenv.
+            grandchildren = _list_folder(child.path)
+            if grandchildren is not None and any(c.name in _VENV_MARKERS for c in grandchildren):
                 continue
-            if include_dirs:
-                yield Entry(child_path, rel, True, False)
-            if recursive:
-                yield from _walk_folder(child_path, rel, rules, recursive, include_dirs)
-        elif not rules.is_ignored(rel, is_dir=False):
-            yield Entry(child_path, rel, False, is_link)
+        elif is_skipped_dir(Path(child.path), name):
+            continue
+        if include_dirs:
+            yield child.path, rel, "dir"
+        if recursive and grandchildren:
+            stack.append((iter(grandchildren), rel, rules._chain_into(chain, rel)))
+
+
+def _list_folder(folder: str) -> list[os.DirEntry[str]] | None:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return None
