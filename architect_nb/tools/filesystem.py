@@ -15,6 +15,7 @@ from pydantic import Field
 from architect_nb.execution.validators import PathTraversalError, is_inside, visible
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.diffs import count_changes, unified_diff
+from architect_nb.tools.edit_file import EditFileArgs, EditFileTool
 from architect_nb.tools.fileio import (
     BINARY_SNIFF_BYTES,
     FileAccessError,
@@ -35,6 +36,8 @@ __all__ = [
     "MAX_WRITE_BYTES",
     "DeleteFileArgs",
     "DeleteFileTool",
+    "EditFileArgs",
+    "EditFileTool",
     "ListFilesArgs",
     "ListFilesTool",
     "ReadFileArgs",

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from architect_nb.config.schema import CommandsConfig, WorkspaceConfig
-from architect_nb.tools.filesystem import DeleteFileTool, ListFilesTool, ReadFileTool, WriteFileTool
+from architect_nb.tools.filesystem import (
+    DeleteFileTool,
+    EditFileTool,
+    ListFilesTool,
+    ReadFileTool,
+    WriteFileTool,
+)
+from architect_nb.tools.patch import ApplyPatchTool
 from architect_nb.tools.registry import ToolRegistry
 
 __all__ = [
@@ -20,6 +27,8 @@ def register_filesystem_tools(registry: ToolRegistry, workspace_config: Workspac
     registry.register(WriteFileTool(root))
     registry.register(DeleteFileTool(root, workspace_config.allow_delete))
     registry.register(ListFilesTool(root))
+    registry.register(EditFileTool(root))
+    registry.register(ApplyPatchTool(root))
 
 
 def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:

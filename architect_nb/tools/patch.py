@@ -1,0 +1,190 @@
+"""apply_patch: apply a unified diff to the one file named by `path`, all hunks or none.
+
+The built-in applier (`patch_parse` + `patch_apply`) does the work; GNU `patch` is a confined fallback
+(`patch_gnu`) for what it cannot read or place. The file names in the patch's headers are never used: a
+patch that holds diffs for several files is refused rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from architect_nb.execution.validators import PathTraversalError, visible
+from architect_nb.tools.base import ToolResult
+from architect_nb.tools.diffs import count_changes, unified_diff
+from architect_nb.tools.edit_file import MAX_EDIT_BYTES, load_for_edit, write_edit
+from architect_nb.tools.fileio import FileAccessError, TextFile, describe_size
+from architect_nb.tools.patch_apply import HunkError, apply_hunks
+from architect_nb.tools.patch_gnu import GnuPatchError, gnu_patch, gnu_patch_available
+from architect_nb.tools.patch_parse import FilePatch, PatchParseError, parse_patch
+from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
+
+__all__ = ["ApplyPatchArgs", "ApplyPatchTool", "PatchError", "PatchOutcome", "apply_patch_text"]
+
+_SECTION_HEADER = re.compile(r"^(diff |Index: |\*\*\* (?!\d+(,\d+)? \*\*\*\*))", re.MULTILINE)
+
+
+class PatchError(ValueError):
+    """A patch cannot be applied. The message is for the model: which hunk failed and what to do."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatchOutcome:
+    text: str
+    notes: tuple[str, ...] = ()
+    engine: Literal["builtin", "gnu-patch"] = "builtin"
+    hunks: int = 0
+
+
+def apply_patch_text(
+    text: str | None, patch: str, shown: str = "the file", fallback: bool = True
+) -> PatchOutcome:
+    """Apply `patch` to `text` (None: the file does not exist yet). Raises `PatchError`."""
+    try:
+        files = parse_patch(patch)
+    except PatchParseError as exc:
+        if fallback and text is not None and len(_SECTION_HEADER.findall(patch)) <= 1:
+            try:
+                return PatchOutcome(text=gnu_patch(text, patch), engine="gnu-patch", notes=_GNU_NOTE)
+            except GnuPatchError:
+                pass
+        raise PatchError(f"The patch cannot be read: {exc} '{shown}' is unchanged.") from None
+    section = _one_section(files, shown)
+    base = _base_text(text, section, shown)
+    try:
+        applied = apply_hunks(base, section.hunks, shown)
+    except HunkError as exc:
+        if fallback and gnu_patch_available():
+            lines = patch.split("\n")[section.first_line : section.end_line]
+            try:
+                new = gnu_patch(base, "\n".join(lines) + "\n")
+            except GnuPatchError:
+                pass
+            else:
+                return PatchOutcome(text=new, engine="gnu-patch", notes=_GNU_NOTE, hunks=len(section.hunks))
+        raise PatchError(str(exc)) from None
+    return PatchOutcome(text=applied.text, notes=applied.notes, hunks=len(section.hunks))
+
+
+_GNU_NOTE = ("the built-in applier could not place it; GNU patch applied it exactly (no fuzz).",)
+
+
+def _one_section(files: list[FilePatch], shown: str) -> FilePatch:
+    sections = [f for f in files if f.hunks or f.binary or f.extended]
+    if len(sections) > 1:
+        names = ", ".join(visible(f.shown_name) for f in sections[:6])
+        raise PatchError(
+            f"The patch holds diffs for {len(sections)} files ({names}); apply_patch changes only '{shown}', "
+            "the path argument. Send one apply_patch call per file, each with that file's diff alone."
+        )
+    section = sections[0]
+    if section.binary:
+        raise PatchError(f"The patch is a binary diff; apply_patch edits text files. '{shown}' is unchanged.")
+    if section.deletes:
+        raise PatchError(f"The patch deletes the file; use delete_file for that. '{shown}' is unchanged.")
+    if not section.hunks:
+        raise PatchError(
+            "The patch changes only the file's mode or name, which apply_patch does not do. "
+            f"'{shown}' is unchanged."
+        )
+    return section
+
+
+def _base_text(text: str | None, section: FilePatch, shown: str) -> str:
+    if text is None:
+        if section.creates or all(not hunk.old for hunk in section.hunks):
+            return ""
+        raise PatchError(
+            f"'{shown}' does not exist, and the patch changes existing lines. Check the path, or, to create "
+            "the file, send a patch from /dev/null or use write_file."
+        )
+    if section.creates and text:
+        raise PatchError(
+            f"The patch creates a new file (--- /dev/null), but '{shown}' already exists and is not empty. "
+            "Make the patch against its current text. The file is unchanged."
+        )
+    return text
+
+
+# --------------------------------------------------------------------------- the tool
+
+
+class ApplyPatchArgs(ToolArgs):
+    path: str = Field(description=PATH_HELP + " The only file changed; names in the patch are ignored.")
+    patch: str = Field(description="Unified diff for this file (diff -u or git diff), one or more hunks.")
+
+
+class ApplyPatchTool(WorkspaceTool):
+    name = "apply_patch"
+    description = (
+        "Apply a unified diff to one file: all hunks or none. For several changes in one file; "
+        "for a single change prefer edit_file."
+    )
+    args_model = ApplyPatchArgs
+    sensitive = True
+    mutates_files = True
+
+    def _compute(self, args: ApplyPatchArgs) -> tuple[Path, str, TextFile | None, PatchOutcome]:
+        if len(args.patch) > MAX_EDIT_BYTES:
+            raise PatchError(
+                f"The patch is {describe_size(len(args.patch))}, over the {describe_size(MAX_EDIT_BYTES)} "
+                "limit; split it into several patches or use write_file."
+            )
+        if not args.patch.strip():
+            raise PatchError("The patch is empty; send a unified diff with at least one '@@' hunk.")
+        target = self.resolve(args.path)
+        shown = self.rel(target)
+        before = load_for_edit(target, shown) if _exists(target) else None
+        if before is not None and before.encoding != "utf-8":
+            outcome = apply_patch_text(before.text, args.patch, shown, fallback=False)
+        else:
+            outcome = apply_patch_text(before.text if before else None, args.patch, shown)
+        if before is not None and outcome.text == before.text:
+            raise PatchError(f"The patch makes no change to '{shown}' (its hunks hold only context lines).")
+        return target, shown, before, outcome
+
+    def preview(self, **kwargs: Any) -> str | None:
+        args = ApplyPatchArgs.model_validate(kwargs)
+        _, shown, before, outcome = self._compute(args)
+        return unified_diff(before.text if before else "", outcome.text, shown)
+
+    def execute(self, **kwargs: Any) -> ToolResult:
+        args = ApplyPatchArgs.model_validate(kwargs)
+        try:
+            target, shown, before, outcome = self._compute(args)
+            if before is None:
+                self._make_parents(target, shown)
+            write_edit(target, shown, before, outcome.text)
+        except (PathTraversalError, FileAccessError, PatchError) as exc:
+            return ToolResult.fail(str(exc))
+        except OSError as exc:
+            return ToolResult.fail(f"Could not write '{visible(args.path)}': {exc.strerror or exc}.")
+        diff = unified_diff(before.text if before else "", outcome.text, shown)
+        added, removed = count_changes(diff)
+        plural = "s" if outcome.hunks != 1 else ""
+        verb = "Created" if before is None else "Patched"
+        lines = [f"{verb} {shown}: {outcome.hunks} hunk{plural} applied (+{added} -{removed} lines)."]
+        lines += [f"Note: {note}" for note in outcome.notes]
+        return ToolResult.ok(
+            "\n".join(lines),
+            path=shown,
+            diff=diff,
+            created=before is None,
+            engine=outcome.engine,
+            notes=list(outcome.notes),
+        )
+
+    def _make_parents(self, target: Path, shown: str) -> None:
+        parent = target.parent
+        if parent.exists() and not parent.is_dir():
+            raise FileAccessError(f"Cannot create '{shown}': '{self.rel(parent)}' is a file, not a folder.")
+        parent.mkdir(parents=True, exist_ok=True)
+
+
+def _exists(target: Path) -> bool:
+    return target.exists() or target.is_symlink()
