@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from architect_nb.config.schema import CommandsConfig, WorkspaceConfig
+from architect_nb.tools.commands import RunCommandTool
 from architect_nb.tools.filesystem import (
     DeleteFileTool,
     EditFileTool,
@@ -38,9 +39,10 @@ def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceCon
 def register_command_tools(
     registry: ToolRegistry, workspace_config: WorkspaceConfig, commands_config: CommandsConfig
 ) -> None:
-    """run_command, only when `commands_config.enabled` (added by the run_command issue)."""
+    """run_command, only when `commands_config.enabled`."""
     if not commands_config.enabled:
         return
+    registry.register(RunCommandTool(workspace_config.root.resolve(), commands_config))
 
 
 def register_all_tools(

@@ -1,0 +1,378 @@
+"""`classify_command`: the blocklist (layer 1) and the safe/dev/dangerous classes (layer 2) of run_command.
+
+The command is parsed with tree-sitter-bash (`shell_parse`), then every simple command is judged on its own,
+wherever it appears: lists, pipelines, subshells, substitutions, and the strings given to `bash -c`, `eval`
+and friends, parsed recursively. Wrappers (`env`, `timeout`, `xargs`, `find -exec`, ...) are unwrapped and the
+inner command is judged too. The whole command takes the class of its most dangerous part. Anything the
+classifier does not model is `dangerous` (fail closed).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from architect_nb.config.schema import CommandsConfig
+from architect_nb.tools import command_rules as rules
+from architect_nb.tools.command_rules import DANGEROUS, DEV, SAFE
+from architect_nb.tools.command_wrappers import unwrap
+from architect_nb.tools.shell_parse import ParsedScript, SimpleCommand, Word, parse_script
+
+__all__ = ["MAX_COMMAND_CHARS", "CommandVerdict", "Sensitivity", "classify_command"]
+
+Sensitivity = Literal["safe", "dev", "dangerous"]
+_LEVELS: tuple[Sensitivity, ...] = ("safe", "dev", "dangerous")
+
+#: Longer commands are not analysed (bash could not take them as one argument anyway).
+MAX_COMMAND_CHARS = 64 * 1024
+#: How deep `bash -c "bash -c '...'"` and friends are followed.
+MAX_SHELL_DEPTH = 8
+
+_OK_WRITE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_FD_DUP = re.compile(r"^(?:\d+|-)$")
+_DOWNLOADERS = frozenset({"curl", "wget"})
+_INTERPRETERS = rules.SHELLS | {"eval", "source", ".", "python", "perl", "ruby", "node", "php", "busybox"}
+_FAIL_CLOSED = {
+    "eval": "eval runs a string as shell code",
+    "source": "source runs a file as shell code",
+    ".": ". runs a file as shell code",
+    "exec": "exec replaces the shell",
+    "alias": "aliases change what later words mean",
+    "unalias": "aliases change what later words mean",
+    "builtin": "builtin bypasses the command table",
+    "enable": "enable changes the shell's builtins",
+    "trap": "trap runs code on signals",
+    "set": "set changes shell options or prints every variable",
+    "shopt": "shopt changes how words are expanded",
+    "export": "export changes the environment",
+    "printenv": "printenv prints environment variables, which may hold secrets",
+    "env": "env without a command prints environment variables, which may hold secrets",
+    "hash": "hash changes where programs are found",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommandVerdict:
+    """What `classify_command` decided.
+
+    Attributes:
+        sensitivity: `safe` (read-only), `dev` (development tools) or `dangerous` (anything else).
+        blocked: The command matches the blocklist and must never run, whatever the confirmation mode.
+        reason: Why it is blocked, or why it is not `safe`; None for safe commands.
+    """
+
+    sensitivity: Sensitivity
+    blocked: bool = False
+    reason: str | None = None
+
+
+class _Judgement:
+    """The running verdict: the highest level seen, with the reason of the first part that reached it."""
+
+    def __init__(self, extras: _Extras) -> None:
+        self.extras = extras
+        self.level = SAFE
+        self.reason: str | None = None
+        self.blocked: str | None = None
+
+    def raise_to(self, level: int, reason: str) -> None:
+        if level > self.level:
+            self.level, self.reason = level, reason
+
+    def block(self, reason: str) -> None:
+        if self.blocked is None:
+            self.blocked = reason
+        self.raise_to(DANGEROUS, reason)
+
+    def verdict(self) -> CommandVerdict:
+        if self.blocked is not None:
+            return CommandVerdict(sensitivity="dangerous", blocked=True, reason=f"Blocked: {self.blocked}.")
+        return CommandVerdict(sensitivity=_LEVELS[self.level], reason=self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class _Extras:
+    """The configuration's additions, hashable so that verdicts can be cached."""
+
+    safe: tuple[tuple[str, ...], ...] = ()
+    dev: tuple[tuple[str, ...], ...] = ()
+    blocked: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, config: CommandsConfig | None) -> _Extras:
+        if config is None:
+            return cls()
+        return cls(
+            safe=tuple(tuple(p.split()) for p in config.safe_commands if p.split()),
+            dev=tuple(tuple(p.split()) for p in config.dev_prefixes if p.split()),
+            blocked=tuple(config.blocked_patterns),
+        )
+
+
+def classify_command(
+    command: str, config: CommandsConfig | None = None, *, env: Mapping[str, str] | None = None
+) -> CommandVerdict:
+    """Classify a shell command without running it. Never raises.
+
+    Args:
+        command: The shell string, as run_command would give it to bash.
+        config: Adds safe commands, dev prefixes and blocked patterns; the built-in blocklist always applies.
+        env: Extra environment variables the command would run with; any make it not safe, like `VAR=x cmd`.
+    """
+    try:
+        verdict = _classify_cached(command, _Extras.of(config))
+    except Exception as exc:  # fail closed on any bug, never raise
+        return CommandVerdict(sensitivity="dangerous", reason=f"could not be analysed ({type(exc).__name__})")
+    if env and not verdict.blocked and verdict.sensitivity != "dangerous":
+        names = ", ".join(sorted(env))[:200]
+        return CommandVerdict(sensitivity="dangerous", reason=f"sets environment variables ({names})")
+    return verdict
+
+
+@functools.lru_cache(maxsize=512)
+def _classify_cached(command: str, extras: _Extras) -> CommandVerdict:
+    return classify_uncached(command, extras)
+
+
+def classify_uncached(command: str, extras: _Extras | None = None) -> CommandVerdict:
+    judgement = _Judgement(extras or _Extras())
+    if not isinstance(command, str):
+        return CommandVerdict(sensitivity="dangerous", reason="is not a string")
+    if not command.strip():
+        return CommandVerdict(sensitivity="dangerous", reason="is empty")
+    if len(command) > MAX_COMMAND_CHARS:
+        return CommandVerdict(
+            sensitivity="dangerous", reason=f"is longer than {MAX_COMMAND_CHARS} characters"
+        )
+    if "\x00" in command:
+        return CommandVerdict(sensitivity="dangerous", reason="contains a NUL character")
+    _script(command, judgement, 0)
+    return judgement.verdict()
+
+
+def _script(text: str, judgement: _Judgement, depth: int) -> None:
+    """Judge a shell script: the top-level command or a string given to `bash -c`, `eval`, ..."""
+    _raw_backstop(text, judgement)
+    if depth > MAX_SHELL_DEPTH:
+        judgement.raise_to(DANGEROUS, "nests shells too deeply to analyse")
+        return
+    # bash removes backslash-newline before anything else; the grammar would split the word there instead.
+    text = text.replace("\\\n", "")
+    try:
+        data = os.fsencode(text)
+    except UnicodeError:
+        judgement.raise_to(DANGEROUS, "contains characters that cannot be passed to bash")
+        return
+    parsed = parse_script(data)
+    for problem in parsed.problems:
+        judgement.raise_to(DANGEROUS, problem)
+    for name, called in parsed.functions:
+        if name in called:
+            judgement.block(f"the function {name!r} calls itself (a fork bomb)")
+    for cmd in parsed.commands:
+        _simple(cmd, parsed, judgement, depth)
+
+
+def _raw_backstop(text: str, judgement: _Judgement) -> None:
+    for pattern, reason in rules.RAW_BLOCKLIST:
+        if pattern.search(text):
+            judgement.block(reason)
+            return
+    _config_patterns(text, judgement)
+
+
+def _config_patterns(text: str, judgement: _Judgement) -> None:
+    for pattern in judgement.extras.blocked:
+        compiled = _compile(pattern)
+        if compiled is None:
+            judgement.block(f"blocked_patterns entry {pattern!r} is not a valid regex; fix the configuration")
+        elif compiled.search(text):
+            judgement.block(f"matches the configured blocked pattern {pattern!r}")
+
+
+@functools.lru_cache(maxsize=256)
+def _compile(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, depth: int) -> None:
+    for red in cmd.redirects:
+        _redirect(red.op, red.target, judgement)
+    if cmd.assignments:
+        judgement.raise_to(DANGEROUS, f"sets {', '.join(cmd.assignments)} for the command")
+    if not cmd.words:
+        return
+    program = cmd.words[0].value
+    if program is not None:
+        base = program.rsplit("/", 1)[-1]
+        if base in _INTERPRETERS or base in ("env", "xargs", "sudo", "timeout", "nice", "nohup"):
+            _piped_into(cmd, parsed, base, judgement, depth)
+    _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
+
+
+def _redirect(op: str, target: Word | None, judgement: _Judgement) -> None:
+    if op in ("<<", "<<<"):
+        return
+    if target is None:
+        if op.endswith("-"):
+            return
+        judgement.raise_to(DANGEROUS, f"has a redirection it cannot read ({op})")
+        return
+    value = target.value
+    if target.variables and any(v not in rules.BENIGN_VARIABLES for v in target.variables):
+        judgement.raise_to(DANGEROUS, "expands a variable that may hold a secret")
+    if op in ("<", "<&"):
+        if value is None or rules.secret_in(value, target.globbed):
+            judgement.raise_to(DANGEROUS, "reads a file that may hold secrets")
+        return
+    if op in (">&", "<&") and value is not None and _FD_DUP.match(value):
+        return
+    if value is not None and (reason := rules.blocked_redirect(value)):
+        judgement.block(reason)
+    if value in _OK_WRITE_TARGETS:
+        return
+    judgement.raise_to(DANGEROUS, f"writes to a file ({op} {target.text})")
+
+
+def _piped_into(
+    cmd: SimpleCommand, parsed: ParsedScript, base: str, judgement: _Judgement, depth: int
+) -> None:
+    """Interpreters fed by a download are blocked; a shell fed a static script gets it judged."""
+    for pipe_id, stage in cmd.pipes:
+        for other in parsed.commands:
+            for other_pipe, other_stage in other.pipes:
+                if other_pipe != pipe_id or other_stage >= stage or not other.words:
+                    continue
+                name = other.words[0].skeleton.rsplit("/", 1)[-1]
+                if name in _DOWNLOADERS:
+                    judgement.block(f"pipes a download ({name}) into {base}")
+                if (
+                    other_stage == stage - 1
+                    and name in ("echo", "printf")
+                    and base in rules.SHELLS
+                    and all(w.value is not None for w in other.words[1:])
+                ):
+                    _script(" ".join(w.value or "" for w in other.words[1:]), judgement, depth + 1)
+
+
+def _argv(
+    words: Sequence[Word],
+    judgement: _Judgement,
+    depth: int,
+    *,
+    stdin_text: str | None = None,
+    opaque_tail: bool = False,
+) -> None:
+    """Judge one command given as words: the program first. Wrappers recurse into their inner command."""
+    for word in words:
+        leaky = [v for v in word.variables if v not in rules.BENIGN_VARIABLES]
+        if leaky:
+            judgement.raise_to(DANGEROUS, f"expands ${leaky[0]}, which may hold a secret")
+    name = words[0]
+    if name.value is None or name.globbed:
+        skeleton = name.skeleton.rsplit("/", 1)[-1]
+        if name.substituted or name.globbed:
+            judgement.block("the program name is computed at run time; write it literally")
+        elif reason := rules.blocked_reason(
+            skeleton, [w.value for w in words[1:]], [w.text for w in words[1:]]
+        ):
+            judgement.block(reason)
+        judgement.raise_to(DANGEROUS, "the program name comes from a variable")
+        return
+    program = name.value
+    base = program.rsplit("/", 1)[-1]
+    if "/" in program:
+        judgement.raise_to(DANGEROUS, f"runs a program by explicit path ({program})")
+    if not base:
+        judgement.raise_to(DANGEROUS, "has an empty program name")
+        return
+    args = list(words[1:])
+    values = [w.value for w in args]
+    texts = [w.text for w in args]
+    if (reason := rules.blocked_reason(base, values, texts)) is not None:
+        judgement.block(reason)
+    normalized = " ".join([base, *(v if v is not None else t for v, t in zip(values, texts, strict=True))])
+    _raw_backstop(normalized, judgement)
+    for word in args:
+        if word.inner_programs and base in _INTERPRETERS:
+            downloads = _DOWNLOADERS.intersection(p.rsplit("/", 1)[-1] for p in word.inner_programs)
+            if downloads:
+                judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
+    wrapped = unwrap(base, args, stdin_text)
+    if wrapped is not None:
+        if wrapped.floor is not None:
+            judgement.raise_to(*wrapped.floor)
+        for script in wrapped.scripts:
+            _script(script, judgement, depth + 1)
+        for inner, opaque in wrapped.inner:
+            _argv(inner, judgement, depth, opaque_tail=opaque or opaque_tail)
+        if not wrapped.classify_self:
+            return
+    if base in _FAIL_CLOSED:
+        judgement.raise_to(DANGEROUS, _FAIL_CLOSED[base])
+        return
+    _classify_program(base, args, judgement, opaque_tail=opaque_tail)
+
+
+def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *, opaque_tail: bool) -> None:
+    key = rules.program_key(base)
+    values = [w.value for w in args]
+    tokens: list[str | None] = [key, *values]
+    raw_tokens: list[str | None] = [base, *values]
+    extras = judgement.extras
+    if rules.dev_match(raw_tokens, extras.safe) or rules.dev_match(tokens, extras.safe):
+        level, reason = SAFE, None
+    elif rules.dev_match(raw_tokens, extras.dev) or rules.dev_match(tokens, extras.dev):
+        level, reason = DEV, f"{base} is a development tool"
+    elif rules.dev_match(tokens, rules.DEV_PREFIXES):
+        level, reason = DEV, f"{base} is a development tool (runs project code)"
+    elif key in rules.SAFE_PROGRAMS:
+        checked = [None if w.globbed and key not in _GLOB_TOLERANT else w.value for w in args]
+        reason = rules.SAFE_PROGRAMS[key](checked)
+        level = DANGEROUS if reason else SAFE
+        reason = f"{base}: {reason}" if reason else None
+    else:
+        judgement.raise_to(DANGEROUS, f"{base} is not a recognised read-only or development command")
+        return
+    if reason is not None:
+        judgement.raise_to(level, reason)
+    if level != SAFE:
+        return
+    for word in args:
+        shown = word.value if word.value is not None else word.text
+        if rules.secret_in(shown, word.globbed) or rules.secret_in(word.skeleton):
+            judgement.raise_to(DANGEROUS, f"{base} would read {word.text}, which may hold secrets")
+        if word.substituted and key not in rules.PRINTERS:
+            judgement.raise_to(DANGEROUS, f"{base} gets arguments computed at run time ({word.text[:60]})")
+    if opaque_tail and key not in rules.PRINTERS:
+        judgement.raise_to(DANGEROUS, f"{base} gets arguments from its input (xargs)")
+
+
+#: Safe programs whose options cannot run or write anything, so a glob expanding to `-x` is harmless.
+_GLOB_TOLERANT = frozenset(
+    set(rules.SAFE_PROGRAMS)
+    - {"find", "git", "rg", "sed", "sort", "uniq", "xxd", "tee", "tree", "file", "date"}
+    - {
+        "less",
+        "more",
+        "man",
+        "ps",
+        "jq",
+        "python",
+        "pip",
+        "node",
+        "npm",
+        "cargo",
+        "rustc",
+        "go",
+        "uv",
+        "hostname",
+    }
+)

@@ -1,0 +1,287 @@
+"""Wrappers: programs that run another command (`env`, `timeout`, `xargs`, `find -exec`, `bash -c`, ...).
+
+`unwrap` reads a wrapper's own options and says what to judge next: the inner command, shell code to parse,
+and the level the wrapper itself imposes. It only returns data; `command_classifier` does the judging.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from architect_nb.tools.command_rules import DANGEROUS, SHELLS, secret_in
+from architect_nb.tools.shell_parse import Word
+
+__all__ = ["Unwrapped", "unwrap"]
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+@dataclass(slots=True, kw_only=True)
+class Unwrapped:
+    #: Commands run by the wrapper, each with whether it receives arguments only known at run time.
+    inner: list[tuple[list[Word], bool]] = field(default_factory=list)
+    #: Shell code the wrapper runs (`bash -c` strings, `eval` arguments, here-docs fed to a shell).
+    scripts: list[str] = field(default_factory=list)
+    #: The level the wrapper imposes by itself, with the reason.
+    floor: tuple[int, str] | None = None
+    #: The wrapper is also a program to classify on its own (`find` with `-exec`).
+    classify_self: bool = False
+
+
+def _skip(
+    args: Sequence[Word],
+    flags: frozenset[str],
+    with_value: frozenset[str],
+    long_with_value: frozenset[str] = frozenset(),
+) -> tuple[int, str | None]:
+    """Skip a wrapper's options. Returns the index of the first operand and, if stuck, why."""
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value is None:
+            return i, "has options only known at run time"
+        if value == "--":
+            return i + 1, None
+        if not value.startswith("-") or value == "-":
+            return i, None
+        if value in flags or (value.split("=", 1)[0] in long_with_value and "=" in value):
+            i += 1
+        elif value in with_value or value in long_with_value:
+            i += 2
+        elif len(value) > 2 and value[:2] in with_value and not value.startswith("--"):
+            i += 1  # -n10, -sKILL
+        else:
+            return i, f"has an option it does not know ({value})"
+    return i, None
+
+
+def _f(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+# wrapper: (flags, options taking a value, long options taking a value, operands before the command)
+_SIMPLE = {
+    "nice": (_f("-10", "-5", "-19"), _f("-n"), _f("--adjustment"), 0),
+    "nohup": (_f(), _f(), _f(), 0),
+    "timeout": (
+        _f("--foreground", "--preserve-status", "-v", "--verbose"),
+        _f("-s", "-k"),
+        _f("--signal", "--kill-after"),
+        1,
+    ),
+    "stdbuf": (_f(), _f("-i", "-o", "-e"), _f("--input", "--output", "--error"), 0),
+    "time": (_f("-p"), _f(), _f(), 0),
+    "setsid": (_f("-c", "-f", "-w", "--ctty", "--fork", "--wait"), _f(), _f(), 0),
+    "exec": (_f("-c", "-l"), _f("-a"), _f(), 0),
+    "command": (_f("-p"), _f(), _f(), 0),
+    "sudo": (_f("-E", "-H", "-n", "-S", "-i", "-s", "-k"), _f("-u", "-g", "-C", "-D", "-h", "-p"), _f(), 0),
+    "doas": (_f("-n", "-s"), _f("-u", "-C"), _f(), 0),
+}
+_FLOORS = {
+    "setsid": "setsid moves the command out of run_command's process group, so a timeout cannot stop it",
+    "exec": "exec replaces the shell",
+}
+_NICE_NUMBER = re.compile(r"^-\d+$")
+
+
+def unwrap(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped | None:
+    """What `base args...` runs, if `base` is a wrapper; None otherwise."""
+    if base in _SIMPLE:
+        flags, with_value, long_with_value, operands = _SIMPLE[base]
+        if base == "nice" and args and args[0].value is not None and _NICE_NUMBER.match(args[0].value):
+            args = args[1:]
+        if base == "command" and any(w.value in ("-v", "-V") for w in args[:2]):
+            return Unwrapped()  # `command -v x` only looks a name up
+        start, stuck = _skip(args, flags, with_value, long_with_value)
+        out = Unwrapped()
+        if stuck:
+            out.floor = (DANGEROUS, f"{base} {stuck}")
+            start += 1
+        elif base in _FLOORS:
+            out.floor = (DANGEROUS, _FLOORS[base])
+        inner = list(args[start + operands :])
+        if inner:
+            out.inner.append((inner, False))
+        return out
+    if base == "env":
+        return _env(args)
+    if base == "xargs":
+        return _xargs(args)
+    if base == "busybox":
+        return Unwrapped(inner=[(list(args), False)]) if args else Unwrapped()
+    if base == "find":
+        return _find_exec(args)
+    if base in SHELLS:
+        return _shell(base, args, stdin_text)
+    if base == "eval":
+        return _eval(args)
+    return None
+
+
+def _env(args: Sequence[Word]) -> Unwrapped:
+    out = Unwrapped()
+    i = 0
+    while i < len(args):
+        word = args[i]
+        value = word.value
+        if value is None:
+            out.floor = (DANGEROUS, "env has arguments only known at run time")
+            i += 1
+            break
+        if value in ("-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug"):
+            i += 1
+        elif value in ("-u", "--unset", "-C", "--chdir"):
+            i += 2
+        elif value.startswith(("--unset=", "--chdir=")) or re.match(r"^-[uC].", value):
+            i += 1
+        elif value in ("-S", "--split-string") or value.startswith(("--split-string=", "-S")):
+            script = value.split("=", 1)[1] if "=" in value and value.startswith("--") else value[2:]
+            if value in ("-S", "--split-string") and i + 1 < len(args):
+                script = args[i + 1].value or ""
+                i += 1
+            out.scripts.append(script)
+            out.floor = (DANGEROUS, "env -S splits a string into a command")
+            i += 1
+            break
+        elif value == "--":
+            i += 1
+            break
+        elif _ASSIGNMENT.match(value):
+            out.floor = (DANGEROUS, f"env sets {value.split('=', 1)[0]} for the command")
+            i += 1
+        elif value.startswith("-"):
+            out.floor = (DANGEROUS, f"env has an option it does not know ({value})")
+            i += 1
+        else:
+            break
+    inner = list(args[i:])
+    if inner:
+        out.inner.append((inner, False))
+    elif not out.scripts:
+        out.floor = (DANGEROUS, "env without a command prints environment variables, which may hold secrets")
+    return out
+
+
+def _xargs(args: Sequence[Word]) -> Unwrapped:
+    flags = _f(
+        "-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "-p", "--interactive"
+    )
+    with_value = _f("-n", "-L", "-P", "-s", "-d", "-E", "-a")
+    long_with_value = _f(
+        "--max-args", "--max-lines", "--max-procs", "--max-chars", "--delimiter", "--arg-file"
+    )
+    out = Unwrapped()
+    token: str | None = None
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        following = args[i + 1].value if i + 1 < len(args) else None
+        if value is None:
+            out.floor = (DANGEROUS, "xargs has options only known at run time")
+            i += 1
+            break
+        if value == "--":
+            i += 1
+            break
+        if not value.startswith("-") or value == "-":
+            break
+        step = 1
+        if value in flags:
+            pass
+        elif value == "-I":
+            token, step = following or "{}", 2
+        elif value.startswith("-I"):
+            token = value[2:]
+        elif value.startswith("-i") or value.startswith("--replace"):
+            token = value.split("=", 1)[1] if "=" in value else (value[2:] or "{}")
+        elif value in with_value or value in long_with_value:
+            step = 2
+            if value in ("-a", "--arg-file") and secret_in(following or ".env"):
+                out.floor = (DANGEROUS, "xargs reads a file that may hold secrets")
+        elif value[:2] in with_value or value.split("=", 1)[0] in long_with_value:
+            if value.startswith(("-a", "--arg-file")) and secret_in(
+                value.split("=", 1)[-1].removeprefix("-a")
+            ):
+                out.floor = (DANGEROUS, "xargs reads a file that may hold secrets")
+        else:
+            out.floor = (DANGEROUS, f"xargs has an option it does not know ({value})")
+            i += 1
+            break
+        i += step
+    inner = list(args[i:]) or [Word(text="echo", value="echo", skeleton="echo")]
+    if token:
+        inner = [
+            replace(w, value=None, substituted=True) if w.value and token in w.value else w for w in inner
+        ]
+    out.inner.append((inner, True))
+    return out
+
+
+def _find_exec(args: Sequence[Word]) -> Unwrapped:
+    out = Unwrapped(classify_self=True)
+    i = 0
+    while i < len(args):
+        if args[i].value in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            while j < len(args) and args[j].value not in (";", "+"):
+                j += 1
+            inner = [
+                replace(w, value=None, substituted=True) if w.value == "{}" else w for w in args[i + 1 : j]
+            ]
+            if inner:
+                out.inner.append((inner, True))
+            i = j
+        i += 1
+    return out
+
+
+def _shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped:
+    out = Unwrapped()
+    has_c = False
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value is None:
+            break
+        if value in ("-o", "+o", "-O", "+O"):
+            i += 2
+            continue
+        if (
+            value in ("--rcfile", "--init-file")
+            or value == "-i"
+            or (value.startswith("-") and "i" in value[1:] and not value.startswith("--"))
+        ):
+            out.floor = (DANGEROUS, f"{base} {value} reads startup files")
+        if value == "--":
+            i += 1
+            break
+        if not value.startswith(("-", "+")) or value in ("-", "+"):
+            break
+        if not value.startswith("--") and "c" in value[1:]:
+            has_c = True
+        i += 1
+    operand = args[i] if i < len(args) else None
+    if has_c:
+        if operand is None:
+            out.floor = (DANGEROUS, f"{base} -c without a script")
+        elif operand.value is None:
+            out.floor = (DANGEROUS, f"{base} -c runs a script only known at run time")
+            out.scripts.append(operand.skeleton)
+        else:
+            out.scripts.append(operand.value)
+        return out
+    if operand is not None:
+        out.floor = (DANGEROUS, f"{base} runs a script file ({operand.text})")
+        return out
+    out.floor = (DANGEROUS, f"{base} reads commands from its standard input")
+    if stdin_text:
+        out.scripts.append(stdin_text)
+    return out
+
+
+def _eval(args: Sequence[Word]) -> Unwrapped:
+    out = Unwrapped(floor=(DANGEROUS, "eval runs a string as shell code"))
+    out.scripts.append(" ".join(w.value if w.value is not None else w.skeleton for w in args))
+    return out

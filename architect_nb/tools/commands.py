@@ -1,0 +1,155 @@
+"""run_command (F13): runs a shell command in the workspace behind four layers.
+
+1. The blocklist refuses destructive commands in every mode (`classify_command(...).blocked`).
+2. The classifier tells the engine whether the command is `safe`, `dev` or `dangerous`
+   (`RunCommandTool.classify_sensitivity`); with `allowed_only`, `dangerous` commands are refused here.
+3. A timeout kills the command's whole process group; output is bounded, keeping its head and tail.
+4. The working directory is validated with `validate_path`, so it lies inside the workspace.
+
+The tool refuses blocked commands itself too, so it is safe even when called without the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from architect_nb.config.schema import CommandsConfig
+from architect_nb.execution.validators import PathTraversalError
+from architect_nb.tools.base import ToolResult
+from architect_nb.tools.command_classifier import (
+    MAX_COMMAND_CHARS,
+    CommandVerdict,
+    Sensitivity,
+    classify_command,
+)
+from architect_nb.tools.process import run_process
+from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
+
+__all__ = ["CommandVerdict", "RunCommandArgs", "RunCommandTool", "Sensitivity", "classify_command"]
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Inherited variables that would make bash run code before the command (`bash -c` reads $BASH_ENV).
+_DROPPED_ENV = ("BASH_ENV", "ENV")
+
+
+class RunCommandArgs(ToolArgs):
+    command: str = Field(
+        description="Shell command (bash), run in the workspace.", max_length=MAX_COMMAND_CHARS
+    )
+    cwd: str | None = Field(None, description="Working directory relative to the workspace root.")
+    timeout: int | None = Field(None, ge=1, le=600, description="Seconds before it is killed.")
+    env: dict[str, str] | None = Field(None, description="Extra environment variables.")
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for name, text in (value or {}).items():
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not a valid environment variable name")
+            if "\x00" in text:
+                raise ValueError(f"the value of {name} contains a NUL character")
+        return value
+
+
+class RunCommandTool(WorkspaceTool):
+    name = "run_command"
+    description = (
+        "Run a bash command in the workspace (no stdin). Returns exit code and output (long output keeps "
+        "head and tail). Read-only commands run without confirmation; destructive ones are blocked."
+    )
+    args_model = RunCommandArgs
+    sensitive = True  # the engine asks `classify_sensitivity` per command instead
+
+    def __init__(self, workspace_root: Path, commands_config: CommandsConfig | None = None) -> None:
+        super().__init__(workspace_root)
+        self.commands_config = commands_config or CommandsConfig()
+        for pattern in self.commands_config.blocked_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(
+                    f"commands.blocked_patterns entry {pattern!r} is not a valid regex: {exc}"
+                ) from exc
+
+    def classify(self, command: str, env: Mapping[str, str] | None = None) -> CommandVerdict:
+        """The full verdict for `command` under this tool's configuration."""
+        return classify_command(command, self.commands_config, env=env)
+
+    def classify_sensitivity(self, command: str, env: Mapping[str, str] | None = None) -> Sensitivity:
+        """'safe', 'dev' or 'dangerous': what the engine's confirmation table needs. Runs nothing."""
+        return self.classify(command, env).sensitivity
+
+    def execute(self, **kwargs: Any) -> ToolResult:
+        args = RunCommandArgs.model_validate(kwargs)
+        verdict = self.classify(args.command, args.env)
+        meta: dict[str, Any] = {"sensitivity": verdict.sensitivity, "blocked": verdict.blocked}
+        if verdict.blocked:
+            return ToolResult.fail(
+                f"{verdict.reason} This command is refused in every mode; do not retry it, find a safer way.",
+                **meta,
+            )
+        if self.commands_config.allowed_only and verdict.sensitivity == "dangerous":
+            return ToolResult.fail(
+                f"Command classified as 'dangerous' and allowed_only=True ({verdict.reason}). "
+                "Use a read-only or development command instead.",
+                **meta,
+            )
+        if args.env and self.classify(args.command).sensitivity == "safe":
+            # The engine may have let it run unconfirmed as 'safe'; with variables it is not.
+            return ToolResult.fail(
+                "Extra env variables make a read-only command able to run other code, so they are refused "
+                "here. Write them in the command instead (`NAME=value cmd`) so it is classified with them.",
+                **meta,
+            )
+        try:
+            cwd = self.resolve(args.cwd) if args.cwd else self.workspace_root
+        except PathTraversalError as exc:
+            return ToolResult.fail(f"{exc} Give cwd relative to the workspace root.", **meta)
+        if not cwd.is_dir():
+            return ToolResult.fail(f"cwd '{self.rel(cwd)}' is not a directory in the workspace.", **meta)
+        bash = shutil.which("bash") or "/bin/bash"
+        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+        env.update(args.env or {})
+        timeout = args.timeout or self.commands_config.default_timeout
+        try:
+            outcome = run_process(
+                [bash, "-c", args.command],
+                cwd=cwd,
+                env=env,
+                timeout=timeout,
+                max_lines=self.commands_config.max_output_lines,
+            )
+        except (OSError, ValueError) as exc:
+            return ToolResult.fail(f"Could not start the command: {exc}.", **meta)
+        meta.update(
+            exit_code=outcome.exit_code,
+            timed_out=outcome.timed_out,
+            lines_omitted=outcome.lines_omitted,
+            cwd=self.rel(cwd),
+        )
+        output = outcome.output
+        if outcome.timed_out:
+            return ToolResult.fail(
+                f"Timed out after {timeout} s; the command and everything it started were killed. "
+                "Raise timeout (max 600) or run something shorter.",
+                output=output,
+                **meta,
+            )
+        if outcome.output_limited:
+            return ToolResult.fail(
+                f"Stopped after {outcome.total_bytes} bytes of output. Limit what the command prints "
+                "(e.g. `| head`).",
+                output=output,
+                **meta,
+            )
+        text = f"exit code: {outcome.exit_code}\n{output}" if output else f"exit code: {outcome.exit_code}"
+        if outcome.exit_code != 0:
+            return ToolResult.fail(f"Command exited with code {outcome.exit_code}.", output=output, **meta)
+        return ToolResult.ok(text, **meta)

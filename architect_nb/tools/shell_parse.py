@@ -1,0 +1,419 @@
+"""Parse a shell command with tree-sitter-bash into the simple commands bash would run.
+
+The walk is an allowlist. Every node type it does not model (function definitions, arithmetic, `[[ ]]`,
+ANSI-C quoting, declarations, parse errors, ...) is reported in `ParsedScript.problems`, which the classifier
+treats as dangerous. Commands nested anywhere (lists, pipelines, subshells, `$(...)`, backticks, `<(...)`,
+here-doc bodies, the bodies of unmodelled constructs) are still collected, so the blocklist sees them all.
+
+tree-sitter is imported on first use: it costs tens of milliseconds, and `import architect_nb` stays cheap.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = ["MAX_NESTING", "ParsedScript", "Redirect", "SimpleCommand", "Word", "parse_script"]
+
+#: Deeper syntax trees than this are not walked; the script is reported as unmodelled instead.
+MAX_NESTING = 200
+
+_GLOB_CHARS = re.compile(r"(?<!\\)[*?\[]")
+_BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+# Punctuation and keywords that may appear between the statements of the structures we walk.
+_STRUCTURAL_TOKENS = frozenset(
+    {";", "&", "&&", "||", "|", "|&", "(", ")", "{", "}", "\n", ";;", ";&", ";;&", "!"}
+    | {"if", "then", "fi", "elif", "else", "while", "until", "do", "done", "for", "in", "case", "esac"}
+)
+_STRUCTURAL = frozenset(
+    {
+        "program",
+        "subshell",
+        "compound_statement",
+        "do_group",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "negated_command",
+        "case_statement",
+        "case_item",
+        "for_statement",
+    }
+)
+_UNMODELLED = {
+    "function_definition": "defines a shell function",
+    "declaration_command": "declares variables (export/local/declare/readonly)",
+    "unset_command": "unsets variables",
+    "test_command": "uses [[ ]] or (( )) (arithmetic is evaluated)",
+    "c_style_for_statement": "uses a C-style for loop",
+    "variable_assignment": "assigns a shell variable",
+    "variable_assignments": "assigns shell variables",
+    "arithmetic_expansion": "uses arithmetic expansion $((...))",
+    "ansi_c_string": "uses ANSI-C quoting $'...'",
+    "translated_string": 'uses locale quoting $"..."',
+    "ERROR": "does not parse as shell",
+}
+
+
+@dataclass(slots=True, kw_only=True)
+class Word:
+    """One shell word (a command name or argument) as written and, when knowable, as bash will see it."""
+
+    text: str
+    #: The literal value after quote removal; None if any part expands at run time.
+    value: str | None
+    #: The literal parts only, expansions dropped: what an obfuscated name looks like with them empty.
+    skeleton: str
+    #: Contains `$(...)`, backticks or `<(...)`.
+    substituted: bool = False
+    #: Unquoted glob characters or brace expansion: bash may turn it into other words.
+    globbed: bool = False
+    #: Names expanded with `$NAME` / `${NAME}`; "${...}" for any other parameter expansion.
+    variables: tuple[str, ...] = ()
+    #: Programs run inside its substitutions (to spot `bash -c "$(curl ...)"`).
+    inner_programs: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, kw_only=True)
+class Redirect:
+    op: str
+    target: Word | None
+    fd: str | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class SimpleCommand:
+    """A command bash runs: assignments, words and the redirections that apply to it."""
+
+    words: list[Word]
+    assignments: list[str] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    #: Static text fed by a here-doc or here-string, for shells that would read it as a script.
+    stdin_text: str | None = None
+    #: (pipeline id, 0-based stage) for every pipeline this command is part of, innermost first.
+    pipes: list[tuple[int, int]] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class ParsedScript:
+    commands: list[SimpleCommand] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    #: (name, programs its body calls) for each function definition, to spot fork bombs.
+    functions: list[tuple[str, set[str]]] = field(default_factory=list)
+
+
+@functools.cache
+def _parser() -> Parser:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def parse_script(script: bytes) -> ParsedScript:
+    """Parse `script` (already encoded as bash will receive it) and collect its simple commands."""
+    tree = _parser().parse(script)
+    walker = _Walker()
+    if tree.root_node.has_error:
+        walker.problem(_UNMODELLED["ERROR"])
+    walker.statement(tree.root_node, 0)
+    return walker.out
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogateescape")
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.out = ParsedScript()
+        self._pipelines = 0
+
+    def problem(self, reason: str) -> None:
+        if reason not in self.out.problems:
+            self.out.problems.append(reason)
+
+    # ------------------------------------------------------------------ statements
+
+    def statement(self, node: Node, depth: int) -> None:
+        if depth > MAX_NESTING:
+            self.problem("is nested too deeply to analyse")
+            return
+        kind = node.type
+        if kind == "command":
+            self.command(node, depth)
+        elif kind == "list":
+            # Lists nest to the left (`a && b && c`); walk the chain without recursing per element.
+            chain: list[Node] = []
+            while node.type == "list":
+                chain.extend(reversed(node.children[1:]))
+                node = node.children[0]
+            chain.append(node)
+            for child in reversed(chain):
+                self._child(child, depth + 1)
+        elif kind == "pipeline":
+            self._pipelines += 1
+            pipeline_id = self._pipelines
+            stage = 0
+            for child in node.children:
+                if child.is_named and child.type != "comment":
+                    start = len(self.out.commands)
+                    self.statement(child, depth + 1)
+                    for cmd in self.out.commands[start:]:
+                        cmd.pipes.append((pipeline_id, stage))
+                    stage += 1
+                elif not child.is_named and child.type not in _STRUCTURAL_TOKENS:
+                    self.problem(f"uses unexpected syntax '{child.type}'")
+        elif kind == "redirected_statement":
+            self.redirected(node, depth)
+        elif kind in _STRUCTURAL:
+            for child in node.children:
+                if kind == "for_statement" and child.type in ("variable_name",):
+                    continue
+                if kind in ("for_statement", "case_statement", "case_item") and child.type in _WORD_TYPES:
+                    self.word(child, depth + 1)  # loop values and case patterns: only their substitutions
+                    continue
+                self._child(child, depth + 1)
+        elif kind == "comment":
+            return
+        else:
+            self.problem(_UNMODELLED.get(kind, f"uses unmodelled shell syntax ({kind})"))
+            if kind == "function_definition":
+                self.function(node, depth)
+            else:
+                self.scavenge(node, depth + 1)
+
+    def _child(self, child: Node, depth: int) -> None:
+        if child.is_named:
+            self.statement(child, depth)
+        elif child.type not in _STRUCTURAL_TOKENS:
+            self.problem(f"uses unexpected syntax '{child.type}'")
+
+    def function(self, node: Node, depth: int) -> None:
+        name_node = node.child_by_field_name("name")
+        start = len(self.out.commands)
+        self.scavenge(node, depth + 1)
+        called = {cmd.words[0].skeleton for cmd in self.out.commands[start:] if cmd.words}
+        self.out.functions.append((_text(name_node) if name_node else "", called))
+
+    def scavenge(self, node: Node, depth: int) -> None:
+        """Collect the commands inside syntax we do not model, so the blocklist still sees them."""
+        if depth > MAX_NESTING:
+            self.problem("is nested too deeply to analyse")
+            return
+        for child in node.children:
+            if child.type in ("command", "pipeline", "list", "redirected_statement", "subshell"):
+                self.statement(child, depth + 1)
+            elif child.type in ("command_substitution", "process_substitution"):
+                self.word(child, depth + 1)
+            else:
+                self.scavenge(child, depth + 1)
+
+    def redirected(self, node: Node, depth: int) -> None:
+        body = node.child_by_field_name("body")
+        start = len(self.out.commands)
+        redirects: list[Redirect] = []
+        stdin_text: str | None = None
+        for child in node.children:
+            if child == body:
+                self.statement(child, depth + 1)
+            elif child.type in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                red, text = self.redirect(child, depth + 1)
+                redirects.extend(red)
+                stdin_text = text if text is not None else stdin_text
+            elif child.is_named:
+                self.statement(child, depth + 1)
+            elif child.type not in _STRUCTURAL_TOKENS:
+                self.problem(f"uses unexpected syntax '{child.type}'")
+        if body is None:
+            self.out.commands.append(SimpleCommand(words=[], redirects=redirects))
+            return
+        for cmd in self.out.commands[start:]:
+            cmd.redirects.extend(redirects)
+            if stdin_text is not None and cmd.stdin_text is None:
+                cmd.stdin_text = stdin_text
+
+    def redirect(self, node: Node, depth: int) -> tuple[list[Redirect], str | None]:
+        """The redirections in `node` and, for here-docs and here-strings, the static text they feed."""
+        if node.type == "heredoc_redirect":
+            out: list[Redirect] = []
+            text: str | None = ""
+            quoted = False
+            for child in node.children:
+                if child.type == "heredoc_start":
+                    quoted = any(q in _text(child) for q in "'\"\\")
+                elif child.type == "heredoc_body":
+                    if not quoted:
+                        for part in child.children:  # unquoted here-docs expand $(...) and $VAR
+                            if part.type != "heredoc_content":
+                                text = None
+                                self.word(part, depth + 1)
+                    body = _text(child)
+                    text = body if text is not None else None
+                elif child.type in ("file_redirect", "herestring_redirect"):
+                    out.extend(self.redirect(child, depth + 1)[0])
+            out.append(Redirect(op="<<", target=None))
+            return out, text
+        op = ""
+        fd: str | None = None
+        target: Word | None = None
+        for child in node.children:
+            if child.type == "file_descriptor":
+                fd = _text(child)
+            elif not child.is_named:
+                op += child.type
+            elif child.type == "ERROR":
+                self.problem(_UNMODELLED["ERROR"])
+            else:
+                target = self.word(child, depth + 1)
+        if node.type == "herestring_redirect":
+            return [Redirect(op="<<<", target=target)], target.value if target else None
+        return [Redirect(op=op, target=target, fd=fd)], None
+
+    # ------------------------------------------------------------------ simple commands
+
+    def command(self, node: Node, depth: int) -> None:
+        cmd = SimpleCommand(words=[])
+        nested_start = len(self.out.commands)
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                name = child.child_by_field_name("name")
+                cmd.assignments.append(_text(name) if name else _text(child))
+                for part in child.children[1:]:
+                    if part.is_named:
+                        self.word(part, depth + 1)
+            elif kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
+                red, text = self.redirect(child, depth + 1)
+                cmd.redirects.extend(red)
+                cmd.stdin_text = text if text is not None else cmd.stdin_text
+            elif kind == "command_name":
+                if child.named_child_count != 1:
+                    self.problem("has a command name it cannot read")
+                    continue
+                cmd.words.append(self.word(child.named_children[0], depth + 1))
+            elif child.is_named and kind in _WORD_TYPES:
+                cmd.words.append(self.word(child, depth + 1))
+            elif kind == "comment":
+                continue
+            else:
+                self.problem(_UNMODELLED.get(kind, f"uses unexpected syntax '{kind}' in a command"))
+                if child.is_named:
+                    self.scavenge(child, depth + 1)
+        # The command itself runs after the commands of its substitutions; keep it first for clearer reasons.
+        self.out.commands.insert(nested_start, cmd)
+
+    # ------------------------------------------------------------------ words
+
+    def word(self, node: Node, depth: int) -> Word:
+        if depth > MAX_NESTING:
+            self.problem("is nested too deeply to analyse")
+            return Word(text=_text(node), value=None, skeleton="", substituted=True)
+        kind = node.type
+        text = _text(node)
+        if kind == "word":
+            value = _ESCAPE.sub(r"\1", text)
+            globbed = bool(_GLOB_CHARS.search(text) or _BRACE_EXPANSION.search(text))
+            return Word(text=text, value=value, skeleton=value, globbed=globbed)
+        if kind == "number":
+            return Word(text=text, value=text, skeleton=text)
+        if kind == "raw_string":
+            return Word(text=text, value=text[1:-1], skeleton=text[1:-1])
+        if kind in ("simple_expansion", "expansion"):
+            names = [c for c in node.named_children if c.type in ("variable_name", "special_variable_name")]
+            plain = len(node.named_children) == 1 and len(names) == 1 and node.child_count <= 3
+            if not plain:
+                for child in node.named_children:
+                    if child.type not in ("variable_name", "special_variable_name"):
+                        self._nested(child, depth + 1)
+            var = _text(names[0]) if plain else "${...}"
+            return Word(text=text, value=None, skeleton="", variables=(var,))
+        if kind in ("command_substitution", "process_substitution"):
+            start = len(self.out.commands)
+            for child in node.children:
+                if child.is_named:
+                    self.statement(child, depth + 1)
+            programs = tuple(c.words[0].skeleton for c in self.out.commands[start:] if c.words)
+            return Word(text=text, value=None, skeleton="", substituted=True, inner_programs=programs)
+        if kind in ("string", "concatenation", "heredoc_body"):
+            return self._compound_word(node, text, depth)
+        if kind == "brace_expression":
+            return Word(text=text, value=text, skeleton=text, globbed=True)
+        self.problem(_UNMODELLED.get(kind, f"uses unmodelled shell syntax ({kind})"))
+        self._nested(node, depth + 1)
+        return Word(text=text, value=None, skeleton="", substituted=True)
+
+    def _nested(self, node: Node, depth: int) -> None:
+        """Walk an unmodelled part of a word for the substitutions it may hide."""
+        if node.type in ("command_substitution", "process_substitution"):
+            self.word(node, depth)
+        else:
+            self.scavenge(node, depth)
+
+    def _compound_word(self, node: Node, text: str, depth: int) -> Word:
+        is_string = node.type == "string"
+        value: str | None = ""
+        skeleton = ""
+        substituted = globbed = False
+        variables: list[str] = []
+        programs: list[str] = []
+        for child in node.children:
+            if not child.is_named:
+                if not (is_string and child.type == '"'):
+                    self.problem(f"uses unexpected syntax '{child.type}'")
+                    value = None
+                continue
+            if child.type in ("string_content", "heredoc_content"):
+                part = _text(child)
+                literal = _DQ_ESCAPE.sub(r"\1", part) if is_string else part
+                value = None if value is None else value + literal
+                skeleton += literal
+                continue
+            sub = self.word(child, depth + 1)
+            value = None if value is None or sub.value is None else value + sub.value
+            skeleton += sub.skeleton
+            substituted |= sub.substituted
+            globbed |= sub.globbed and not is_string
+            variables.extend(sub.variables)
+            programs.extend(sub.inner_programs)
+        if node.type == "concatenation" and not globbed:
+            # `{a,b}` is split into several words by the grammar; look at the unquoted text as a whole.
+            unquoted = "".join(_text(c) if c.type == "word" else "x" for c in node.children)
+            globbed = bool(_BRACE_EXPANSION.search(unquoted))
+        return Word(
+            text=text,
+            value=value,
+            skeleton=skeleton,
+            substituted=substituted,
+            globbed=globbed,
+            variables=tuple(variables),
+            inner_programs=tuple(programs),
+        )
+
+
+_WORD_TYPES = frozenset(
+    {
+        "word",
+        "number",
+        "raw_string",
+        "string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "brace_expression",
+        "arithmetic_expansion",
+        "ansi_c_string",
+        "translated_string",
+    }
+)
