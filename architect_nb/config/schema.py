@@ -151,6 +151,10 @@ class MCPServerConfig(_Section):
     env: dict[str, str] = Field(default_factory=dict)
     url: str | None = None
     token_env: str | None = None
+    timeout: float = Field(60.0, gt=0, le=3600, description="Seconds one tool call may take.")
+    startup_timeout: float = Field(
+        30.0, gt=0, le=600, description="Seconds to start the server and list its tools."
+    )
 
 
 class MCPConfig(_Section):
