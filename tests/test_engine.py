@@ -124,6 +124,28 @@ def test_rewrite_is_applied_and_revalidated(workspace: Path, tmp_path: Path) -> 
     assert ("pre_hooks", "modify") in steps(engine)
 
 
+def test_rewrite_is_reported_and_stale_warnings_dropped(workspace: Path, tmp_path: Path) -> None:
+    pre = script(tmp_path, "mod.sh", """echo '{"updatedInput": {"content": "clean = 1"}}'\n""")
+    rules = {"code_rules": [{"pattern": "print\\(", "message": "use logging", "severity": "warn"}]}
+    engine, _ = make_engine(workspace, pre=[hook(pre, "cleaner")], guardrails=rules)
+    result = engine.execute_tool_call("write_file", {"path": "a.py", "content": "print(1)\n"})
+    assert result.success
+    assert (workspace / "a.py").read_text() == "clean = 1"
+    assert "[Hook cleaner changed the arguments: content]" in result.output
+    assert "use logging" not in result.output
+
+
+def test_abort_from_another_thread(workspace: Path) -> None:
+    import threading
+
+    engine, _ = make_engine(workspace)
+    worker = threading.Thread(target=engine.abort, args=("stop button",))
+    worker.start()
+    worker.join()
+    result = engine.execute_tool_call("noop", {})
+    assert result.metadata["aborted"] and "(stop button)" in (result.error or "")
+
+
 def test_rewrite_into_invalid_arguments_is_refused(workspace: Path, tmp_path: Path) -> None:
     pre = script(tmp_path, "mod.sh", """echo '{"updatedInput": {"mode": "shred"}}'\n""")
     engine, _ = make_engine(workspace, pre=[hook(pre, "bad")])

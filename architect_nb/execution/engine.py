@@ -20,11 +20,8 @@ loop checks either and stops. Nothing raises and nothing exits.
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,36 +40,23 @@ from architect_nb.execution.confirm import (
 )
 from architect_nb.execution.guardrails import GuardrailsEngine, QualityGateResult
 from architect_nb.execution.hooks import HookDecision, HookEvent, HookExecutor
-from architect_nb.execution.policies import (
-    CommandCheck,
-    ConfirmationPolicy,
-    NoTTYError,
-    classify_command_call,
+from architect_nb.execution.policies import ConfirmationPolicy, NoTTYError, classify_command_call
+from architect_nb.execution.steps import (
+    CallState,
+    dry_run_result,
+    finish,
+    guardrail_refusal,
+    hook_context,
+    parse_arguments,
 )
 from architect_nb.log import get_logger
-from architect_nb.tools.base import BaseTool, ToolResult, format_validation_error
+from architect_nb.tools.base import ToolResult, format_validation_error
 from architect_nb.tools.diffs import count_changes
 from architect_nb.tools.registry import ToolNotFoundError, ToolRegistry
 from architect_nb.tools.setup import register_all_tools
 from architect_nb.tools.workspace import WorkspaceTool
 
 __all__ = ["ExecutionEngine", "build_engine"]
-
-_TEXT_ARGS = ("content", "new_str", "patch", "new_source")
-
-
-@dataclass(slots=True)
-class _Call:
-    """The state of one call as it moves through the pipeline."""
-
-    tool: BaseTool
-    args: dict[str, Any]
-    kwargs: dict[str, Any] = field(default_factory=dict)
-    files: list[Path] = field(default_factory=list)
-    preview: str | None = None
-    command: CommandCheck | None = None
-    ask: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # warnings and hook context, appended to the result
 
 
 class ExecutionEngine:
@@ -114,6 +98,13 @@ class ExecutionEngine:
         self._log = get_logger(__name__)
         self.start_run()
 
+    @property
+    def _hooked(self) -> bool:
+        hooks = self.hook_executor
+        return hooks is not None and (
+            hooks.has_hooks(HookEvent.PRE_TOOL_USE) or hooks.has_hooks(HookEvent.POST_TOOL_USE)
+        )
+
     # ------------------------------------------------------------------ runs
 
     def start_run(self, run_id: str | None = None) -> str:
@@ -124,6 +115,11 @@ class ExecutionEngine:
         if self.guardrails is not None:
             self.guardrails.reset()
         return self.run_id
+
+    def abort(self, reason: str = "") -> None:
+        """Stop the run from any thread (a Stop button): later calls are refused until `start_run`."""
+        self.abort_reason = reason
+        self.aborted = True
 
     def run_summary(self, run_id: str | None = None) -> str:
         """What the run did: calls, failures and what undo can restore (and that commands are not tracked)."""
@@ -171,14 +167,14 @@ class ExecutionEngine:
             record.step("lookup", "not_found")
             return ToolResult.fail(f"{show(str(exc))} Call one of those instead.")
         record.step("lookup", "found")
-        args = _as_dict(raw_args)
+        args = parse_arguments(raw_args)
         if args is None:
             record.step("validate", "invalid")
             return ToolResult.fail(
                 f"Arguments for {tool.name} must be a JSON object of named arguments, not "
                 f"{type(raw_args).__name__}. Check the tool's schema and retry."
             )
-        call = _Call(tool, args)
+        call = CallState(tool=tool, args=args)
         refused = self._check(call, record, rewritten=False)  # 2 validate + 3 guardrails
         if refused is not None:
             return refused
@@ -194,12 +190,12 @@ class ExecutionEngine:
             record.step("confirm", "skipped (dry-run)" if reasons else "not_needed")
         if self.dry_run:  # 6
             record.step("dry_run", "described")
-            return self._finish(call, self._dry_run_result(call, reasons))
+            return finish(call, dry_run_result(call, reasons))
         result = self._execute(call, record)  # 7
         self._post_hooks(call, result, record)  # 8
-        return self._finish(call, result)  # 9 (by execute_tool_call) and 10
+        return finish(call, result)  # 9 (by execute_tool_call) and 10
 
-    def _check(self, call: _Call, record: AuditRecord, *, rewritten: bool) -> ToolResult | None:
+    def _check(self, call: CallState, record: AuditRecord, *, rewritten: bool) -> ToolResult | None:
         """Steps 2 and 3: validate, preview, then the guardrails. Run again after a hook rewrite."""
         tool = call.tool
         try:
@@ -211,7 +207,10 @@ class ExecutionEngine:
                 text = "A pre_tool_use hook rewrote the arguments into invalid ones. " + text
             return ToolResult.fail(text)
         record.step("validate", "ok")
-        if isinstance(tool, WorkspaceTool):
+        call.rule_notes = []  # a re-check after a rewrite judges the new arguments afresh
+        if isinstance(tool, WorkspaceTool) and (
+            tool.mutates_files or self.guardrails is not None or self._hooked
+        ):  # resolving paths costs syscalls: only when something will look at them
             call.files = tool.target_paths(call.kwargs)
         command = call.kwargs.get("command")
         if isinstance(command, str) and (tool.name == "run_command" or hasattr(tool, "classify_sensitivity")):
@@ -221,50 +220,19 @@ class ExecutionEngine:
                 call.preview = tool.preview(**call.kwargs)
             except Exception:  # e.g. the file is missing: the tool itself will say so
                 call.preview = None
-        refusal = self._guardrail_refusal(call)
+        refusal = guardrail_refusal(call, self.guardrails)
         if refusal is not None:
             record.step("guardrails", "block", refusal)
             return ToolResult.fail(f"Guardrail: {refusal}", guardrail=True)
         record.step("guardrails", "allow")
         return None
 
-    def _guardrail_refusal(self, call: _Call) -> str | None:
-        if call.command is not None and call.command.blocked:
-            why = call.command.reason or "it matches the blocklist"
-            return f"the command is blocked in every mode ({why}). Do not retry it; find a safer way."
-        rails = self.guardrails
-        if rails is None:
-            return None
-        tool = call.tool
-        for path in call.files:
-            allowed, reason = rails.check_file_access(path, tool.name, write=tool.mutates_files)
-            if not allowed:
-                return reason
-        if call.command is not None:
-            cwd = call.kwargs.get("cwd")
-            base = rails.workspace_root / cwd if isinstance(cwd, str) else None
-            allowed, reason = rails.check_command(call.command.command, base)
-            if not allowed:
-                return reason
-        if tool.mutates_files:
-            added, removed = count_changes(call.preview) if call.preview else (0, 0)
-            for path in call.files[:1]:
-                allowed, reason = rails.check_edit_limits(path, added, removed)
-                if not allowed:
-                    return reason
-            text = _written_text(call)
-            for hit in rails.check_code_rules(text) if text else ():
-                if hit.severity == "block":
-                    return f"the new code breaks a rule: {hit.message} (pattern '{hit.pattern}'). Rewrite it."
-                call.notes.append(f"[Guardrail warning: {hit.message}]")
-        return None
-
-    def _pre_hooks(self, call: _Call, record: AuditRecord) -> ToolResult | None:
+    def _pre_hooks(self, call: CallState, record: AuditRecord) -> ToolResult | None:
         hooks = self.hook_executor
         if hooks is None or not hooks.has_hooks(HookEvent.PRE_TOOL_USE):
             record.step("pre_hooks", "none")
             return None
-        context = self._hook_context(call)
+        context = hook_context(call, self.hook_executor, self.run_id)
         results = hooks.run_event(HookEvent.PRE_TOOL_USE, context)
         updates: dict[str, Any] = {}
         for r in results:
@@ -274,10 +242,13 @@ class ExecutionEngine:
                     f"Blocked by hook {show(r.name)}: {show(r.reason)}. Change the call to meet that "
                     "condition, or try another approach.",
                     hook=r.name,
-                    notes=list(call.notes),
+                    notes=call.rule_notes + call.notes,
                 )
             if r.updated_input is not None:
                 updates.update(r.updated_input)
+                call.notes.append(
+                    f"[Hook {r.name} changed the arguments: {', '.join(sorted(r.updated_input))}]"
+                )
             if r.ask:
                 call.ask.append(
                     f"hook {r.name} asked for confirmation" + (f": {r.reason}" if r.reason else "")
@@ -292,14 +263,14 @@ class ExecutionEngine:
         call.args = {**call.kwargs, **updates}
         return self._check(call, record, rewritten=True)
 
-    def _confirm_reasons(self, call: _Call) -> list[str]:
+    def _confirm_reasons(self, call: CallState) -> list[str]:
         reasons = list(call.ask)
         if self.policy.should_confirm(call.tool, call.command):
             kind = f"command classified '{call.command.sensitivity}'" if call.command else call.tool.name
             reasons.insert(0, f"mode {self.policy.mode} asks before {kind}")
         return reasons
 
-    def _confirm(self, call: _Call, record: AuditRecord, reasons: list[str]) -> ToolResult | None:
+    def _confirm(self, call: CallState, record: AuditRecord, reasons: list[str]) -> ToolResult | None:
         tool = call.tool
         request = ConfirmationRequest(
             tool_name=tool.name,
@@ -308,7 +279,7 @@ class ExecutionEngine:
             preview=call.preview,
             command=call.command,
             reasons=tuple(reasons),
-            warnings=tuple(call.notes),
+            warnings=tuple(call.rule_notes + call.notes),
             run_id=self.run_id,
             call_id=str(record.call_id),
         )
@@ -336,8 +307,7 @@ class ExecutionEngine:
                 denied=True,
             )
         record.step("confirm", "abort", answer.reason)
-        self.aborted = True
-        self.abort_reason = answer.reason
+        self.abort(answer.reason)
         return self._aborted_result()
 
     def _aborted_result(self) -> ToolResult:
@@ -348,16 +318,7 @@ class ExecutionEngine:
             aborted=True,
         )
 
-    def _dry_run_result(self, call: _Call, reasons: list[str]) -> ToolResult:
-        shown = ", ".join(f"{show(str(k))}={show(_short_repr(v))}" for k, v in call.kwargs.items())
-        text = f"[DRY-RUN] would run {call.tool.name}({shown})"
-        if reasons:
-            text += "\n(would ask for confirmation first: " + "; ".join(reasons) + ")"
-        if call.preview:
-            text += "\n" + call.preview.rstrip("\n")
-        return ToolResult.ok(text, dry_run=True, diff=call.preview)
-
-    def _execute(self, call: _Call, record: AuditRecord) -> ToolResult:
+    def _execute(self, call: CallState, record: AuditRecord) -> ToolResult:
         tool = call.tool
         if tool.mutates_files:
             for path in call.files:
@@ -383,11 +344,11 @@ class ExecutionEngine:
                     record.step("guardrails", "filtered", f"{withheld} line(s)")
         return result
 
-    def _post_hooks(self, call: _Call, result: ToolResult, record: AuditRecord) -> None:
+    def _post_hooks(self, call: CallState, result: ToolResult, record: AuditRecord) -> None:
         hooks = self.hook_executor
         if hooks is None or not result.success or not hooks.has_hooks(HookEvent.POST_TOOL_USE):
             return
-        context = self._hook_context(call)
+        context = hook_context(call, self.hook_executor, self.run_id)
         context["tool_output"] = result.output
         results = hooks.run_event(HookEvent.POST_TOOL_USE, context)
         for r in results:
@@ -397,60 +358,11 @@ class ExecutionEngine:
         failed = [r.name for r in results if r.warning]
         record.step("post_hooks", "warnings" if failed else "ok", ", ".join(failed))
 
-    def _hook_context(self, call: _Call) -> dict[str, Any]:
-        root = self.hook_executor.workspace_root if self.hook_executor is not None else None
-        files = []
-        for path in call.files:
-            try:
-                files.append(path.relative_to(root).as_posix() if root else str(path))
-            except ValueError:
-                files.append(str(path))
-        return {"tool_name": call.tool.name, "tool_input": call.kwargs, "files": files, "run_id": self.run_id}
-
-    @staticmethod
-    def _finish(call: _Call, result: ToolResult) -> ToolResult:
-        if call.notes:
-            call.notes = list(dict.fromkeys(call.notes))  # a re-check after a rewrite may repeat a warning
-            result.output = (
-                "\n\n".join([result.output, *call.notes]) if result.output else "\n\n".join(call.notes)
-            )
-            result.metadata["notes"] = list(call.notes)
-        return result
-
     def __repr__(self) -> str:
         return (
             f"<ExecutionEngine tools={self.registry.count()} mode={self.policy.mode!r} "
             f"dry_run={self.dry_run} run={self.run_id}>"
         )
-
-
-def _as_dict(args: Any) -> dict[str, Any] | None:
-    if args is None:
-        return {}
-    if isinstance(args, str):  # some models send the arguments as a JSON string
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except ValueError:
-            return None
-    if isinstance(args, dict) and all(isinstance(k, str) for k in args):
-        return args
-    return None
-
-
-def _written_text(call: _Call) -> str:
-    """The text a call adds: the '+' lines of its preview, or else its text arguments."""
-    if call.preview:
-        return "\n".join(
-            line[1:]
-            for line in call.preview.splitlines()
-            if line.startswith("+") and not line.startswith("+++ ")
-        )
-    return "\n".join(v for k in _TEXT_ARGS if isinstance(v := call.kwargs.get(k), str))
-
-
-def _short_repr(value: Any, limit: int = 200) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text)} chars]"
 
 
 def build_engine(

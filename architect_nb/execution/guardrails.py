@@ -72,18 +72,20 @@ class _Globs:
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.patterns = [p.strip().lower().removeprefix("./").rstrip("/") for p in patterns if p.strip()]
+        self._regexes = [(re.compile(fnmatch.translate(p)), p) for p in self.patterns]
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
     def match(self, rel: str) -> str | None:
-        rel = rel.lower().removeprefix("./")
-        parts = rel.split("/")
-        candidates = {"/".join(parts[: i + 1]) for i in range(len(parts))}
-        candidates.add(parts[-1])
-        for pattern in self.patterns:
+        """The first pattern matching `rel`, one of its parent folders or its name; None if none does."""
+        parts = rel.lower().removeprefix("./").split("/")
+        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        if len(parts) > 1:
+            candidates.append(parts[-1])
+        for regex, pattern in self._regexes:
             for candidate in candidates:
-                if fnmatch.fnmatchcase(candidate, pattern):
+                if regex.match(candidate):
                     return pattern
         return None
 
@@ -99,6 +101,8 @@ class GuardrailsEngine:
     def __init__(self, config: GuardrailsConfig, workspace_root: Path) -> None:
         self.config = config
         self.workspace_root = Path(os.path.realpath(workspace_root))
+        self._root_text = str(self.workspace_root)
+        self._root_prefix = self._root_text.rstrip("/") + "/"
         self.protected = _Globs(config.protected_files)
         self.sensitive = _Globs(config.sensitive_files)
         self._blocked = [(_compile(p), p) for p in config.blocked_commands]
@@ -119,12 +123,10 @@ class GuardrailsEngine:
 
     def relative(self, path: Path | str) -> str:
         """`path` relative to the workspace, with '/' separators (unchanged if it lies outside)."""
-        p = Path(path)
-        if not p.is_absolute():
-            return p.as_posix()
-        with contextlib.suppress(ValueError):
-            return p.relative_to(self.workspace_root).as_posix()
-        return p.as_posix()
+        text = os.fspath(path)
+        if text.startswith(self._root_prefix):
+            return text[len(self._root_prefix) :]
+        return "." if text == self._root_text else text
 
     def check_file_access(self, path: Path | str, tool_name: str, *, write: bool) -> tuple[bool, str]:
         """May `tool_name` read (or, with `write`, change) `path`?"""
