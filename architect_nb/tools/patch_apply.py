@@ -160,7 +160,7 @@ def _place(
                     "'@@ -start,count +start,count @@' headers. No hunk was applied; the file is unchanged."
                 )
             return usable[0], is_loose
-        return min(usable, key=lambda p: (abs(p - expected), p)), is_loose
+        return _nearest(usable, expected, hunk, total, shown), is_loose
     if earlier:
         raise HunkError(
             f"Hunk {hunk.number} of {total} ({hunk.header}) matches '{shown}' only at line {earlier[0] + 1}, "
@@ -168,6 +168,19 @@ def _place(
             "No hunk was applied; the file is unchanged."
         )
     raise HunkError(_mismatch(f, hunk, expected, total, shown))
+
+
+def _nearest(usable: list[int], expected: int, hunk: Hunk, total: int, shown: str) -> int:
+    """The match nearest to where the header says, unless another is about as near: then it is refused."""
+    ranked = sorted(usable, key=lambda p: (abs(p - expected), p))
+    if len(ranked) > 1 and abs(ranked[1] - expected) < 3 * abs(ranked[0] - expected):
+        where = " and ".join(str(p + 1) for p in sorted(ranked[:2]))
+        raise HunkError(
+            f"Hunk {hunk.number} of {total} ({hunk.header}) fits '{shown}' at lines {where}, and its "
+            f"header (line {expected + 1}) is too far from both to tell which is meant. Fix the header's "
+            "line numbers or add context lines. No hunk was applied; the file is unchanged."
+        )
+    return ranked[0]
 
 
 def _place_insertion(f: _Lines, hunk: Hunk, pos: int, expected: int | None, total: int) -> int:

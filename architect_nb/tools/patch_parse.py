@@ -170,8 +170,11 @@ def _file_header_at(lines: list[str], i: int) -> bool:
 
 
 def _header_block_at(lines: list[str], i: int) -> bool:
-    """A '--- ' and '+++ ' pair followed by a hunk header: a file header even where counts say body."""
-    return _file_header_at(lines, i) and i + 2 < len(lines) and lines[i + 2].startswith("@@")
+    """A '--- ' and '+++ ' pair followed by a hunk header (or the end): a file header, past a hunk's counts.
+
+    Within the counts such a pair is a removed '-- ' line and an added '++ ' line.
+    """
+    return _file_header_at(lines, i) and (i + 2 >= len(lines) or lines[i + 2].startswith("@@"))
 
 
 def _is_signature(lines: list[str], i: int) -> bool:
@@ -235,7 +238,7 @@ def _counted(lines: list[str], j: int, declared: tuple[int, int], body: list[Pat
             _add(body, " ", raw)
             old_left -= 1
             new_left -= 1
-        elif tag == "-" and not _header_block_at(lines, j):
+        elif tag == "-":
             _add(body, "-", raw)
             old_left -= 1
         elif tag == "+":
@@ -259,7 +262,7 @@ def _overflow(lines: list[str], j: int, body: list[PatchLine]) -> int:
         if tag == "\\":
             _marker(body)
         elif tag in (" ", "+", "-"):
-            if _file_header_at(lines, j) or _is_signature(lines, j):
+            if _header_block_at(lines, j) or _is_signature(lines, j):
                 break
             _add(body, tag, raw)
         elif raw in ("", "\r"):
@@ -268,7 +271,7 @@ def _overflow(lines: list[str], j: int, body: list[PatchLine]) -> int:
                 k += 1
             if k >= n or lines[k][:1] not in (" ", "+", "-", "\\"):
                 break  # blank lines that end the patch or a section
-            if _file_header_at(lines, k) or _is_signature(lines, k):
+            if _header_block_at(lines, k) or _is_signature(lines, k):
                 break
             for blank in lines[j:k]:
                 _add(body, " ", blank)
