@@ -214,7 +214,10 @@ class ExecutionEngine:
             call.files = tool.target_paths(call.kwargs)
         command = call.kwargs.get("command")
         if isinstance(command, str) and (tool.name == "run_command" or hasattr(tool, "classify_sensitivity")):
-            call.command = classify_command_call(tool, command, self.config.commands)
+            env = call.kwargs.get("env")
+            call.command = classify_command_call(
+                tool, command, self.config.commands, env if isinstance(env, dict) else None
+            )
         if tool.mutates_files:
             try:
                 call.preview = tool.preview(**call.kwargs)

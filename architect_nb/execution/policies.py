@@ -15,6 +15,7 @@ Other tools follow their static `sensitive` flag in `confirm-sensitive`. A comma
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
@@ -63,21 +64,29 @@ class CommandCheck:
     reason: str = ""
 
 
-def classify_command_call(tool: BaseTool, command: str, commands_config: Any = None) -> CommandCheck | None:
-    """Judge `command` with the tool's own classifier; None when the tool has none.
+def classify_command_call(
+    tool: BaseTool, command: str, commands_config: Any = None, env: Mapping[str, str] | None = None
+) -> CommandCheck | None:
+    """Judge `command` (run with extra `env`) with the tool's own classifier; None when it has none.
 
-    Uses, by duck typing, `architect_nb.tools.commands.classify_command(command, config)` (a
-    `CommandVerdict`) when `tool` is run_command, or else `tool.classify_sensitivity(command)`. Anything
-    unexpected from the classifier counts as 'dangerous', so an unknown command is always asked about.
+    By duck typing, in order: the tool's `classify(command, env)` returning a `CommandVerdict` (run_command
+    has one), `architect_nb.tools.commands.classify_command(command, config)` for a tool named run_command,
+    or the tool's `classify_sensitivity(command)`. Anything unexpected from a classifier counts as
+    'dangerous', so an unknown command is always asked about.
     """
     verdict: Any = None
-    if tool.name == "run_command":
-        classify = _module_classifier()
-        if classify is not None:
+    classify = getattr(tool, "classify", None)
+    if callable(classify) and hasattr(tool, "classify_sensitivity"):
+        verdict = classify(command, env)
+    elif tool.name == "run_command":
+        module_classify = _module_classifier()
+        if module_classify is not None:
             configs = (getattr(tool, "commands_config", None), getattr(tool, "config", None), commands_config)
             config = next((c for c in configs if isinstance(c, CommandsConfig)), None) or CommandsConfig()
             try:
-                verdict = classify(command, config)
+                verdict = (
+                    module_classify(command, config, env=env) if env else module_classify(command, config)
+                )
             except TypeError:  # a classifier with another signature: fall back to the tool's method
                 verdict = None
     if verdict is not None:
@@ -92,6 +101,8 @@ def classify_command_call(tool: BaseTool, command: str, commands_config: Any = N
     if classify_sensitivity is None:
         return None
     sensitivity = classify_sensitivity(command)
+    if env and sensitivity == "safe":
+        sensitivity = "dangerous"  # extra variables can make a read-only command run other code
     return CommandCheck(
         command=command, sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous"
     )

@@ -76,7 +76,7 @@ def parse_arguments(raw: Any) -> dict[str, Any] | None:
 def guardrail_refusal(call: CallState, rails: GuardrailsEngine | None) -> str | None:
     """Step 3: why the call is refused, or None. Code-rule warnings go to `call.rule_notes`."""
     if call.command is not None and call.command.blocked:
-        why = call.command.reason or "it matches the blocklist"
+        why = (call.command.reason or "it matches the blocklist").rstrip(".")
         return f"the command is blocked in every mode ({why}). Do not retry it; find a safer way."
     if rails is None:
         return None

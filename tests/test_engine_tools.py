@@ -1,0 +1,121 @@
+"""The engine with the real built-in tools, built by `build_engine`: run_command, edits, search, undo."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from architect_nb.config.schema import AppConfig
+from architect_nb.execution.confirm import ScriptedConfirmer
+from architect_nb.execution.engine import ExecutionEngine, build_engine
+
+
+def engine_for(
+    workspace: Path, mode: str = "yolo", **sections: object
+) -> tuple[ExecutionEngine, ScriptedConfirmer]:
+    confirmer = ScriptedConfirmer(default="y")
+    config = AppConfig.model_validate(
+        {"workspace": {"root": str(workspace), "allow_delete": True}, **sections}
+    )
+    return build_engine(config, mode=mode, confirmer=confirmer), confirmer
+
+
+@pytest.mark.parametrize(
+    ("command", "mode", "asks"),
+    [
+        ("ls", "confirm-sensitive", False),
+        ("ls", "confirm-all", True),
+        ("python -m pytest --version", "confirm-sensitive", True),
+        ("python -m pytest --version", "yolo", False),
+        ("touch made.txt", "confirm-sensitive", True),
+    ],
+)
+def test_run_command_confirmation_is_dynamic(workspace: Path, command: str, mode: str, asks: bool) -> None:
+    engine, confirmer = engine_for(workspace, mode)
+    engine.execute_tool_call("run_command", {"command": command})
+    assert bool(confirmer.requests) is asks
+    if asks:
+        assert confirmer.requests[0].command is not None
+        assert confirmer.requests[0].sensitivity == confirmer.requests[0].command.sensitivity
+
+
+def test_extra_env_is_never_safe(workspace: Path) -> None:
+    engine, confirmer = engine_for(workspace, "confirm-sensitive")
+    engine.execute_tool_call("run_command", {"command": "ls", "env": {"LD_PRELOAD": "x.so"}})
+    assert confirmer.requests and confirmer.requests[0].sensitivity == "dangerous"
+
+
+@pytest.mark.parametrize("mode", ["yolo", "confirm-all"])
+def test_real_blocklist_refuses_in_every_mode(workspace: Path, mode: str) -> None:
+    engine, confirmer = engine_for(workspace, mode)
+    result = engine.execute_tool_call("run_command", {"command": "sudo ls"})
+    assert not result.success and result.error is not None
+    assert result.error.startswith("Guardrail: the command is blocked in every mode")
+    assert confirmer.requests == []
+
+
+def test_sensitive_files_stay_out_of_reads_searches_and_commands(workspace: Path) -> None:
+    (workspace / ".env").write_text("API=hunter2\n")
+    (workspace / "app.py").write_text("API = 'public'\n")
+    engine, _ = engine_for(workspace, guardrails={"sensitive_files": [".env"]})
+    assert not engine.execute_tool_call("read_file", {"path": ".env"}).success
+    assert not engine.execute_tool_call("grep", {"pattern": "API", "path": ".env"}).success
+    assert not engine.execute_tool_call("run_command", {"command": "cat .env"}).success
+    for name, args in [
+        ("grep", {"pattern": "API"}),
+        ("search_code", {"pattern": "API", "file_pattern": "*"}),
+        ("run_command", {"command": "grep -rn API ."}),
+    ]:
+        result = engine.execute_tool_call(name, args)
+        assert result.success, result.error
+        assert "hunter2" not in result.output, name
+        assert "app.py" in result.output, name
+
+
+def test_protected_files_refuse_commands_that_write_them(workspace: Path) -> None:
+    (workspace / "data").mkdir()
+    engine, _ = engine_for(workspace, guardrails={"protected_files": ["data/*"]})
+    result = engine.execute_tool_call("run_command", {"command": "echo x | tee data/out.csv"})
+    assert not result.success and "protected file" in (result.error or "")
+    assert not (workspace / "data" / "out.csv").exists()
+
+
+def test_edits_are_previewed_dry_run_and_undone(workspace: Path) -> None:
+    target = workspace / "main.py"
+    target.write_text("def f():\n    return 1\n")
+    config = AppConfig.model_validate({"workspace": {"root": str(workspace)}})
+    dry = build_engine(config, mode="yolo", dry_run=True)
+    result = dry.execute_tool_call(
+        "edit_file", {"path": "main.py", "old_str": "return 1", "new_str": "return 2"}
+    )
+    assert result.output.startswith("[DRY-RUN] would run edit_file(path='main.py'")
+    assert "-    return 1\n+    return 2" in result.output
+    assert target.read_text() == "def f():\n    return 1\n"
+
+    engine, confirmer = engine_for(workspace, "confirm-sensitive")
+    assert engine.execute_tool_call(
+        "edit_file", {"path": "main.py", "old_str": "return 1", "new_str": "return 2"}
+    ).success
+    assert confirmer.requests[0].preview is not None and "+    return 2" in confirmer.requests[0].preview
+    patch = "--- a/main.py\n+++ b/main.py\n@@ -1,2 +1,2 @@\n-def f():\n+def g():\n     return 2\n"
+    assert engine.execute_tool_call("apply_patch", {"path": "main.py", "patch": patch}).success, (
+        engine.audit.records()[-1]
+    )
+    assert target.read_text() == "def g():\n    return 2\n"
+    assert engine.execute_tool_call("write_file", {"path": "pkg/new.py", "content": "x = 1\n"}).success
+    report = engine.checkpoints.undo(engine.run_id)
+    assert report.ok
+    assert target.read_text() == "def f():\n    return 1\n"
+    assert not (workspace / "pkg").exists()
+
+
+def test_edit_limits_with_real_edits(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("".join(f"line {i}\n" for i in range(10)))
+    engine, _ = engine_for(workspace, guardrails={"max_lines_changed": 2})
+    ok = engine.execute_tool_call("edit_file", {"path": "a.txt", "old_str": "line 1\n", "new_str": "one\n"})
+    assert ok.success
+    result = engine.execute_tool_call(
+        "edit_file", {"path": "a.txt", "old_str": "line 2\n", "new_str": "two\n"}
+    )
+    assert not result.success and "max_lines_changed" in (result.error or "")
