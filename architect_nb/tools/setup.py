@@ -33,7 +33,13 @@ def register_filesystem_tools(registry: ToolRegistry, workspace_config: Workspac
 
 
 def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
-    """search_code, grep and find_files (added by the search-tools issue)."""
+    """search_code, grep and find_files."""
+    from architect_nb.tools.search import FindFilesTool, GrepTool, SearchCodeTool
+
+    root = workspace_config.root.resolve()
+    registry.register(SearchCodeTool(root))
+    registry.register(GrepTool(root))
+    registry.register(FindFilesTool(root))
 
 
 def register_command_tools(

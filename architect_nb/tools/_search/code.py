@@ -1,0 +1,138 @@
+"""`search_code`'s pipeline: compile the regex, let `rg` drop files that cannot match, run `re` on the rest.
+
+`rg` only prefilters: it looks for literal text that every match must contain (`literals.required_needles`),
+and the surviving files are searched with Python's `re` in a worker process (`workers.run_scan`), so the
+results are exactly `re`'s. A regex with no such literal is scanned in full, which is slower.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+
+from architect_nb.execution.validators import visible
+from architect_nb.tools._search.literals import Needles, required_needles
+from architect_nb.tools._search.programs import chunks, find_rg, run_program
+from architect_nb.tools._search.results import FileHits, Outcome
+from architect_nb.tools._search.workers import run_scan
+from architect_nb.tools.fileio import describe_size
+
+__all__ = ["FLAGS", "MAX_FILE_BYTES", "CodeSearch", "compile_regex"]
+
+#: `^` and `$` match at every line, as a model writing a line-oriented pattern expects.
+FLAGS = re.MULTILINE
+#: Files larger than this are not read by `re` (they are named in the output instead).
+MAX_FILE_BYTES = 50 * 1024 * 1024
+#: With fewer candidate files than this, starting `rg` costs more than it saves.
+_PREFILTER_MIN_FILES = 16
+_MAX_PATTERN = 2000
+
+
+class RegexError(ValueError):
+    """The pattern is not a usable Python regex; the message shows where and why."""
+
+
+def compile_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a model's pattern, or raise `RegexError` with a message that points at the problem."""
+    if not pattern:
+        raise RegexError("The pattern is empty; give the regex to look for.")
+    if len(pattern) > _MAX_PATTERN:
+        raise RegexError(
+            f"The pattern is {len(pattern):,} characters long; the limit is {_MAX_PATTERN:,}. "
+            "Search for a shorter, distinctive part."
+        )
+    try:
+        return re.compile(pattern, FLAGS)
+    except re.error as exc:
+        pos = exc.pos if exc.pos is not None else len(pattern)
+        lo = max(0, pos - 40)
+        snippet = ("…" if lo else "") + visible(pattern[lo : pos + 40])
+        caret = " " * (pos - lo + (1 if lo else 0))
+        raise RegexError(
+            f"Invalid regex: {exc.msg} at position {pos}:\n  {snippet}\n  {caret}^\n"
+            "Fix the pattern, escape characters meant literally (\\( \\[ \\. \\* \\+ \\?), "
+            "or use grep for plain text."
+        ) from None
+    except (OverflowError, RecursionError, ValueError, MemoryError) as exc:
+        raise RegexError(f"The pattern cannot be compiled ({exc}); simplify it.") from None
+
+
+@dataclass(slots=True)
+class CodeSearch:
+    """One search_code call over an already collected file list."""
+
+    root: str
+    files: list[tuple[str, str]]
+    pattern: str
+    context: int
+    max_results: int
+    deadline: float
+    time_bound: float
+    use_rg: bool = True
+    in_process: bool = False
+
+    def run(self) -> Outcome:
+        candidates, prefilter_done = self._prefilter()
+        request = {
+            "pattern": self.pattern,
+            "flags": FLAGS,
+            "files": [(i, path) for i, (path, _rel) in enumerate(candidates)],
+            "context": self.context,
+            "max_lines": self.max_results,
+            "max_bytes": MAX_FILE_BYTES,
+        }
+        result = run_scan(request, max(0.0, self.deadline - time.monotonic()), in_process=self.in_process)
+        hits: list[FileHits] = []
+        big: list[str] = []
+        for event in result.events:
+            rel = candidates[event[1]][1]
+            if event[0] == "hits":
+                hits.append(FileHits(rel, event[2], event[3]))
+            elif event[0] == "big":
+                big.append(f"{visible(rel)} ({describe_size(event[2])})")
+        ruled_out = prefilter_done - len(candidates)
+        outcome = Outcome(
+            hits=hits,
+            files_searched=ruled_out + result.files_done,
+            files_total=len(self.files),
+            timed_out=result.timed_out or prefilter_done < len(self.files),
+            time_bound=self.time_bound,
+        )
+        if big:
+            outcome.notes.append(
+                f"(Not searched, over {describe_size(MAX_FILE_BYTES)}: {', '.join(big[:5])}"
+                + (f" and {len(big) - 5} more" if len(big) > 5 else "")
+                + "; use grep for them.)"
+            )
+        if result.error:
+            outcome.notes.append(f"(The search failed part way: {result.error}.)")
+        if outcome.timed_out:
+            outcome.notes.append(
+                "(Nested quantifiers such as (a+)+ can take forever on some lines; simplify the pattern.)"
+            )
+        return outcome
+
+    def _prefilter(self) -> tuple[list[tuple[str, str]], int]:
+        """The files that may match, and how many files the prefilter got through before the deadline."""
+        rg = find_rg() if self.use_rg else None
+        needles = required_needles(self.pattern, FLAGS) if rg else None
+        if rg is None or needles is None or len(self.files) < _PREFILTER_MIN_FILES:
+            return self.files, len(self.files)
+        kept: set[str] = set()
+        done = 0
+        rels = [rel for _path, rel in self.files]
+        for batch in chunks(rels):
+            out, timed_out = run_program(_prefilter_command(rg, needles, batch), self.root, self.deadline)
+            if timed_out:
+                break
+            kept.update(os.fsdecode(name) for name in out.split(b"\x00") if name)
+            done += len(batch)
+        candidates = [entry for entry in self.files[:done] if entry[1] in kept]
+        return candidates, done
+
+
+def _prefilter_command(rg: str, needles: Needles, batch: list[str]) -> list[str]:
+    # Default encoding (auto) so UTF-16 files with a BOM are compared as text, as the scan decodes them.
+    return [rg, "--no-config", "--no-messages", "-a", "-s", "-l", "--null", *needles.rg_args(), "--", *batch]

@@ -1,0 +1,251 @@
+"""Literal search over a list of files with `rg`, `grep` or pure Python, giving the same answer with each.
+
+The walk (`tools.walk`) decides which files are searched; every backend gets that list, so the skip rules are
+the project's, not the program's. All three compare raw bytes: the pattern's UTF-8 against each line
+(lines end at `\\n`). Case-insensitive search expands each character into its case variants (`é` → `é|É`)
+and hands the same alternation to each backend, so no locale or Unicode table decides what matches. Binary
+files (a NUL in the first 8 KB), symlinks and hard-linked files are dropped after the count, the same way for
+every backend.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import time
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal, Protocol
+
+from architect_nb.tools._search.programs import chunks, find_grep, find_rg, run_program
+from architect_nb.tools._search.scan import BINARY_SNIFF_BYTES, looks_binary, read_regular
+
+__all__ = [
+    "BACKENDS",
+    "BackendName",
+    "GrepBackend",
+    "Needle",
+    "PythonBackend",
+    "available_backend",
+    "make_backend",
+    "searchable",
+]
+
+BackendName = Literal["rg", "grep", "python"]
+BACKENDS: tuple[BackendName, ...] = ("rg", "grep", "python")
+#: (file, line number, line bytes without its end)
+RawLine = tuple[str, int, bytes]
+_ERE_SPECIAL = frozenset(b".[()*+?{|^$\\")
+_COUNT_LINE = re.compile(rb"([^\x00]*)\x00(\d+)\n")
+_MATCH_LINE = re.compile(rb"([^\x00]*)\x00(\d+):([^\n]*)\n")
+
+
+def case_variants(ch: str) -> tuple[str, ...]:
+    """`ch` and its one-character lower, upper and title forms, closed over one more step."""
+    found = {ch}
+    for _ in range(2):
+        for c in list(found):
+            found.update(v for v in (c.lower(), c.upper(), c.title(), c.casefold()) if len(v) == 1)
+    return tuple(sorted(found))
+
+
+@dataclass(frozen=True)
+class Needle:
+    """A literal to find, in the forms each backend takes."""
+
+    text: str
+    ignore_case: bool
+
+    @cached_property
+    def raw(self) -> bytes:
+        return self.text.encode("utf-8")
+
+    @property
+    def ascii(self) -> bool:
+        """ASCII text ignoring case: each program's own ASCII-only case folding gives the same answer."""
+        return self.text.isascii()
+
+    @cached_property
+    def python(self) -> re.Pattern[bytes]:
+        if self.ascii:
+            return re.compile(re.escape(self.raw), re.IGNORECASE)
+        parts = []
+        for ch in self.text:
+            options = [re.escape(v.encode()) for v in self._variants(ch)]
+            parts.append(options[0] if len(options) == 1 else b"(?:" + b"|".join(options) + b")")
+        return re.compile(b"".join(parts))
+
+    @cached_property
+    def rg_regex(self) -> str:
+        if self.ascii:  # (?-u): ASCII case folding only, so `k` does not also match the Kelvin sign
+            return "(?i-u)" + "".join(ch if ch.isalnum() else f"\\x{{{ord(ch):X}}}" for ch in self.text)
+        parts = []
+        for ch in self.text:
+            options = [f"\\x{{{ord(v):X}}}" for v in self._variants(ch)]
+            parts.append(options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")")
+        return "".join(parts)
+
+    @cached_property
+    def ere(self) -> bytes:
+        parts = []
+        for ch in self.text:
+            options = [
+                b"".join(b"\\" + bytes([b]) if b in _ERE_SPECIAL else bytes([b]) for b in v.encode())
+                for v in self._variants(ch)
+            ]
+            parts.append(options[0] if len(options) == 1 else b"(" + b"|".join(options) + b")")
+        return b"".join(parts)
+
+    def _variants(self, ch: str) -> tuple[str, ...]:
+        return case_variants(ch) if self.ignore_case else (ch,)
+
+    def find(self, data: bytes, start: int) -> int:
+        """Offset of the next occurrence in `data` from `start`, or -1."""
+        if not self.ignore_case:
+            return data.find(self.raw, start)
+        m = self.python.search(data, start)
+        return -1 if m is None else m.start()
+
+
+class GrepBackend(Protocol):
+    name: BackendName
+
+    def counts(
+        self, root: str, rels: list[str], needle: Needle, deadline: float
+    ) -> tuple[dict[str, int], int]:
+        """Matching lines per file (files without any may be left out) and how many files were searched."""
+        ...
+
+    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+        """Every matching line of `rels`."""
+        ...
+
+
+class _ProgramBackend:
+    name: BackendName
+
+    def __init__(self, name: BackendName, program: str) -> None:
+        self.name = name
+        self.program = program
+        self.env = {**os.environ, "LC_ALL": "C"} if name == "grep" else None
+
+    def _command(self, mode: list[str], needle: Needle) -> list[str]:
+        if self.name == "rg":
+            # Explicit paths bypass rg's ignore files; -E none and -a make it compare raw bytes, like grep -a.
+            base = [self.program, "--no-config", "--no-messages", "-a", "-E", "none", "-s", "--null", *mode]
+            pattern = ["-e", needle.rg_regex] if needle.ignore_case else ["-F", "-e", needle.text]
+        else:
+            base = [self.program, "-a", "-s", "--null", *mode]
+            if not needle.ignore_case:
+                pattern = ["-F", "-e", needle.text]
+            elif needle.ascii:  # LC_ALL=C: -i folds ASCII letters only
+                pattern = ["-F", "-i", "-e", needle.text]
+            else:
+                pattern = ["-E", "-e", os.fsdecode(needle.ere)]
+        return [*base, *pattern, "--"]
+
+    def counts(
+        self, root: str, rels: list[str], needle: Needle, deadline: float
+    ) -> tuple[dict[str, int], int]:
+        found: dict[str, int] = {}
+        searched = 0
+        for batch in chunks(rels):
+            out, timed_out = run_program(
+                [*self._command(["-c", "-H"], needle), *batch], root, deadline, self.env
+            )
+            if timed_out:
+                break
+            searched += len(batch)
+            for m in _COUNT_LINE.finditer(out):
+                count = int(m.group(2))
+                if count:
+                    found[os.fsdecode(m.group(1))] = count
+        return found, searched
+
+    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+        found: list[RawLine] = []
+        for batch in chunks(rels):
+            out, _ = run_program([*self._command(["-n", "-H"], needle), *batch], root, deadline, self.env)
+            found.extend((os.fsdecode(m[1]), int(m[2]), m[3]) for m in _MATCH_LINE.finditer(out))
+        return found
+
+
+class PythonBackend:
+    """The fallback: reads each file and finds the needle with `bytes.find` (a bytes regex ignoring case)."""
+
+    name: BackendName = "python"
+
+    def counts(
+        self, root: str, rels: list[str], needle: Needle, deadline: float
+    ) -> tuple[dict[str, int], int]:
+        found: dict[str, int] = {}
+        for searched, rel in enumerate(rels):
+            if time.monotonic() > deadline:
+                return found, searched
+            data = _read_text(os.path.join(root, rel))
+            count = sum(1 for _ in _matching_lines(data, needle)) if data else 0
+            if count:
+                found[rel] = count
+        return found, len(rels)
+
+    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+        found: list[RawLine] = []
+        for rel in rels:
+            data = _read_text(os.path.join(root, rel))
+            if data:
+                found.extend((rel, n, data[a:b]) for n, a, b in _matching_lines(data, needle))
+        return found
+
+
+def _read_text(path: str) -> bytes | None:
+    data = read_regular(path, sys.maxsize)
+    if not isinstance(data, bytes) or looks_binary(data[:BINARY_SNIFF_BYTES]):
+        return None
+    return data
+
+
+def _matching_lines(data: bytes, needle: Needle) -> list[tuple[int, int, int]]:
+    """(line number, start, end) of each line holding the needle."""
+    found = []
+    pos = counted = 0
+    line = 1
+    while (hit := needle.find(data, pos)) >= 0:
+        line += data.count(b"\n", counted, hit)
+        start = data.rfind(b"\n", 0, hit) + 1
+        end = data.find(b"\n", hit)
+        found.append((line, start, len(data) if end < 0 else end))
+        if end < 0:
+            break
+        counted, pos = end, end + 1
+    return found
+
+
+def searchable(path: str) -> bool:
+    """A regular file with one name whose first 8 KB hold no NUL: what every backend's hits are kept for."""
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return False
+        with open(path, "rb") as f:
+            return not looks_binary(f.read(BINARY_SNIFF_BYTES))
+    except OSError:
+        return False
+
+
+def make_backend(name: BackendName) -> GrepBackend | None:
+    """The named backend, or None if its program is not installed."""
+    if name == "python":
+        return PythonBackend()
+    program = find_rg() if name == "rg" else find_grep()
+    return _ProgramBackend(name, program) if program else None
+
+
+def available_backend(preferred: BackendName | None = None) -> GrepBackend:
+    """`preferred` if given and installed; otherwise the first of rg, grep, python that is."""
+    for name in (preferred,) if preferred else BACKENDS:
+        backend = make_backend(name)
+        if backend is not None:
+            return backend
+    return PythonBackend()

@@ -1,0 +1,77 @@
+"""Search results and how the model sees them: `path:line: text`, capped with a visible count of the rest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from architect_nb.execution.validators import visible
+from architect_nb.tools._search.scan import Line
+
+__all__ = ["FileHits", "Outcome", "format_outcome", "plural"]
+
+
+@dataclass(slots=True)
+class FileHits:
+    """The matches in one file: how many lines match, and the lines to show (matches and their context)."""
+
+    rel: str
+    count: int
+    lines: list[Line] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True)
+class Outcome:
+    """Everything one search found, in walk order, and why it may be partial."""
+
+    hits: list[FileHits]
+    files_searched: int
+    files_total: int
+    timed_out: bool = False
+    time_bound: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "es" if word.endswith("ch") else "s")
+
+
+def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[str, dict[str, object]]:
+    """The text for the model and the metadata for the notebook."""
+    out: list[str] = []
+    shown = 0
+    files_left = 0
+    for hit in outcome.hits:
+        shown_here = 0
+        previous = None
+        name = visible(hit.rel)
+        for number, is_match, text in hit.lines if shown < max_results else ():
+            if is_match and shown >= max_results:
+                break
+            if context and out and (previous is None or number != previous + 1):
+                out.append("--")
+            out.append(f"{name}:{number}: {text}" if is_match else f"{name}-{number}- {text}")
+            shown += is_match
+            shown_here += is_match
+            previous = number
+        files_left += shown_here < hit.count
+    total = sum(hit.count for hit in outcome.hits)
+    left = total - shown
+    if left > 0:
+        out.append(
+            f"... {plural(left, 'more match')} in {plural(files_left, 'file')}; narrow the pattern or path."
+        )
+    out.extend(outcome.notes)
+    if outcome.timed_out:
+        out.append(
+            f"(Search stopped at its {outcome.time_bound:g} s time bound after {outcome.files_searched:,} of "
+            f"{outcome.files_total:,} files: results are partial. Narrow the path or file pattern.)"
+        )
+    metadata: dict[str, object] = {
+        "matches": total,
+        "files_with_matches": len(outcome.hits),
+        "shown": shown,
+        "truncated": left > 0,
+        "timed_out": outcome.timed_out,
+        "files_searched": outcome.files_searched,
+    }
+    return "\n".join(out), metadata

@@ -1,0 +1,330 @@
+"""Search tools: search_code (Python regex), grep (literal text) and find_files (file-name globs).
+
+All three walk the workspace with the project's skip rules (`tools.walk`), never follow a symlink, skip binary
+files, answer with paths relative to the workspace, cap what they show with a visible count of the rest, and
+stop at a time bound, saying so. `grep` runs `rg`, else `grep`, else pure Python, with identical results;
+`search_code` uses `rg` only to rule files out, and Python's `re` decides every match.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from architect_nb.execution.validators import PathTraversalError, is_inside, visible
+from architect_nb.tools._search.code import CodeSearch, RegexError, compile_regex
+from architect_nb.tools._search.collect import collect_files
+from architect_nb.tools._search.grep import BackendName, GrepBackend, Needle, available_backend, searchable
+from architect_nb.tools._search.results import FileHits, Outcome, format_outcome, plural
+from architect_nb.tools._search.scan import clip
+from architect_nb.tools.base import ToolResult
+from architect_nb.tools.globs import GlobError, compile_glob
+from architect_nb.tools.walk import scan
+from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
+
+__all__ = [
+    "DEFAULT_TIME_BOUND",
+    "FindFilesArgs",
+    "FindFilesTool",
+    "GrepArgs",
+    "GrepTool",
+    "SearchCodeArgs",
+    "SearchCodeTool",
+]
+
+#: Seconds one search may take before it stops and reports partial results.
+DEFAULT_TIME_BOUND = 20.0
+MAX_LITERAL = 1000
+DEFAULT_MAX_FILES = 200
+
+_SEARCH_PATH = "Folder or file to search, relative to the workspace root."
+_FILE_PATTERN = "Glob on file names ('*.py', '*.{js,ts}'), or on paths below `path` if it contains '/'."
+_SKIPS = "Skips .git, virtualenvs, node_modules, caches, .gitignored and binary files."
+
+
+class SearchCodeArgs(ToolArgs):
+    pattern: str = Field(description="Python regular expression; ^ and $ match at line starts and ends.")
+    path: str = Field(".", description=_SEARCH_PATH)
+    file_pattern: str = Field("*.py", description=_FILE_PATTERN)
+    context_lines: int = Field(2, ge=0, le=20, description="Lines shown before and after each match.")
+    max_results: int = Field(50, ge=1, le=1000, description="Most matching lines to show.")
+
+
+class GrepArgs(ToolArgs):
+    pattern: str = Field(description="Literal text to find (not a regex).")
+    path: str = Field(".", description=_SEARCH_PATH)
+    file_pattern: str = Field("*", description=_FILE_PATTERN)
+    recursive: bool = Field(True, description="Search subfolders too.")
+    case_sensitive: bool = Field(True, description="Match letter case exactly.")
+    max_results: int = Field(100, ge=1, le=1000, description="Most matching lines to show.")
+
+
+class FindFilesArgs(ToolArgs):
+    pattern: str = Field(
+        description="Glob on file names ('*.yaml', 'test_*.py'), or on paths if it contains '/'."
+    )
+    path: str = Field(".", description="Folder to search, relative to the workspace root.")
+    recursive: bool = Field(True, description="Search subfolders too.")
+
+
+class _SearchTool(WorkspaceTool):
+    def __init__(self, workspace_root: Path, *, time_bound: float = DEFAULT_TIME_BOUND) -> None:
+        super().__init__(workspace_root)
+        self.time_bound = time_bound
+
+    def _start(self, path: str, file_pattern: str | None, folder_only: bool = False) -> Path | ToolResult:
+        try:
+            start = self.resolve(path)
+            if file_pattern is not None:
+                compile_glob(file_pattern)
+        except (PathTraversalError, GlobError) as exc:
+            return ToolResult.fail(str(exc))
+        shown = self.rel(start)
+        if not start.exists():
+            return ToolResult.fail(f"'{visible(shown)}' does not exist. Use list_files to see what is there.")
+        if start.is_dir():
+            return start
+        if folder_only:
+            return ToolResult.fail(f"'{visible(shown)}' is a file; give the folder to search in.")
+        if not start.is_file():
+            return ToolResult.fail(f"'{visible(shown)}' is not a regular file; it cannot be searched.")
+        return start
+
+    def _no_matches(
+        self, what: str, start: Path, files: int, file_pattern: str, outcome: Outcome
+    ) -> ToolResult:
+        where = visible(self.rel(start))
+        if files == 0 and not outcome.timed_out:
+            text = (
+                f"No files match file_pattern {visible(file_pattern)!r} in '{where}'; "
+                "try file_pattern='*'. " + _SKIPS
+            )
+        else:
+            text = f"No matches for {what} in '{where}' ({plural(outcome.files_searched, 'file')} searched)."
+        text = "\n".join([text, *outcome.notes])
+        return ToolResult.ok(
+            text, matches=0, files_searched=outcome.files_searched, timed_out=outcome.timed_out
+        )
+
+
+class SearchCodeTool(_SearchTool):
+    name = "search_code"
+    description = (
+        "Search file contents with a Python regex; returns `path:line: text` matches with context. " + _SKIPS
+    )
+    args_model = SearchCodeArgs
+
+    def __init__(
+        self,
+        workspace_root: Path,
+        *,
+        time_bound: float = DEFAULT_TIME_BOUND,
+        use_rg: bool = True,
+        in_process: bool = False,
+    ) -> None:
+        super().__init__(workspace_root, time_bound=time_bound)
+        self.use_rg = use_rg
+        self.in_process = in_process
+
+    def execute(self, **kwargs: Any) -> ToolResult:
+        args = SearchCodeArgs.model_validate(kwargs)
+        try:
+            compile_regex(args.pattern)
+        except RegexError as exc:
+            return ToolResult.fail(str(exc))
+        start = self._start(args.path, args.file_pattern)
+        if isinstance(start, ToolResult):
+            return start
+        deadline = time.monotonic() + self.time_bound
+        files, walk_cut = collect_files(
+            self.workspace_root, start, args.file_pattern, recursive=True, deadline=deadline
+        )
+        search = CodeSearch(
+            root=str(self.workspace_root),
+            files=files,
+            pattern=args.pattern,
+            context=args.context_lines,
+            max_results=args.max_results,
+            deadline=deadline,
+            time_bound=self.time_bound,
+            use_rg=self.use_rg,
+            in_process=self.in_process,
+        )
+        outcome = search.run()
+        outcome.timed_out |= walk_cut
+        if not outcome.hits:
+            return self._no_matches(
+                f"regex {visible(args.pattern)!r}", start, len(files), args.file_pattern, outcome
+            )
+        text, metadata = format_outcome(outcome, args.max_results, args.context_lines)
+        return ToolResult.ok(text, **metadata)
+
+
+class GrepTool(_SearchTool):
+    name = "grep"
+    description = (
+        "Search file contents for literal text (not a regex); returns `path:line: text` matches. " + _SKIPS
+    )
+    args_model = GrepArgs
+
+    def __init__(
+        self,
+        workspace_root: Path,
+        *,
+        time_bound: float = DEFAULT_TIME_BOUND,
+        backend: BackendName | None = None,
+    ) -> None:
+        """`backend` forces "rg", "grep" or "python"; by default the first of those that is installed."""
+        super().__init__(workspace_root, time_bound=time_bound)
+        self.backend_name = backend
+        self._backend: GrepBackend | None = None
+
+    @property
+    def backend(self) -> GrepBackend:
+        if self._backend is None:
+            self._backend = available_backend(self.backend_name)
+        return self._backend
+
+    def execute(self, **kwargs: Any) -> ToolResult:
+        args = GrepArgs.model_validate(kwargs)
+        problem = _literal_problem(args.pattern)
+        if problem:
+            return ToolResult.fail(problem)
+        start = self._start(args.path, args.file_pattern)
+        if isinstance(start, ToolResult):
+            return start
+        deadline = time.monotonic() + self.time_bound
+        files, walk_cut = collect_files(
+            self.workspace_root, start, args.file_pattern, recursive=args.recursive, deadline=deadline
+        )
+        needle = Needle(args.pattern, ignore_case=not args.case_sensitive)
+        outcome = self._search([rel for _path, rel in files], needle, args.max_results, deadline)
+        outcome.timed_out |= walk_cut
+        if not outcome.hits:
+            return self._no_matches(
+                f"{visible(args.pattern)!r}", start, len(files), args.file_pattern, outcome
+            )
+        text, metadata = format_outcome(outcome, args.max_results, 0)
+        return ToolResult.ok(text, backend=self.backend.name, **metadata)
+
+    def _search(self, rels: list[str], needle: Needle, max_results: int, deadline: float) -> Outcome:
+        root = str(self.workspace_root)
+        counts, searched = self.backend.counts(root, rels, needle, deadline)
+        order = {rel: i for i, rel in enumerate(rels)}
+        matched = sorted(
+            (rel for rel in counts if rel in order and searchable(os.path.join(root, rel))),
+            key=order.__getitem__,
+        )
+        shown: list[str] = []
+        budget = max_results
+        for rel in matched:
+            if budget <= 0:
+                break
+            shown.append(rel)
+            budget -= counts[rel]
+        lines: dict[str, list[tuple[int, bool, str]]] = {rel: [] for rel in shown}
+        for rel, number, raw in self.backend.lines(root, shown, needle, deadline):
+            if rel in lines:
+                col = len(raw[: max(needle.find(raw, 0), 0)].decode("utf-8", "replace"))
+                lines[rel].append((number, True, clip(raw.decode("utf-8", "replace"), col)))
+        hits = [FileHits(rel, counts[rel], sorted(lines.get(rel, []))) for rel in matched]
+        return Outcome(
+            hits=hits,
+            files_searched=searched,
+            files_total=len(rels),
+            timed_out=searched < len(rels),
+            time_bound=self.time_bound,
+        )
+
+
+def _literal_problem(pattern: str) -> str | None:
+    if not pattern:
+        return "The pattern is empty; give the text to look for."
+    if len(pattern) > MAX_LITERAL:
+        return (
+            f"The pattern is {len(pattern):,} characters long; the limit is {MAX_LITERAL:,}. "
+            "Search for a shorter, distinctive part."
+        )
+    if "\n" in pattern or "\r" in pattern:
+        return "The pattern spans lines; grep matches within one line. Search for one line of it."
+    if "\x00" in pattern:
+        return "The pattern contains a NUL byte; binary files are not searched."
+    bad = next((ch for ch in pattern if "\ud800" <= ch <= "\udfff"), None)
+    if bad:
+        return f"The pattern contains the unpaired surrogate U+{ord(bad):04X}; send valid Unicode text."
+    return None
+
+
+class FindFilesTool(_SearchTool):
+    name = "find_files"
+    description = "Find files by name glob; returns paths relative to the workspace. " + _SKIPS.replace(
+        " and binary files", ""
+    )
+    args_model = FindFilesArgs
+
+    def __init__(
+        self,
+        workspace_root: Path,
+        *,
+        time_bound: float = DEFAULT_TIME_BOUND,
+        max_files: int = DEFAULT_MAX_FILES,
+    ) -> None:
+        super().__init__(workspace_root, time_bound=time_bound)
+        self.max_files = max_files
+
+    def execute(self, **kwargs: Any) -> ToolResult:
+        args = FindFilesArgs.model_validate(kwargs)
+        start = self._start(args.path, args.pattern, folder_only=True)
+        if isinstance(start, ToolResult):
+            return start
+        pattern = args.pattern.removeprefix("./")
+        regex = compile_glob(args.pattern)
+        loose = re.compile(regex.pattern, re.IGNORECASE)
+        by_path = "/" in pattern
+        skip = 0 if start == self.workspace_root else len(self.rel(start)) + 1
+        recursive = args.recursive or "**" in pattern
+        deadline = time.monotonic() + self.time_bound
+        found: list[str] = []
+        total = 0
+        near_miss: str | None = None
+        timed_out = False
+        for count, (path, rel, kind) in enumerate(scan(self.workspace_root, start, recursive=recursive)):
+            if count % 512 == 0 and time.monotonic() > deadline:
+                timed_out = True
+                break
+            target = rel[skip:] if by_path else rel[rel.rfind("/") + 1 :]
+            if regex.match(target) is None:
+                if near_miss is None and loose.match(target) is not None:
+                    near_miss = rel
+                continue
+            if kind == "link" and not self._link_inside(path):
+                continue  # never show (or invite reading) a link that leads out of the workspace
+            total += 1
+            if len(found) < self.max_files:
+                found.append(visible(rel))
+        lines = [*found] if found else [self._nothing_found(args.pattern, start, near_miss)]
+        if total > len(found):
+            lines.append(f"... {plural(total - len(found), 'more file')}; narrow the pattern or path.")
+        if timed_out:
+            lines.append(
+                f"(Search stopped at its {self.time_bound:g} s time bound: the list is partial. "
+                "Narrow the path.)"
+            )
+        return ToolResult.ok("\n".join(lines), files=total, shown=len(found), timed_out=timed_out)
+
+    def _link_inside(self, path: str) -> bool:
+        target = Path(os.path.realpath(path))
+        return is_inside(target, self.workspace_root) and target.is_file()
+
+    def _nothing_found(self, pattern: str, start: Path, near_miss: str | None) -> str:
+        text = f"No files match {visible(pattern)!r} in '{visible(self.rel(start))}'."
+        if near_miss is not None:
+            text += f" Ignoring case, '{visible(near_miss)}' would match; globs are case-sensitive."
+        elif not any(ch in pattern for ch in "*?[{"):
+            text += f" Names must match whole; try '*{visible(pattern)}*'."
+        return text + " find_files matches files, not folders. " + _SKIPS.replace(" and binary files", "")
