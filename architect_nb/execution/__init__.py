@@ -1,1 +1,25 @@
-"""The execution side: path validation now; the engine, policies, hooks and guardrails as they land."""
+"""The execution side: every tool call goes through one pipeline, `engine.ExecutionEngine`.
+
+Modules, one idea each:
+
+* `engine`: `ExecutionEngine` (the ten-step pipeline) and `build_engine(config)`.
+* `steps`: the per-call state and the pipeline steps that need no engine state.
+* `policies`: `ConfirmationPolicy` (yolo / confirm-sensitive / confirm-all) and `NoTTYError`.
+* `confirm`: the `Confirmer` protocol, `ConfirmationRequest`/`ConfirmationAnswer`, the terminal and scripted
+  confirmers, and `show` (arguments made visible).
+* `hooks`: `HookExecutor`, `HookEvent`, `HookDecision`, `HookResult`.
+* `guardrails`: `GuardrailsEngine`.
+* `checkpoints`: `CheckpointStore` (undo a run's file changes).
+* `audit`: `AuditLog` (one record per call; the run transcript).
+* `validators`: `validate_path`, the workspace sandbox.
+
+Errors::
+
+    RuntimeError
+     ├── NoTTYError            a confirmation was needed and there is no terminal (policies)
+     └── ScriptExhaustedError  a scripted confirmer ran out of answers (confirm)
+    ValueError
+     └── PathTraversalError    a path reaches outside the workspace (validators)
+
+The engine itself never raises from `execute_tool_call`: each of these becomes a failed `ToolResult`.
+"""

@@ -13,6 +13,7 @@ widget confirmer (in the notebook layer).
 
 from __future__ import annotations
 
+import copy
 import enum
 import json
 import sys
@@ -33,6 +34,7 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedConfirmer",
     "TerminalConfirmer",
+    "sensitivity_of",
     "show",
     "show_block",
 ]
@@ -127,8 +129,8 @@ class ConfirmationRequest:
     call_id: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.args, MappingProxyType):
-            object.__setattr__(self, "args", MappingProxyType(dict(self.args)))
+        # A deep copy: nothing a confirmer does to what it is shown can change what runs.
+        object.__setattr__(self, "args", MappingProxyType(copy.deepcopy(dict(self.args))))
 
     def shown_args(self, limit: int = 2000) -> str:
         """The arguments as `name=value` lines, each value JSON-quoted and escaped by `show`."""
@@ -156,9 +158,10 @@ class ConfirmationRequest:
 class Confirmer(Protocol):
     """Asks a person about one call and returns their answer.
 
-    Called on the thread that runs the tool call; may block until the person answers. It should never
-    raise, but if it does, the engine refuses the call and reports the error. `NoTTYError` means there is
-    nobody to ask.
+    Called on the thread that runs the tool call (a worker thread in the notebook); may block until the
+    person answers, and should give up with a denial after a timeout when nobody answers (a headless
+    notebook run never clicks). It should not raise; if it does, the engine refuses the call and reports the
+    error. `NoTTYError` means there is nobody to ask. Abort answers stop the whole run.
     """
 
     def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer: ...

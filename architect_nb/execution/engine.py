@@ -291,7 +291,7 @@ class ExecutionEngine:
             answer = ConfirmationAnswer.parse(confirmer.confirm(request))
         except NoTTYError as exc:
             record.step("confirm", "no_tty")
-            return ToolResult.fail(f"{exc} {tool.name} was not run.", needs_confirmation=True)
+            return ToolResult.fail(f"{tool.name} was not run: {exc}", needs_confirmation=True)
         except Exception as exc:
             record.step("confirm", "error", f"{type(exc).__name__}: {exc}")
             return ToolResult.fail(
