@@ -168,7 +168,8 @@ class ApplyPatchTool(WorkspaceTool):
         added, removed = count_changes(diff)
         plural = "s" if outcome.hunks != 1 else ""
         verb = "Created" if before is None else "Patched"
-        lines = [f"{verb} {shown}: {outcome.hunks} hunk{plural} applied (+{added} -{removed} lines)."]
+        what = f"{outcome.hunks} hunk{plural} applied" if outcome.hunks else "applied"
+        lines = [f"{verb} {shown}: {what} (+{added} -{removed} lines)."]
         lines += [f"Note: {note}" for note in outcome.notes]
         return ToolResult.ok(
             "\n".join(lines),
