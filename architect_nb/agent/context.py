@@ -1,0 +1,192 @@
+"""`ContextBuilder`: the conversation sent to the model, kept within its context window.
+
+Long tool results are cut (head and tail kept) before they enter the conversation. When the conversation nears
+the window, older steps are compressed in two stages: first their tool outputs are trimmed, then the oldest
+steps are replaced by a short summary of what they did. A step (an assistant message with tool calls and
+its tool
+messages) is always kept or dropped whole, so the OpenAI pairing of calls and results stays valid.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from architect_nb.agent.llm import LLMResponse, ToolCall
+from architect_nb.tools.base import ToolResult
+
+__all__ = ["CompressionReport", "ContextBuilder", "estimate_tokens"]
+
+Message = dict[str, Any]
+TRIMMED_OUTPUT_CHARS = 300
+# The scripted model counts the steps a summary stands for, so keep this wording in step with it.
+SUMMARY_HEADER = "[Summary of {n} earlier steps, compressed to save context]"
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """About four characters per token: cheap, and close enough to decide when to compress."""
+    return len(json.dumps(list(messages), default=str, ensure_ascii=False)) // 4
+
+
+def cut_middle(text: str, limit: int, hint: str = "") -> str:
+    """`text` with its middle replaced by a marker if it is longer than `limit` characters."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit * 2 // 3]
+    tail = text[-(limit // 3) :]
+    dropped = len(text) - len(head) - len(tail)
+    return f"{head}\n[... {dropped} characters cut{hint} ...]\n{tail}"
+
+
+@dataclass(frozen=True)
+class CompressionReport:
+    stage: str  # "trimmed" or "summarized"
+    tokens_before: int
+    tokens_after: int
+    steps_affected: int
+
+
+class ContextBuilder:
+    """Builds and maintains the message list of one run.
+
+    Args:
+        max_tool_result_chars: Longer tool results are cut in the middle.
+        keep_recent_steps: Steps never compressed, counted from the end.
+        compress_at: Compress when the estimate passes this fraction of the context window.
+    """
+
+    def __init__(
+        self, *, max_tool_result_chars: int = 20_000, keep_recent_steps: int = 3, compress_at: float = 0.75
+    ) -> None:
+        self.max_tool_result_chars = max_tool_result_chars
+        self.keep_recent_steps = keep_recent_steps
+        self.compress_at = compress_at
+
+    def start(self, system_prompt: str, task: str) -> list[Message]:
+        return [{"role": "system", "content": system_prompt}, {"role": "user", "content": task}]
+
+    def append_assistant(self, messages: list[Message], response: LLMResponse) -> None:
+        """A final answer (no tool calls)."""
+        messages.append({"role": "assistant", "content": response.content or ""})
+
+    def append_tool_results(
+        self,
+        messages: list[Message],
+        tool_calls: Sequence[ToolCall],
+        results: Sequence[ToolResult],
+        content: str | None = None,
+    ) -> None:
+        """The assistant's tool calls and one `tool` message per result, in the OpenAI format."""
+        messages.append(
+            {"role": "assistant", "content": content, "tool_calls": [c.to_message() for c in tool_calls]}
+        )
+        for call, result in zip(tool_calls, results, strict=True):
+            text = cut_middle(
+                result.to_model_text(), self.max_tool_result_chars, "; ask for a narrower range to see them"
+            )
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+
+    # ------------------------------------------------------------------ compression
+
+    def needs_compression(self, messages: Sequence[Message], window_tokens: int) -> bool:
+        return estimate_tokens(messages) > window_tokens * self.compress_at
+
+    def compress(self, messages: list[Message], window_tokens: int) -> CompressionReport | None:
+        """Shrink `messages` in place if they near the window. Returns what was done, or None.
+
+        Stages, each tried only if the previous one was not enough: trim the tool outputs of old steps,
+        summarize the old steps, trim the tool outputs of recent steps except the latest.
+        """
+        if not self.needs_compression(messages, window_tokens):
+            return None
+        before = estimate_tokens(messages)
+        steps = self._steps(messages)
+        old, recent = steps[: -self.keep_recent_steps or None], steps[-self.keep_recent_steps :]
+        if self.keep_recent_steps == 0:
+            old, recent = steps, []
+        trimmed = self._trim(messages, old)
+        if not self.needs_compression(messages, window_tokens):
+            return CompressionReport("trimmed", before, estimate_tokens(messages), trimmed)
+        stage = "trimmed"
+        if len(old) > 1 or (old and not _is_summary(messages[old[0][0]])):
+            first, last = old[0][0], old[-1][1]
+            summary = self._summarize(messages[first:last])
+            messages[first:last] = [{"role": "user", "content": summary}]
+            shift = last - first - 1
+            recent = [(a - shift, b - shift) for a, b in recent]
+            stage = "summarized"
+        if self.needs_compression(messages, window_tokens):
+            trimmed += self._trim(messages, recent[:-1])
+        if stage == "trimmed" and not trimmed:
+            return None
+        return CompressionReport(stage, before, estimate_tokens(messages), len(old) or trimmed)
+
+    @staticmethod
+    def _trim(messages: list[Message], steps: Sequence[tuple[int, int]]) -> int:
+        trimmed = 0
+        for start, end in steps:
+            for message in messages[start:end]:
+                content = message.get("content")
+                if (
+                    message["role"] == "tool"
+                    and isinstance(content, str)
+                    and len(content) > TRIMMED_OUTPUT_CHARS
+                ):
+                    message["content"] = content[:TRIMMED_OUTPUT_CHARS] + "\n[... trimmed to save context]"
+                    trimmed += 1
+        return trimmed
+
+    @staticmethod
+    def _steps(messages: Sequence[Message]) -> list[tuple[int, int]]:
+        """(start, end) index ranges of the steps after the system prompt and the task."""
+        steps: list[tuple[int, int]] = []
+        i = 2
+        while i < len(messages):
+            j = i + 1
+            while j < len(messages) and messages[j]["role"] == "tool":
+                j += 1
+            steps.append((i, j))
+            i = j
+        return steps
+
+    @staticmethod
+    def _summarize(old: Sequence[Message]) -> str:
+        n_steps = 0
+        lines: list[str] = []
+        results = {m.get("tool_call_id"): str(m.get("content") or "") for m in old if m["role"] == "tool"}
+        for message in old:
+            content = str(message.get("content") or "")
+            if _is_summary(message):
+                header, _, body = content.partition("\n")
+                n_steps += _summary_steps(header)
+                lines.extend(body.splitlines())
+                continue
+            if message["role"] == "user":
+                lines.append(f"- note: {content[:200]}")
+                continue
+            if message["role"] != "assistant":
+                continue
+            n_steps += 1
+            if content:
+                lines.append(f"- you said: {content[:200]}")
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {})
+                outcome = results.get(call.get("id"), "")
+                status = "failed" if outcome.startswith("Error:") else "ok"
+                first_line = outcome.strip().splitlines()[0][:120] if outcome.strip() else ""
+                lines.append(
+                    f"- {function.get('name')}({str(function.get('arguments'))[:160]}) "
+                    f"-> {status}: {first_line}"
+                )
+        return "\n".join([SUMMARY_HEADER.format(n=n_steps), *lines])
+
+
+def _is_summary(message: Message) -> bool:
+    return message["role"] == "user" and str(message.get("content") or "").startswith(SUMMARY_HEADER[:12])
+
+
+def _summary_steps(header: str) -> int:
+    words = header.split()
+    return int(words[2]) if len(words) > 2 and words[2].isdigit() else 0

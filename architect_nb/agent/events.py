@@ -1,0 +1,185 @@
+"""The typed events of a run. The notebook renders them live; stored, they are the run's JSON transcript.
+
+Every event is a frozen dataclass with a `kind` tag and `to_dict()`. `Transcript` collects them and merges
+text deltas, so a saved transcript holds each assistant message once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+__all__ = [
+    "AgentEvent",
+    "ConfirmationAnswered",
+    "ConfirmationAsked",
+    "CostUpdate",
+    "EventSink",
+    "RunFinished",
+    "RunStarted",
+    "StepStarted",
+    "StopReason",
+    "TextDelta",
+    "ToolCallRequested",
+    "ToolResultEvent",
+    "Transcript",
+    "Warning",
+]
+
+StopReason = Literal[
+    "completed", "max_steps", "budget", "timeout", "aborted", "interrupted", "llm_error", "script_error"
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentEvent:
+    kind: ClassVar[str] = "event"
+    run_id: str
+    at: float = field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["kind"] = self.kind
+        return data
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted(AgentEvent):
+    kind: ClassVar[str] = "run_started"
+    task: str
+    agent: str
+    model: str
+    mode: str
+    dry_run: bool
+    workspace: str
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepStarted(AgentEvent):
+    kind: ClassVar[str] = "step_started"
+    step: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDelta(AgentEvent):
+    kind: ClassVar[str] = "text_delta"
+    step: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallRequested(AgentEvent):
+    kind: ClassVar[str] = "tool_call"
+    step: int
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmationAsked(AgentEvent):
+    kind: ClassVar[str] = "confirmation_asked"
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    sensitivity: str
+    preview: str | None
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmationAnswered(AgentEvent):
+    kind: ClassVar[str] = "confirmation_answered"
+    call_id: str
+    tool: str
+    decision: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResultEvent(AgentEvent):
+    kind: ClassVar[str] = "tool_result"
+    step: int
+    call_id: str
+    tool: str
+    status: str  # ok, failed, denied, blocked, dry_run, aborted
+    success: bool
+    output: str
+    error: str | None
+    diff: str | None
+    hooks: tuple[dict[str, Any], ...]
+    duration_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostUpdate(AgentEvent):
+    kind: ClassVar[str] = "cost"
+    step: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    total_tokens: int
+    total_cost_usd: float
+    priced: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class Warning(AgentEvent):
+    kind: ClassVar[str] = "warning"
+    message: str
+    category: str = "general"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunFinished(AgentEvent):
+    kind: ClassVar[str] = "run_finished"
+    status: Literal["success", "partial", "failed"]
+    stop_reason: StopReason
+    message: str
+    steps: int
+    final_text: str
+    files_changed: tuple[str, ...]
+    total_tokens: int
+    total_cost_usd: float
+    duration_s: float
+    untracked_changes_note: str = ""
+
+
+EventSink = Callable[[AgentEvent], None]
+
+
+class Transcript:
+    """All events of one run, in order. `to_list()` merges consecutive text deltas of a step."""
+
+    def __init__(self) -> None:
+        self.events: list[AgentEvent] = []
+
+    def __call__(self, event: AgentEvent) -> None:
+        self.events.append(event)
+
+    def __iter__(self) -> Iterator[AgentEvent]:
+        return iter(self.events)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for event in self.events:
+            data = event.to_dict()
+            last = out[-1] if out else None
+            if (
+                data["kind"] == "text_delta"
+                and last is not None
+                and last["kind"] == "text_delta"
+                and last["step"] == data["step"]
+            ):
+                last["text"] += data["text"]
+                continue
+            out.append(data)
+        return out
+
+    @property
+    def finished(self) -> RunFinished | None:
+        return next((e for e in reversed(self.events) if isinstance(e, RunFinished)), None)

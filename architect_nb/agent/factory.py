@@ -1,0 +1,50 @@
+"""`create_loop`: an `AgentLoop` from a config in one call, as the notebook and integrators start runs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from architect_nb.agent.config import resolve_agent
+from architect_nb.agent.events import EventSink
+from architect_nb.agent.llm import LiteLLMClient
+from architect_nb.agent.loop import AgentLoop
+from architect_nb.config.schema import AppConfig, ConfirmMode
+from architect_nb.execution.confirm import Confirmer
+from architect_nb.execution.engine import build_engine
+
+__all__ = ["create_loop"]
+
+
+def create_loop(
+    config: AppConfig,
+    *,
+    agent: str = "build",
+    model: str | None = None,
+    mode: ConfirmMode | None = None,
+    dry_run: bool = False,
+    confirmer: Confirmer | None = None,
+    on_event: EventSink | None = None,
+    max_steps: int | None = None,
+    budget_usd: float | None = None,
+    timeout_s: float | None = None,
+    record_to: Path | None = None,
+) -> AgentLoop:
+    """Build the engine (tools, hooks, guardrails) and the model client, and return a ready loop.
+
+    Explicit arguments win over the agent's settings, which win over the config file.
+    """
+    agent_config = resolve_agent(agent, config)
+    if max_steps is not None:
+        agent_config = replace(agent_config, max_steps=max_steps)
+    engine = build_engine(
+        config, mode=mode or agent_config.confirm_mode, dry_run=dry_run, confirmer=confirmer
+    )
+    llm_config = config.llm.model_copy(update={"model": model}) if model else config.llm
+    llm = LiteLLMClient(llm_config, workspace=config.workspace.root)
+    costs = (
+        config.costs.model_copy(update={"budget_usd": budget_usd}) if budget_usd is not None else config.costs
+    )
+    return AgentLoop(
+        engine, llm, agent_config, costs=costs, on_event=on_event, timeout_s=timeout_s, record_to=record_to
+    )

@@ -1,0 +1,199 @@
+"""A small OpenAI-compatible chat server on 127.0.0.1, for testing the real HTTP path of LiteLLM.
+
+It answers `POST /v1/chat/completions` from a queue of canned replies: text, tool calls (streamed as SSE with
+the arguments split across deltas, or as one JSON body), or HTTP errors such as 429 and 500. It records every
+request it receives. Nothing leaves the machine.
+
+    with OpenAIStubServer() as server:
+        server.queue(Reply.error(429, retry_after=0), Reply.tool_calls(("read_file", {"path": "a.py"})))
+        litellm.completion(model="openai/stub", api_base=server.url, api_key="sk-test", messages=...)
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["OpenAIStubServer", "Reply"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One canned answer."""
+
+    content: str | None = None
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    status: int = 200
+    error_body: dict[str, Any] = field(default_factory=dict)
+    headers: tuple[tuple[str, str], ...] = ()
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+
+    @classmethod
+    def text(cls, content: str) -> Reply:
+        return cls(content=content)
+
+    @classmethod
+    def calls(cls, *calls: tuple[str, dict[str, Any]], content: str | None = None) -> Reply:
+        return cls(content=content, tool_calls=tuple(calls))
+
+    @classmethod
+    def error(cls, status: int, message: str = "stub error", retry_after: float | None = None) -> Reply:
+        headers = (("retry-after", str(retry_after)),) if retry_after is not None else ()
+        body = {"error": {"message": message, "type": "stub_error", "code": status}}
+        return cls(status=status, error_body=body, headers=headers)
+
+
+class OpenAIStubServer:
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="openai-stub", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def queue(self, *replies: Reply) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def __enter__(self) -> OpenAIStubServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.request_times.append(time.monotonic())
+            if not self.replies:
+                return Reply.error(500, "the stub server has no reply queued")
+            return self.replies.popleft()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                reply = stub._next(body)
+                if reply.status != 200:
+                    self._send_json(reply.status, reply.error_body, reply.headers)
+                elif body.get("stream"):
+                    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                    self._send_stream(reply, body.get("model", "stub"), include_usage)
+                else:
+                    self._send_json(200, _completion(reply, body.get("model", "stub")), ())
+
+            def _send_json(
+                self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...]
+            ) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _send_stream(self, reply: Reply, model: str, include_usage: bool) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                for chunk in _stream_chunks(reply, model, include_usage):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+
+def _usage(reply: Reply) -> dict[str, int]:
+    total = reply.prompt_tokens + reply.completion_tokens
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "total_tokens": total,
+    }
+
+
+def _tool_call_list(reply: Reply) -> list[dict[str, Any]]:
+    return [
+        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        for i, (name, args) in enumerate(reply.tool_calls)
+    ]
+
+
+def _completion(reply: Reply, model: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = _tool_call_list(reply)
+    return {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
+        ],
+        "usage": _usage(reply),
+    }
+
+
+def _stream_chunks(reply: Reply, model: str, include_usage: bool) -> list[dict[str, Any]]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    text = reply.content or ""
+    chunks += [chunk({"content": text[i : i + 5]}) for i in range(0, len(text), 5)]
+    for index, call in enumerate(_tool_call_list(reply)):
+        raw = call["function"]["arguments"]
+        head = {
+            "index": index,
+            "id": call["id"],
+            "type": "function",
+            "function": {"name": call["function"]["name"]},
+        }
+        chunks.append(chunk({"tool_calls": [{**head, "function": {**head["function"], "arguments": ""}}]}))
+        for start in range(0, len(raw), 4):  # arguments arrive in fragments, as from real providers
+            piece = {"index": index, "function": {"arguments": raw[start : start + 4]}}
+            chunks.append(chunk({"tool_calls": [piece]}))
+    chunks.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+    if include_usage:
+        usage_chunk = chunk({})
+        usage_chunk["choices"] = []
+        usage_chunk["usage"] = _usage(reply)
+        chunks.append(usage_chunk)
+    return chunks

@@ -1,0 +1,210 @@
+"""The agent loop on the scripted model, with the real engine and real tools."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from agent_helpers import copy_sample_project, make_loop, write_script
+
+from architect_nb.agent.events import (
+    AgentEvent,
+    ConfirmationAnswered,
+    CostUpdate,
+    ToolResultEvent,
+    Warning,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return copy_sample_project(tmp_path / "project")
+
+
+def test_undo_restores_what_the_run_changed(project: Path) -> None:
+    original = (project / "shop/cart.py").read_text()
+    model = write_script(
+        project,
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "shop/cart.py", "content": "broken\n"}}
+                ]
+            },
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "NEW.md", "content": "new\n"}}]},
+            {"content": "done"},
+        ],
+    )
+    loop = make_loop(project, model, mode="yolo")
+    result = loop.run("break it")
+    assert sorted(result.files_changed) == ["NEW.md", "shop/cart.py"]
+    loop.engine.checkpoints.undo(result.run_id)
+    assert (project / "shop/cart.py").read_text() == original
+    assert not (project / "NEW.md").exists()
+
+
+def test_deny_reason_reaches_the_model(project: Path) -> None:
+    model = write_script(
+        project,
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "shop/cart.py", "content": "x\n"}}]},
+            {
+                "expect": {"tool_result_contains": ["declined", "use edit_file instead"]},
+                "content": "Understood.",
+            },
+        ],
+    )
+    events: list[AgentEvent] = []
+    result = make_loop(project, model, answers=["deny: use edit_file instead"], events=events).run("rewrite")
+    assert result.stop_reason == "completed"
+    assert (project / "shop/cart.py").read_text().startswith('"""A shopping cart')
+    answered = [e for e in events if isinstance(e, ConfirmationAnswered)]
+    assert [(e.decision, e.reason) for e in answered] == [("deny", "use edit_file instead")]
+    assert [e.status for e in events if isinstance(e, ToolResultEvent)] == ["denied"]
+
+
+def test_abort_stops_the_run(project: Path) -> None:
+    model = write_script(
+        project,
+        [
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "a.txt", "content": "x"}}]},
+            {"content": "never reached"},
+        ],
+    )
+    result = make_loop(project, model, answers=["abort"]).run("go")
+    assert (result.status, result.stop_reason) == ("failed", "aborted")
+    assert not (project / "a.txt").exists()
+
+
+def test_max_steps_stops_cleanly(project: Path) -> None:
+    turn = {"tool_calls": [{"name": "list_files", "arguments": {}}]}
+    model = write_script(project, [turn, turn, turn, {"content": "done"}])
+    result = make_loop(project, model, max_steps=2).run("loop")
+    assert (result.status, result.stop_reason, result.steps) == ("partial", "max_steps", 2)
+    assert "2 steps" in result.message
+
+
+def test_token_budget_stops_the_run(project: Path) -> None:
+    turn = {"tool_calls": [{"name": "read_file", "arguments": {"path": "shop/cart.py"}}]}
+    model = write_script(project, [turn, turn, turn, {"content": "done"}])
+    events: list[AgentEvent] = []
+    loop = make_loop(project, model, overrides={"costs.budget_tokens": 2500}, events=events)
+    result = loop.run("spend")
+    assert result.stop_reason == "budget" and result.status == "partial"
+    assert "token budget is spent" in result.message
+    assert any(isinstance(e, Warning) and e.category == "budget" for e in events)
+    costs = [e for e in events if isinstance(e, CostUpdate)]
+    assert costs[-1].total_tokens >= 2500 and costs[0].prompt_tokens > 0
+
+
+def test_usd_budget_with_a_priced_script(project: Path) -> None:
+    turn = {"tool_calls": [{"name": "read_file", "arguments": {"path": "shop/cart.py"}}]}
+    model = write_script(project, [turn] * 5 + [{"content": "done"}], price_as="gpt-4o")
+    result = make_loop(project, model, budget_usd=0.004).run("spend")
+    assert result.stop_reason == "budget" and 0.004 <= result.cost_usd < 0.02
+
+
+def test_divergence_is_a_clear_failure(project: Path) -> None:
+    model = write_script(
+        project,
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "shop/cart.py"}}]},
+            {"expect": {"tool_result_contains": "class Basket"}, "content": "never"},
+        ],
+    )
+    result = make_loop(project, model).run("go")
+    assert (result.status, result.stop_reason) == ("failed", "script_error")
+    assert "expects the tool results to contain 'class Basket'" in result.message
+
+
+def test_context_compression_keeps_the_run_going(project: Path) -> None:
+    (project / "big.txt").write_text("".join(f"line {i} " + "x" * 80 + "\n" for i in range(600)))
+    read_big = {
+        "tool_calls": [{"name": "read_file", "arguments": {"path": "big.txt", "offset": 1, "limit": 150}}]
+    }
+    model = write_script(project, [read_big] * 6 + [{"content": "done"}])
+    events: list[AgentEvent] = []
+    loop = make_loop(project, model, events=events)
+    loop.llm._context_window = 12_000  # type: ignore[attr-defined]  # a small window forces compression
+    result = loop.run("read a lot")
+    assert result.stop_reason == "completed"
+    notes = [e.message for e in events if isinstance(e, Warning) and e.category == "context"]
+    assert notes and "Context compressed" in notes[0]
+    roles = [m["role"] for m in result.messages]
+    for i, message in enumerate(result.messages):  # every tool result still follows its call
+        if message["role"] == "tool":
+            calls = next(m for m in reversed(result.messages[:i]) if m["role"] == "assistant")["tool_calls"]
+            assert message["tool_call_id"] in {c["id"] for c in calls}
+    assert roles[:2] == ["system", "user"]
+    assert any(str(m.get("content")).startswith("[Summary of") for m in result.messages)
+
+
+def test_parallel_read_only_calls(project: Path) -> None:
+    calls = [
+        {"name": "read_file", "arguments": {"path": p}} for p in ("shop/cart.py", "README.md", "missing.py")
+    ]
+    model = write_script(
+        project,
+        [{"tool_calls": calls}, {"expect": {"tool_result_contains": "does not exist"}, "content": "ok"}],
+    )
+    events: list[AgentEvent] = []
+    result = make_loop(project, model, events=events).run("read")
+    assert result.stop_reason == "completed"
+    statuses = [(e.tool, e.status) for e in events if isinstance(e, ToolResultEvent)]
+    assert sorted(statuses) == [("read_file", "failed"), ("read_file", "ok"), ("read_file", "ok")]
+
+
+def test_bad_json_arguments_go_back_to_the_model(project: Path) -> None:
+    from architect_nb.agent.llm import _make_call
+
+    call = _make_call("c1", "read_file", '{"path": ')
+    assert call.parse_error and "not valid JSON" in call.parse_error
+
+
+def test_record_then_replay(project: Path, tmp_path: Path) -> None:
+    model = write_script(
+        project,
+        [
+            {"content": "Looking.", "tool_calls": [{"name": "list_files", "arguments": {"path": "shop"}}]},
+            {"content": "Two files."},
+        ],
+    )
+    recorded = tmp_path / "recorded.yaml"
+    first = make_loop(project, model, record_to=recorded).run("look")
+    replay = make_loop(project, f"scripted/{recorded}").run("look")
+    assert first.final_text == replay.final_text == "Two files."
+    assert [m.get("tool_calls") for m in first.messages] == [m.get("tool_calls") for m in replay.messages]
+
+
+def test_lifecycle_hooks_fire_in_order(project: Path) -> None:
+    log = project.parent / "events.log"
+    hook = {"command": f"echo $ARCHITECT_EVENT >> {log}"}
+    events = ["session_start", "pre_llm_call", "post_llm_call", "agent_complete", "session_end"]
+    model = write_script(
+        project, [{"tool_calls": [{"name": "list_files", "arguments": {}}]}, {"content": "done"}]
+    )
+    overrides = {f"hooks.{name}": [hook] for name in events}
+    make_loop(project, model, overrides=overrides).run("go")
+    assert log.read_text().split() == [
+        "session_start",
+        "pre_llm_call",
+        "post_llm_call",
+        "pre_llm_call",
+        "post_llm_call",
+        "agent_complete",
+        "session_end",
+    ]
+
+
+def test_pre_llm_hook_can_stop_the_run(project: Path) -> None:
+    model = write_script(project, [{"content": "never"}])
+    overrides = {"hooks.pre_llm_call": [{"name": "gate", "command": "echo no more calls >&2; exit 2"}]}
+    result = make_loop(project, model, overrides=overrides).run("go")
+    assert result.stop_reason == "aborted" and "no more calls" in result.message
+
+
+def test_importing_the_agent_does_not_import_litellm() -> None:
+    code = "import sys, architect_nb.agent; print('litellm' in sys.modules)"
+    assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "False"
