@@ -26,8 +26,10 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+# The venv's bin comes first on PATH, as in an activated venv, so commands the agent runs (python -m pytest)
+# find the same interpreter and packages.
 pytest: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_ARGS)
 
 test: lint pytest
 
