@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 __all__ = [
+    "RUN_MIME_TYPE",
+    "TRANSCRIPT_VERSION",
     "AgentEvent",
     "ConfirmationAnswered",
     "ConfirmationAsked",
@@ -28,6 +30,9 @@ __all__ = [
     "Transcript",
     "Warning",
 ]
+
+RUN_MIME_TYPE = "application/vnd.architect-nb.run+json"
+TRANSCRIPT_VERSION = 1
 
 StopReason = Literal[
     "completed", "max_steps", "budget", "timeout", "aborted", "interrupted", "llm_error", "script_error"
@@ -179,6 +184,11 @@ class Transcript:
                 continue
             out.append(data)
         return out
+
+    def to_payload(self) -> dict[str, Any]:
+        """The `application/vnd.architect-nb.run+json` payload: `{"version", "run_id", "events"}`."""
+        run_id = self.events[0].run_id if self.events else ""
+        return {"version": TRANSCRIPT_VERSION, "run_id": run_id, "events": self.to_list()}
 
     @property
     def finished(self) -> RunFinished | None:
