@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import NoopTool, hook, make_engine, script
+from engine_support import LinesTool, NoopTool, hook, make_engine, script
 
 from architect_nb.config.schema import AppConfig
 from architect_nb.execution.confirm import ConfirmationAnswer, ConfirmationRequest, ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine, build_engine
 from architect_nb.execution.policies import NoTTYError
+from architect_nb.tools.base import ToolResult
 
 
 def steps(engine: ExecutionEngine) -> list[tuple[str, str]]:
@@ -343,6 +344,20 @@ def test_search_output_from_sensitive_files_is_withheld(workspace: Path) -> None
     assert "hunter2" not in result.output and ".env" not in result.output.replace("[guardrails", "")
     assert "src/a.py:1:KEY = 1" in result.output and "README:4:KEY" in result.output
     assert "2 line(s) from sensitive files withheld" in result.output
+
+
+def test_failed_output_is_filtered_too(workspace: Path) -> None:
+    class FailingGrep(LinesTool):
+        name = "failing_grep"
+
+        def execute(self, **kwargs: Any) -> ToolResult:
+            return ToolResult.fail(
+                "grep exited with code 2; narrow the search.", output=".env:1:KEY=hunter2\n"
+            )
+
+    engine, _ = make_engine(workspace, guardrails={"sensitive_files": [".env"]}, extra_tools=[FailingGrep()])
+    result = engine.execute_tool_call("failing_grep", {})
+    assert not result.success and "hunter2" not in result.to_model_text()
 
 
 def test_edit_limits_count_lines_from_the_diff(workspace: Path) -> None:

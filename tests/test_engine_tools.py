@@ -68,8 +68,8 @@ def test_sensitive_files_stay_out_of_reads_searches_and_commands(workspace: Path
         ("run_command", {"command": "grep -rn API ."}),
     ]:
         result = engine.execute_tool_call(name, args)
-        assert result.success, result.error
-        assert "hunter2" not in result.output, name
+        # Not asserting success: output is filtered on failure too (it reaches the model either way).
+        assert "hunter2" not in result.to_model_text(), name
         assert "app.py" in result.output, name
 
 

@@ -335,16 +335,18 @@ class ExecutionEngine:
             self.checkpoints.note_command(self.run_id)
             if rails is not None:
                 rails.record_command()
-        if rails is not None and result.success:
-            if tool.mutates_files:
+        if rails is None:
+            return result
+        if tool.mutates_files:
+            if result.success:
                 diff = result.metadata.get("diff") or call.preview
                 added, removed = count_changes(diff) if isinstance(diff, str) else (0, 0)
                 for path in call.files[:1]:
                     rails.record_edit(path, added, removed)
-            elif rails.sensitive:
-                result.output, withheld = rails.filter_output(result.output)
-                if withheld:
-                    record.step("guardrails", "filtered", f"{withheld} line(s)")
+        elif rails.sensitive and result.output:  # failed calls' output reaches the model too
+            result.output, withheld = rails.filter_output(result.output)
+            if withheld:
+                record.step("guardrails", "filtered", f"{withheld} line(s)")
         return result
 
     def _post_hooks(self, call: CallState, result: ToolResult, record: AuditRecord) -> None:
