@@ -78,6 +78,15 @@ class _Judgement:
         self.level = SAFE
         self.reason: str | None = None
         self.blocked: str | None = None
+        #: Lower-case for-loop variables seen so far: they hold loop words, which are judged themselves.
+        self.loop_variables: set[str] = set()
+
+    def leaky(self, word: Word) -> str | None:
+        """The first variable `word` expands that may hold a secret."""
+        for name in word.variables:
+            if name not in rules.BENIGN_VARIABLES and name not in self.loop_variables:
+                return name
+        return None
 
     def raise_to(self, level: int, reason: str) -> None:
         if level > self.level:
@@ -168,13 +177,32 @@ def _script(text: str, judgement: _Judgement, depth: int) -> None:
         judgement.raise_to(DANGEROUS, "contains characters that cannot be passed to bash")
         return
     parsed = parse_script(data)
+    judgement.loop_variables |= parsed.loop_variables
     for problem in parsed.problems:
         judgement.raise_to(DANGEROUS, problem)
+    for word in parsed.loose_words:
+        if (name := judgement.leaky(word)) is not None:
+            judgement.raise_to(DANGEROUS, f"expands ${name}, which may hold a secret")
+        if rules.secret_in(word.value if word.value is not None else word.text, word.globbed):
+            judgement.raise_to(DANGEROUS, f"names {word.text}, which may hold secrets")
+    if _BRACES.search(text):
+        # bash expands `{rm,-rf,/}` into words; judge the expanded text too, for the blocklist's sake.
+        expanded = _BRACES.sub(_expand_braces, text)
+        if expanded != text:
+            _script(expanded, judgement, depth + 1)
     for name, called in parsed.functions:
         if name in called:
             judgement.block(f"the function {name!r} calls itself (a fork bomb)")
     for cmd in parsed.commands:
         _simple(cmd, parsed, judgement, depth)
+
+
+_BRACES = re.compile(r"([^\s{}]*)\{([^{}\s]*,[^{}\s]*)\}([^\s{}]*)")
+
+
+def _expand_braces(match: re.Match[str]) -> str:
+    head, alternatives, tail = match.groups()
+    return " ".join(head + alt + tail for alt in alternatives.split(","))
 
 
 def _raw_backstop(text: str, judgement: _Judgement) -> None:
@@ -218,6 +246,8 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
 
 
 def _redirect(op: str, target: Word | None, judgement: _Judgement) -> None:
+    if target is not None and (name := judgement.leaky(target)) is not None:
+        judgement.raise_to(DANGEROUS, f"expands ${name}, which may hold a secret")
     if op in ("<<", "<<<"):
         return
     if target is None:
@@ -226,8 +256,8 @@ def _redirect(op: str, target: Word | None, judgement: _Judgement) -> None:
         judgement.raise_to(DANGEROUS, f"has a redirection it cannot read ({op})")
         return
     value = target.value
-    if target.variables and any(v not in rules.BENIGN_VARIABLES for v in target.variables):
-        judgement.raise_to(DANGEROUS, "expands a variable that may hold a secret")
+    if (value or target.skeleton).startswith(("/dev/tcp/", "/dev/udp/")):
+        judgement.raise_to(DANGEROUS, "opens a network connection")
     if op in ("<", "<&"):
         if value is None or rules.secret_in(value, target.globbed):
             judgement.raise_to(DANGEROUS, "reads a file that may hold secrets")
@@ -272,19 +302,12 @@ def _argv(
 ) -> None:
     """Judge one command given as words: the program first. Wrappers recurse into their inner command."""
     for word in words:
-        leaky = [v for v in word.variables if v not in rules.BENIGN_VARIABLES]
-        if leaky:
-            judgement.raise_to(DANGEROUS, f"expands ${leaky[0]}, which may hold a secret")
+        if (leaky := judgement.leaky(word)) is not None:
+            judgement.raise_to(DANGEROUS, f"expands ${leaky}, which may hold a secret")
     name = words[0]
     if name.value is None or name.globbed:
-        skeleton = name.skeleton.rsplit("/", 1)[-1]
-        if name.substituted or name.globbed:
-            judgement.block("the program name is computed at run time; write it literally")
-        elif reason := rules.blocked_reason(
-            skeleton, [w.value for w in words[1:]], [w.text for w in words[1:]]
-        ):
-            judgement.block(reason)
-        judgement.raise_to(DANGEROUS, "the program name comes from a variable")
+        # The blocklist cannot check a name known only at run time (`$x`, `$(...)`, `/bin/s?do`).
+        judgement.block(f"the program name {name.text[:60]} is only known at run time; write it literally")
         return
     program = name.value
     base = program.rsplit("/", 1)[-1]
@@ -307,6 +330,8 @@ def _argv(
                 judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
     wrapped = unwrap(base, args, stdin_text)
     if wrapped is not None:
+        if wrapped.blocked is not None:
+            judgement.block(wrapped.blocked)
         if wrapped.floor is not None:
             judgement.raise_to(*wrapped.floor)
         for script in wrapped.scripts:
@@ -345,6 +370,8 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
         judgement.raise_to(level, reason)
     if level != SAFE:
         return
+    if key in _RECURSIVE_READERS and any((w.value or w.text) in _BROAD_PATHS for w in args):
+        judgement.raise_to(DANGEROUS, f"{base} would search folders that hold secrets")
     for word in args:
         shown = word.value if word.value is not None else word.text
         if rules.secret_in(shown, word.globbed) or rules.secret_in(word.skeleton):
@@ -376,3 +403,7 @@ _GLOB_TOLERANT = frozenset(
         "hostname",
     }
 )
+
+#: Programs that read whole folder trees, and the folders that certainly hold secrets.
+_RECURSIVE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "diff"})
+_BROAD_PATHS = frozenset({"/", "~", "~/", "$HOME", "${HOME}", "/root", "/home", "/proc", "/etc", "/var"})

@@ -297,7 +297,7 @@ def _check_git(args: Args) -> str | None:
         return "git tag creates or deletes tags unless it only lists them"
     if sub == "stash" and rest[:1] in (["list"], ["show"]):
         return None
-    if sub == "reflog" and (rest == [] or rest[0] == "show"):
+    if sub == "reflog" and (rest == [] or rest[0] == "show" or rest[0].startswith("-")):
         return None
     return f"git {sub} is not a read-only git command"
 
@@ -391,10 +391,10 @@ def _forbid(*options: str, reason: str) -> Callable[[Args], str | None]:
     return check
 
 
-def _no_operands(what: str) -> Callable[[Args], str | None]:
+def _only(allowed: frozenset[str], what: str) -> Callable[[Args], str | None]:
     def check(args: Args) -> str | None:
-        if any(a is None or not a.startswith("-") for a in args):
-            return f"{what} with an argument changes the system"
+        if any(a not in allowed for a in args):
+            return f"{what} with other arguments changes the system"
         return None
 
     return check
@@ -407,6 +407,32 @@ def _check_ps(args: Args) -> str | None:
         if not a.startswith("-") and "e" in a:
             return "ps e shows other processes' environment variables"
     return None
+
+
+_AWK_RISKY = re.compile(r"system|getline|ENVIRON|PROCINFO|[|>@]|\bprint\s*>|close|fflush")
+
+
+def _check_awk(args: Args) -> str | None:
+    program_seen = False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a is None:
+            return "has arguments only known at run time"
+        if not program_seen and a in ("-F", "-v"):
+            i += 2
+            continue
+        if not program_seen and (a.startswith(("-F", "-v")) and len(a) > 2):
+            i += 1
+            continue
+        if not program_seen and a.startswith("-"):
+            return f"awk {a} is not a known read-only option"
+        if not program_seen:
+            if _AWK_RISKY.search(a):
+                return "awk program runs commands, writes files or reads the environment"
+            program_seen = True
+        i += 1
+    return None if program_seen else "awk without a program"
 
 
 def _check_tee(args: Args) -> str | None:
@@ -527,7 +553,7 @@ SAFE_PROGRAMS: dict[str, Callable[[Args], str | None]] = {
     "tree": _forbid("-o", reason="tree -o writes a file"),
     "file": _forbid("-C", "--compile", reason="file -C writes a compiled magic file"),
     "date": _forbid("-s", "--set", reason="date -s sets the system clock"),
-    "hostname": _no_operands("hostname"),
+    "hostname": _only(frozenset({"-I", "-i", "-f", "-s", "-d", "-A", "--fqdn", "--short"}), "hostname"),
     "find": _check_find,
     "git": _check_git,
     "rg": _check_rg,
@@ -540,6 +566,9 @@ SAFE_PROGRAMS: dict[str, Callable[[Args], str | None]] = {
     "man": _options_only(frozenset({"-k", "-f", "-w"})),
     "ps": _check_ps,
     "tee": _check_tee,
+    "awk": _check_awk,
+    "gawk": _check_awk,
+    "mawk": _check_awk,
     "jq": _check_jq,
     "python": _check_python,
     "pip": _check_pip,

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from architect_nb.tools.command_rules import DANGEROUS, SHELLS, secret_in
+from architect_nb.tools.command_rules import BENIGN_VARIABLES, DANGEROUS, SHELLS, secret_in
 from architect_nb.tools.shell_parse import Word
 
 __all__ = ["Unwrapped", "unwrap"]
@@ -28,6 +28,8 @@ class Unwrapped:
     floor: tuple[int, str] | None = None
     #: The wrapper is also a program to classify on its own (`find` with `-exec`).
     classify_self: bool = False
+    #: Why the blocklist refuses it (shell code only known at run time cannot be checked).
+    blocked: str | None = None
 
 
 def _skip(
@@ -143,6 +145,8 @@ def _env(args: Sequence[Word]) -> Unwrapped:
                 i += 1
             out.scripts.append(script)
             out.floor = (DANGEROUS, "env -S splits a string into a command")
+            if any(_computed(w) for w in args[i : i + 2]):
+                out.blocked = "env -S runs a command only known at run time"
             i += 1
             break
         elif value == "--":
@@ -265,10 +269,11 @@ def _shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
     operand = args[i] if i < len(args) else None
     if has_c:
         if operand is None:
-            out.floor = (DANGEROUS, f"{base} -c without a script")
+            out.blocked = f"{base} -c takes its script from its input"
         elif operand.value is None:
-            out.floor = (DANGEROUS, f"{base} -c runs a script only known at run time")
-            out.scripts.append(operand.skeleton)
+            if _computed(operand):
+                out.blocked = f"{base} -c runs shell code only known at run time ({operand.text[:60]})"
+            out.scripts.append(operand.skeleton)  # benign variables ($HOME) only: judge the rest
         else:
             out.scripts.append(operand.value)
         return out
@@ -281,7 +286,14 @@ def _shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
     return out
 
 
+def _computed(word: Word) -> bool:
+    """Shell code in `word` is computed at run time: substitutions, or variables other than benign ones."""
+    return word.substituted or any(v not in BENIGN_VARIABLES for v in word.variables)
+
+
 def _eval(args: Sequence[Word]) -> Unwrapped:
     out = Unwrapped(floor=(DANGEROUS, "eval runs a string as shell code"))
+    if any(_computed(w) for w in args):
+        out.blocked = "eval runs shell code only known at run time"
     out.scripts.append(" ".join(w.value if w.value is not None else w.skeleton for w in args))
     return out

@@ -25,6 +25,7 @@ MAX_NESTING = 200
 
 _GLOB_CHARS = re.compile(r"(?<!\\)[*?\[]")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_LOCAL_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 _DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
@@ -109,6 +110,10 @@ class ParsedScript:
     problems: list[str] = field(default_factory=list)
     #: (name, programs its body calls) for each function definition, to spot fork bombs.
     functions: list[tuple[str, set[str]]] = field(default_factory=list)
+    #: Words outside commands (for-loop values, case words), judged like arguments.
+    loose_words: list[Word] = field(default_factory=list)
+    #: Lower-case for-loop variables: their values are the loop words, already judged.
+    loop_variables: set[str] = field(default_factory=set)
 
 
 @functools.cache
@@ -177,14 +182,22 @@ class _Walker:
             self.redirected(node, depth)
         elif kind in _STRUCTURAL:
             for child in node.children:
-                if kind == "for_statement" and child.type in ("variable_name",):
+                if kind == "for_statement" and child.type == "variable_name":
+                    name = _text(child)
+                    if _LOCAL_NAME.match(name):
+                        self.out.loop_variables.add(name)
+                    else:  # `for PATH in ...` changes where programs are found
+                        self.problem(f"assigns ${name} in a loop")
                     continue
                 if kind in ("for_statement", "case_statement", "case_item") and child.type in _WORD_TYPES:
-                    self.word(child, depth + 1)  # loop values and case patterns: only their substitutions
+                    # Loop values and case words: judged like arguments (secrets, variables, substitutions).
+                    self.out.loose_words.append(self.word(child, depth + 1))
                     continue
                 self._child(child, depth + 1)
         elif kind == "comment":
             return
+        elif kind == "test_command" and node.child_count and node.children[0].type == "[":
+            self.bracket_test(node, depth)
         else:
             self.problem(_UNMODELLED.get(kind, f"uses unmodelled shell syntax ({kind})"))
             if kind == "function_definition":
@@ -197,6 +210,24 @@ class _Walker:
             self.statement(child, depth)
         elif child.type not in _STRUCTURAL_TOKENS:
             self.problem(f"uses unexpected syntax '{child.type}'")
+
+    def bracket_test(self, node: Node, depth: int) -> None:
+        """`[ ... ]` is the `[` command; the grammar parses its expression, so flatten it back to words."""
+        words = [Word(text="[", value="[", skeleton="[")]
+        stack = list(reversed(node.children[1:]))
+        while stack:
+            child = stack.pop()
+            if child.type in _WORD_TYPES:
+                words.append(self.word(child, depth + 1))
+            elif child.type == "test_operator" or not child.is_named:
+                text = _text(child)
+                words.append(Word(text=text, value=text, skeleton=text))
+            elif child.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
+                stack.extend(reversed(child.children))
+            else:
+                self.problem(f"uses unmodelled shell syntax ({child.type})")
+                self.scavenge(child, depth + 1)
+        self.out.commands.append(SimpleCommand(words=words))
 
     def function(self, node: Node, depth: int) -> None:
         name_node = node.child_by_field_name("name")
@@ -246,23 +277,20 @@ class _Walker:
         """The redirections in `node` and, for here-docs and here-strings, the static text they feed."""
         if node.type == "heredoc_redirect":
             out: list[Redirect] = []
-            text: str | None = ""
+            body: Word | None = None
             quoted = False
             for child in node.children:
                 if child.type == "heredoc_start":
                     quoted = any(q in _text(child) for q in "'\"\\")
                 elif child.type == "heredoc_body":
-                    if not quoted:
-                        for part in child.children:  # unquoted here-docs expand $(...) and $VAR
-                            if part.type != "heredoc_content":
-                                text = None
-                                self.word(part, depth + 1)
-                    body = _text(child)
-                    text = body if text is not None else None
+                    if quoted or all(part.type == "heredoc_content" for part in child.named_children):
+                        body = Word(text=_text(child), value=_text(child), skeleton=_text(child))
+                    else:  # unquoted here-docs expand $(...) and $VAR
+                        body = self._compound_word(child, _text(child), depth + 1)
                 elif child.type in ("file_redirect", "herestring_redirect"):
                     out.extend(self.redirect(child, depth + 1)[0])
-            out.append(Redirect(op="<<", target=None))
-            return out, text
+            out.append(Redirect(op="<<", target=body))
+            return out, body.value if body is not None else None
         op = ""
         fd: str | None = None
         target: Word | None = None
@@ -342,8 +370,19 @@ class _Walker:
             for child in node.children:
                 if child.is_named:
                     self.statement(child, depth + 1)
-            programs = tuple(c.words[0].skeleton for c in self.out.commands[start:] if c.words)
-            return Word(text=text, value=None, skeleton="", substituted=True, inner_programs=programs)
+            inner = self.out.commands[start:]
+            programs = tuple(c.words[0].skeleton for c in inner if c.words)
+            # `$(echo sudo)` is a plain disguise: its output is known, so the blocklist can see through it.
+            echoed = ""
+            if kind == "command_substitution" and len(inner) == 1 and programs == ("echo",):
+                parts = [w.value for w in inner[0].words[1:]]
+                if all(p is not None and not p.startswith("-") for p in parts):
+                    echoed = " ".join(p or "" for p in parts)
+            return Word(text=text, value=None, skeleton=echoed, substituted=True, inner_programs=programs)
+        if kind == "ansi_c_string":
+            self.problem(_UNMODELLED[kind])
+            decoded = _ansi_c(text[2:-1])
+            return Word(text=text, value=decoded, skeleton=decoded)
         if kind in ("string", "concatenation", "heredoc_body"):
             return self._compound_word(node, text, depth)
         if kind == "brace_expression":
@@ -417,3 +456,27 @@ _WORD_TYPES = frozenset(
         "translated_string",
     }
 )
+
+
+_ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+_ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_ANSI_C_SIMPLE |= {"v": "\v"}
+
+
+def _ansi_c(body: str) -> str:
+    """The value of `$'...'`, so that `$'\\x73udo'` is seen as `sudo` (the blocklist then applies)."""
+
+    def one(match: re.Match[str]) -> str:
+        esc = match.group(1)
+        try:
+            if esc[0] in "xuU":
+                return chr(int(esc[1:], 16))
+            if esc[0] in "01234567":
+                return chr(int(esc, 8) & 0xFF)
+        except (ValueError, OverflowError):
+            return esc
+        if esc[0] == "c" and len(esc) == 2:
+            return chr(ord(esc[1]) & 0x1F)
+        return _ANSI_C_SIMPLE.get(esc, esc)
+
+    return _ANSI_C.sub(one, body)
