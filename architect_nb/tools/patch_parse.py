@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 __all__ = ["FilePatch", "Hunk", "PatchLine", "PatchParseError", "parse_patch"]
 
 _HUNK = re.compile(r"^@@+\s*-(\d+)(?:,(\d*))?\s+\+(\d+)(?:,(\d*))?\s*(?:@@+.*)?$")
+_VERSION = re.compile(r"^\d+\.\d+")
 _GIT_HEADERS = (
     "index ",
     "old mode ",
@@ -170,18 +171,18 @@ def _file_header_at(lines: list[str], i: int) -> bool:
 
 
 def _header_block_at(lines: list[str], i: int) -> bool:
-    """A '--- ' and '+++ ' pair followed by a hunk header (or the end): a file header, past a hunk's counts.
+    """A '--- ' and '+++ ' pair followed by a hunk header: a file header, past a hunk's counts.
 
-    Within the counts such a pair is a removed '-- ' line and an added '++ ' line.
+    Within the counts, or with no hunk after it, such a pair is a removed '-- ' line and an added '++ ' line.
     """
-    return _file_header_at(lines, i) and (i + 2 >= len(lines) or lines[i + 2].startswith("@@"))
+    return _file_header_at(lines, i) and i + 2 < len(lines) and lines[i + 2].startswith("@@")
 
 
 def _is_signature(lines: list[str], i: int) -> bool:
-    """git format-patch's trailing '-- ' line, followed by a version line rather than by body lines."""
-    if lines[i].rstrip("\r") not in ("--", "-- "):
-        return False
-    return i + 1 >= len(lines) or lines[i + 1][:1] not in (" ", "+", "-", "@", "\\")
+    """git format-patch's trailing '-- ' line, which a version line ('2.39.5') follows."""
+    return (
+        lines[i].rstrip("\r") in ("--", "-- ") and i + 1 < len(lines) and bool(_VERSION.match(lines[i + 1]))
+    )
 
 
 def _parse_hunk(lines: list[str], i: int, number: int) -> tuple[Hunk, int]:
