@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,10 +14,18 @@ from agent_helpers import copy_sample_project, make_loop, write_script
 from architect_nb.agent.events import (
     AgentEvent,
     ConfirmationAnswered,
+    ConfirmationAsked,
     CostUpdate,
     ToolResultEvent,
     Warning,
 )
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.invalid",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.invalid",
+}
 
 
 @pytest.fixture
@@ -208,3 +218,40 @@ def test_pre_llm_hook_can_stop_the_run(project: Path) -> None:
 def test_importing_the_agent_does_not_import_litellm() -> None:
     code = "import sys, architect_nb.agent; print('litellm' in sys.modules)"
     assert subprocess.check_output([sys.executable, "-c", code], text=True).strip() == "False"
+
+
+def test_mcp_tools_join_an_agent_with_an_explicit_tool_list(project: Path) -> None:
+    server = shutil.which("mcp-server-git", path=str(Path(sys.executable).parent))
+    assert server, "mcp-server-git is a dev dependency"
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "initial"]):
+        subprocess.run(argv, cwd=project, check=True, env={**os.environ, **GIT_ENV})
+    (project / "shop" / "cart.py").write_text("changed\n")
+    model = write_script(
+        project,
+        [
+            {"tool_calls": [{"name": "mcp_git_git_status", "arguments": {"repo_path": str(project)}}]},
+            {"expect": {"tool_result_contains": "shop/cart.py"}, "content": "cart.py is modified."},
+        ],
+    )
+    overrides = {"mcp.servers": [{"name": "git", "command": server, "args": ["--repository", str(project)]}]}
+    events: list[AgentEvent] = []
+    loop = make_loop(project, model, answers=["approve"], overrides=overrides, events=events, agent="plan")
+    try:
+        result = loop.run("What changed?")
+    finally:
+        loop.close()
+    assert result.stop_reason == "completed", result.message
+    started = events[0]
+    assert "mcp_git_git_status" in started.tools and "write_file" not in started.tools  # type: ignore[attr-defined]
+    assert [e.tool for e in events if isinstance(e, ConfirmationAsked)] == ["mcp_git_git_status"]
+
+
+def test_mcp_server_that_is_down_is_a_warning(project: Path) -> None:
+    model = write_script(project, [{"content": "fine without it"}])
+    overrides = {"mcp.servers": [{"name": "gone", "command": "/nonexistent/mcp-server"}]}
+    events: list[AgentEvent] = []
+    loop = make_loop(project, model, overrides=overrides, events=events)
+    result = loop.run("go")
+    loop.close()
+    assert result.stop_reason == "completed"
+    assert any(isinstance(e, Warning) and e.category == "mcp" and "gone" in e.message for e in events)

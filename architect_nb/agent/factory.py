@@ -45,6 +45,13 @@ def create_loop(
     costs = (
         config.costs.model_copy(update={"budget_usd": budget_usd}) if budget_usd is not None else config.costs
     )
-    return AgentLoop(
+    loop = AgentLoop(
         engine, llm, agent_config, costs=costs, on_event=on_event, timeout_s=timeout_s, record_to=record_to
     )
+    if config.mcp.servers:
+        from architect_nb.mcp import MCPManager
+
+        # A server that is down leaves its tools out with a warning; the run goes on without them.
+        loop.mcp_manager = MCPManager(config.mcp)
+        loop.startup_warnings.extend(loop.mcp_manager.register_tools(engine.registry))
+    return loop

@@ -169,8 +169,15 @@ class AgentLoop:
         self._cancel_reason: StopReason = "interrupted"
         self._current = threading.local()
         self.run_id = ""
+        self.startup_warnings: list[str] = []  # e.g. MCP servers left out; shown when the run starts
+        self.mcp_manager: Any = None  # owns MCP connections when the config names servers
 
     # ------------------------------------------------------------------ control
+
+    def close(self) -> None:
+        """Stop the MCP servers this loop started (if any)."""
+        if self.mcp_manager is not None:
+            self.mcp_manager.close()
 
     def cancel(self, reason: StopReason = "interrupted") -> None:
         """Stop the run at the next safe point (between chunks, before a tool call). Thread-safe."""
@@ -210,6 +217,8 @@ class AgentLoop:
                 tools=tuple(s["function"]["name"] for s in schemas),
             )
         )
+        for warning in self.startup_warnings:
+            self.emit(Warning(run_id=self.run_id, message=warning, category="mcp"))
         self._notify(HookEvent.SESSION_START, {"task": task, "agent": self.agent.name})
         messages = self.context.start(self.agent.system_prompt, task)
         steps = 0
@@ -261,9 +270,10 @@ class AgentLoop:
         allowed = self.agent.allowed_tools
         if allowed is None:
             return None
+        from architect_nb.mcp import inject_mcp_tools
+
         # MCP tools discovered at start-up join an explicit list (the design document's v0.16.2 rule).
-        mcp = [name for name in self.engine.registry.names() if name.startswith("mcp_")]
-        return [*allowed, *(m for m in mcp if m not in allowed)]
+        return inject_mcp_tools(list(allowed), self.engine.registry)
 
     def _should_stop(self, steps: int, started: float) -> tuple[StopReason, str] | None:
         if self._cancel.is_set():
