@@ -106,7 +106,7 @@ class _SearchTool(WorkspaceTool):
             )
         else:
             text = f"No matches for {what} in '{where}' ({plural(outcome.files_searched, 'file')} searched)."
-        text = "\n".join([text, *outcome.notes])
+        text = "\n".join([text, *outcome.trailer()])
         return ToolResult.ok(
             text, matches=0, files_searched=outcome.files_searched, timed_out=outcome.timed_out
         )

@@ -30,6 +30,16 @@ class Outcome:
     time_bound: float = 0.0
     notes: list[str] = field(default_factory=list)
 
+    def trailer(self) -> list[str]:
+        """The notes, then the time-bound warning if the search was cut."""
+        if not self.timed_out:
+            return self.notes
+        return [
+            f"(Search stopped at its {self.time_bound:g} s time bound after {self.files_searched:,} of "
+            f"{self.files_total:,} files: results are partial. Narrow the path or file pattern.)",
+            *self.notes,
+        ]
+
 
 def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "es" if word.endswith("ch") else "s")
@@ -60,12 +70,7 @@ def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[st
         out.append(
             f"... {plural(left, 'more match')} in {plural(files_left, 'file')}; narrow the pattern or path."
         )
-    out.extend(outcome.notes)
-    if outcome.timed_out:
-        out.append(
-            f"(Search stopped at its {outcome.time_bound:g} s time bound after {outcome.files_searched:,} of "
-            f"{outcome.files_total:,} files: results are partial. Narrow the path or file pattern.)"
-        )
+    out.extend(outcome.trailer())
     metadata: dict[str, object] = {
         "matches": total,
         "files_with_matches": len(outcome.hits),
