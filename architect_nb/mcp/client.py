@@ -185,7 +185,7 @@ class MCPServerConnection:
         except TimeoutError:
             raise self._timeout_error(name, timeout) from None
         except MCPError as exc:
-            if self._process_gone() or "closed" in str(exc).lower():
+            if self._process_gone() or _is_connection_closed(exc):
                 self._mark_gone(f"connection closed: {exc}")
                 raise MCPCallError(
                     f"MCP server {self.name!r} stopped while running {name!r} ({exc}){self._stderr_note()}. "
@@ -289,7 +289,13 @@ class MCPServerConnection:
             return f"{where} closed the connection during start-up{self._stderr_note()}."
         detail = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
         target = f"at {self.config.url}" if self.config.url else f"command {self.config.command!r}"
-        return f"{where} ({target}) could not be initialised ({detail}){self._stderr_note()}."
+        hint = ""
+        if self.config.url:
+            hint = " Check that the server is running at that url"
+            if self.config.token_env:
+                hint += f" and that the token in ${self.config.token_env} is right"
+            hint += "."
+        return f"{where} ({target}) could not be initialised ({detail}){self._stderr_note()}.{hint}"
 
     def _stderr_note(self) -> str:
         tail = self.stderr_tail()
@@ -321,6 +327,13 @@ async def _list_all_tools(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
+
+
+def _is_connection_closed(exc: Exception) -> bool:
+    """The SDK's own "Connection closed" error (its code, -32000, is also a generic server error code)."""
+    from mcp.types import CONNECTION_CLOSED
+
+    return getattr(exc, "code", None) == CONNECTION_CLOSED and "connection closed" in str(exc).lower()
 
 
 def _new_event() -> anyio.Event:
