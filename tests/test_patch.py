@@ -326,10 +326,10 @@ def test_gnu_fallback_refuses_multi_file_context_diffs(tool: ApplyPatchTool, wor
 
 @needs_gnu
 def test_gnu_patch_has_no_fuzz_and_says_why_it_failed() -> None:
-    assert gnu_patch(TEXT, CONTEXT_DIFF) == TEXT.replace("line 3\n", "LINE THREE\n")
+    assert gnu_patch(TEXT, CONTEXT_DIFF, "context") == TEXT.replace("line 3\n", "LINE THREE\n")
     stale = TEXT.replace("line 4\n", "line four\n")
     with pytest.raises(GnuPatchError, match="FAILED"):
-        gnu_patch(stale, CONTEXT_DIFF)
+        gnu_patch(stale, CONTEXT_DIFF, "context")
 
 
 @needs_gnu
@@ -341,3 +341,30 @@ def test_gnu_patch_creating_other_files_is_refused() -> None:
     # GNU patch applies every section to the named file; either it fails or its result is refused.
     with pytest.raises(GnuPatchError):
         gnu_patch(TEXT, patch)
+
+
+@needs_gnu
+def test_gnu_fallback_reads_normal_diffs(tool: ApplyPatchTool, workspace: Path) -> None:
+    f = put(workspace, "x.py", TEXT)
+    result = tool.execute(path="x.py", patch="3c3\n< line 3\n---\n> LINE THREE\n")
+    assert result.success and result.metadata["engine"] == "gnu-patch"
+    assert f.read_text() == TEXT.replace("line 3\n", "LINE THREE\n")
+
+
+@needs_gnu
+def test_ed_scripts_are_never_run(tool: ApplyPatchTool, workspace: Path) -> None:
+    f = put(workspace, "x.py", TEXT)
+    result = tool.execute(path="x.py", patch="1a\n!touch pwned\n.\nw\nq\n")
+    assert not result.success
+    assert f.read_text() == TEXT and sorted(p.name for p in workspace.iterdir()) == ["x.py"]
+
+
+@needs_gnu
+def test_ambiguous_hunks_do_not_fall_back_to_gnu_nearest_offset(
+    tool: ApplyPatchTool, workspace: Path
+) -> None:
+    text = "x\ny\nz\n" + "pad\n" * 10 + "x\ny\nz\n"
+    f = put(workspace, "x.py", text)
+    result = tool.execute(path="x.py", patch="@@ -8,3 +8,3 @@\n x\n-y\n+Y\n z\n")
+    assert not result.success and "too far from both" in (result.error or "")
+    assert f.read_text() == text

@@ -27,6 +27,8 @@ from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 __all__ = ["ApplyPatchArgs", "ApplyPatchTool", "PatchError", "PatchOutcome", "apply_patch_text"]
 
 _SECTION_HEADER = re.compile(r"^(diff |Index: |\*\*\* (?!\d+(,\d+)? \*\*\*\*))", re.MULTILINE)
+_CONTEXT_HUNK = re.compile(r"^\*{15}$", re.MULTILINE)
+_NORMAL_HUNK = re.compile(r"^\d+(,\d+)?[acd]\d+(,\d+)?\r?\n[<>] ", re.MULTILINE)
 
 
 class PatchError(ValueError):
@@ -48,9 +50,10 @@ def apply_patch_text(
     try:
         files = parse_patch(patch)
     except PatchParseError as exc:
-        if fallback and text is not None and len(_SECTION_HEADER.findall(patch)) <= 1:
+        form = _other_format(patch)
+        if fallback and text is not None and form is not None and len(_SECTION_HEADER.findall(patch)) <= 1:
             try:
-                return PatchOutcome(text=gnu_patch(text, patch), engine="gnu-patch", notes=_GNU_NOTE)
+                return PatchOutcome(text=gnu_patch(text, patch, form), engine="gnu-patch", notes=_GNU_NOTE)
             except GnuPatchError:
                 pass
         raise PatchError(f"The patch cannot be read: {exc} '{shown}' is unchanged.") from None
@@ -59,7 +62,7 @@ def apply_patch_text(
     try:
         applied = apply_hunks(base, section.hunks, shown)
     except HunkError as exc:
-        if fallback and gnu_patch_available():
+        if fallback and not exc.ambiguous and gnu_patch_available():
             lines = patch.split("\n")[section.first_line : section.end_line]
             try:
                 new = gnu_patch(base, "\n".join(lines) + "\n")
@@ -69,6 +72,15 @@ def apply_patch_text(
                 return PatchOutcome(text=new, engine="gnu-patch", notes=_GNU_NOTE, hunks=len(section.hunks))
         raise PatchError(str(exc)) from None
     return PatchOutcome(text=applied.text, notes=applied.notes, hunks=len(section.hunks))
+
+
+def _other_format(patch: str) -> Literal["context", "normal"] | None:
+    """The older diff formats GNU patch reads and the built-in parser does not."""
+    if _CONTEXT_HUNK.search(patch):
+        return "context"
+    if _NORMAL_HUNK.search(patch):
+        return "normal"
+    return None
 
 
 _GNU_NOTE = ("the built-in applier could not place it; GNU patch applied it exactly (no fuzz).",)

@@ -21,7 +21,15 @@ _SHOWN_LINES = 15
 
 
 class HunkError(ValueError):
-    """A hunk cannot be placed. The message names it and shows what it expected next to what is there."""
+    """A hunk cannot be placed. The message names it and shows what it expected next to what is there.
+
+    `ambiguous` is set when the hunk fits several places and none is clearly meant: then no other applier
+    (GNU patch's nearest-offset rule) may have a go either.
+    """
+
+    def __init__(self, message: str, *, ambiguous: bool = False) -> None:
+        super().__init__(message)
+        self.ambiguous = ambiguous
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -157,7 +165,8 @@ def _place(
                 raise HunkError(
                     f"Hunk {hunk.number} of {total} ({hunk.header}) has no line numbers and its lines occur "
                     f"{len(usable)} times in '{shown}' (lines {where}). Add more context lines or give "
-                    "'@@ -start,count +start,count @@' headers. No hunk was applied; the file is unchanged."
+                    "'@@ -start,count +start,count @@' headers. No hunk was applied; the file is unchanged.",
+                    ambiguous=True,
                 )
             return usable[0], is_loose
         return _nearest(usable, expected, hunk, total, shown), is_loose
@@ -165,7 +174,8 @@ def _place(
         raise HunkError(
             f"Hunk {hunk.number} of {total} ({hunk.header}) matches '{shown}' only at line {earlier[0] + 1}, "
             "before the end of the previous hunk. Hunks must be in file order and must not overlap. "
-            "No hunk was applied; the file is unchanged."
+            "No hunk was applied; the file is unchanged.",
+            ambiguous=True,
         )
     raise HunkError(_mismatch(f, hunk, expected, total, shown))
 
@@ -178,7 +188,8 @@ def _nearest(usable: list[int], expected: int, hunk: Hunk, total: int, shown: st
         raise HunkError(
             f"Hunk {hunk.number} of {total} ({hunk.header}) fits '{shown}' at lines {where}, and its "
             f"header (line {expected + 1}) is too far from both to tell which is meant. Fix the header's "
-            "line numbers or add context lines. No hunk was applied; the file is unchanged."
+            "line numbers or add context lines. No hunk was applied; the file is unchanged.",
+            ambiguous=True,
         )
     return ranked[0]
 

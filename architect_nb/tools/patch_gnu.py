@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Literal
 
 __all__ = ["GnuPatchError", "gnu_patch", "gnu_patch_available"]
 
@@ -28,8 +29,17 @@ def gnu_patch_available() -> bool:
     return shutil.which("patch") is not None
 
 
-def gnu_patch(text: str, patch: str, timeout: float = _TIMEOUT_S) -> str:
-    """Apply `patch` to `text` with GNU patch (UTF-8, no fuzz) and return the new text."""
+def gnu_patch(
+    text: str,
+    patch: str,
+    form: Literal["unified", "context", "normal"] = "unified",
+    timeout: float = _TIMEOUT_S,
+) -> str:
+    """Apply `patch` to `text` with GNU patch (UTF-8, no fuzz) and return the new text.
+
+    The diff format is forced (`form`), so that patch never reads the input as an ed script, which it would
+    hand to `ed`.
+    """
     exe = shutil.which("patch")
     if exe is None:
         raise GnuPatchError("the system 'patch' command is not installed")
@@ -48,6 +58,7 @@ def gnu_patch(text: str, patch: str, timeout: float = _TIMEOUT_S) -> str:
             "--reject-file",
             str(Path(tmp) / "rejects"),
             "--quoting-style=literal",
+            f"--{form}",
             "--input",
             str(patch_file),
             _TARGET,  # the file is always named: patch never picks one from the headers
