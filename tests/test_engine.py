@@ -136,6 +136,35 @@ def test_rewrite_is_reported_and_stale_warnings_dropped(workspace: Path, tmp_pat
     assert "use logging" not in result.output
 
 
+def test_widget_style_confirmer_answered_from_another_thread(workspace: Path) -> None:
+    """The notebook's seam: the call runs in a worker thread, the answer comes from the UI thread."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    asked = threading.Event()
+    answered = threading.Event()
+    box: dict[str, Any] = {}
+
+    class Widget:
+        def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
+            box["request"] = request
+            asked.set()
+            while not answered.wait(0.01):  # the widget confirmer polls, so it can also time out
+                pass
+            return box["answer"]  # type: ignore[no-any-return]
+
+    engine, _ = make_engine(workspace, mode="confirm-all")
+    engine.confirmer = Widget()
+    with ThreadPoolExecutor(1) as pool:
+        future = pool.submit(engine.execute_tool_call, "noop", {"value": "from the worker"})
+        assert asked.wait(5)
+        assert box["request"].args["value"] == "from the worker"
+        box["answer"] = ConfirmationAnswer.deny("clicked Deny")
+        answered.set()
+        result = future.result(timeout=5)
+    assert not result.success and "clicked Deny" in (result.error or "")
+
+
 def test_abort_from_another_thread(workspace: Path) -> None:
     import threading
 

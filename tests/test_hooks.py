@@ -132,7 +132,7 @@ def test_plain_text_stdout_is_ignored(workspace: Path, tmp_path: Path) -> None:
         ),
     ],
 )
-def test_claude_code_json(  # noqa: PLR0917 - parametrised
+def test_claude_code_json(
     workspace: Path, tmp_path: Path, output: dict, decision: HookDecision, ask: bool, reason: str
 ) -> None:
     cmd = script(tmp_path, "claude.sh", f"cat <<'EOF'\n{json.dumps(output)}\nEOF\n")
@@ -283,3 +283,9 @@ def test_invalid_matcher_names_the_hook(workspace: Path) -> None:
         HookExecutor(
             HooksConfig.model_validate({"pre_tool_use": [hook("true", "broken", matcher="(")]}), workspace
         )
+
+
+def test_odd_context_keys_do_not_break_the_environment(workspace: Path, tmp_path: Path) -> None:
+    cmd = script(tmp_path, "ok.sh", "cat > /dev/null; exit 0\n")
+    (result,) = run(workspace, HookEvent.PRE_TOOL_USE, [hook(cmd, "ok")], **{"bad key=": "x", "ünï": 1})
+    assert result.decision is HookDecision.ALLOW and not result.warning

@@ -7,8 +7,11 @@ The protocol (the design document's, plus Claude Code's JSON so existing hook sc
   `tool_output`/`tool_response`).
 * Exit 0 allows. Stdout may hold a JSON object: `additionalContext`, `updatedInput`, or Claude Code's
   `hookSpecificOutput.{permissionDecision, permissionDecisionReason, updatedInput, additionalContext}` and a
-  top-level `decision: "block"` with `reason`. Plain-text stdout is ignored; stdout that starts with `{` but
-  is not valid JSON is a warning.
+  top-level `decision: "block"` with `reason`. `permissionDecision: "deny"` blocks; `"ask"` makes the engine
+  ask a person even in yolo mode; `"allow"` does *not* skip the engine's confirmation (a script cannot
+  approve on the user's behalf). `updatedInput` is merged over the current arguments, and the engine
+  validates and re-checks the result. Plain-text stdout is ignored; stdout that starts with `{` but is not
+  valid JSON is a warning.
 * Exit 2 blocks (pre-hooks only); the reason is on stderr. After the fact (post-hooks, notifications) exit 2
   is reported like any other failure.
 * Any other exit code, a timeout or bad JSON is a *warning*: it is shown in the result and never blocks.
@@ -47,6 +50,7 @@ __all__ = ["LEGACY_POST_EDIT_MATCHER", "HookDecision", "HookEvent", "HookExecuto
 LEGACY_POST_EDIT_MATCHER = "write_file|edit_file|apply_patch"
 _MAX_OUTPUT_BYTES = 64 * 1024  # read at most this much of a hook's stdout or stderr
 _MAX_ENV_VALUE = 32 * 1024  # the kernel refuses single environment strings much longer than 128 KiB
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 class HookEvent(enum.StrEnum):
@@ -334,7 +338,7 @@ class HookExecutor:
             env["ARCHITECT_FILE_PATH"] = str(self.workspace_root / files[0])
             env["ARCHITECT_FILES"] = "\n".join(files)
         for key, value in ctx.items():
-            if value is None or key == "files":
+            if value is None or key == "files" or not _ENV_KEY.fullmatch(key):
                 continue
             text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
             env[f"ARCHITECT_{key.upper()}"] = text[:_MAX_ENV_VALUE].replace("\x00", "")
