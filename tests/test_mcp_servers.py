@@ -390,3 +390,29 @@ def test_streamable_http_with_a_wrong_token_is_a_warning(
     assert len(warnings) == 1 and "'web'" in warnings[0] and "TOY_MCP_TOKEN" in warnings[0]
     assert "not-the-token-8d1f" not in warnings[0]  # the token itself is never shown
     assert registry.count() == 0
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def test_servers_are_configured_under_mcp_servers_in_the_yaml(tmp_path: Path, git_repo: Path) -> None:
+    from architect_nb.config import load_config
+
+    config_file = tmp_path / ".architect.yaml"
+    config_file.write_text(
+        "mcp:\n"
+        "  servers:\n"
+        "    - name: git\n"
+        f"      command: {GIT_SERVER}\n"
+        f"      args: [--repository, {git_repo}]\n"
+        "      timeout: 5\n"
+        "    - name: remote\n"
+        "      url: http://127.0.0.1:8765/mcp\n"
+        "      token_env: REMOTE_MCP_TOKEN\n"
+        "      startup_timeout: 2.5\n"
+    )
+    servers = load_config(config_file, environ={}).mcp.servers
+    assert [s.name for s in servers] == ["git", "remote"]
+    assert servers[0].args == ["--repository", str(git_repo)] and servers[0].timeout == 5
+    assert servers[1].url == "http://127.0.0.1:8765/mcp" and servers[1].token_env == "REMOTE_MCP_TOKEN"
+    assert servers[1].startup_timeout == 2.5

@@ -39,6 +39,9 @@ _STDERR_TAIL = 600
 # Extra seconds the calling thread waits past a call's own timeout before giving up on the event loop.
 _BACKSTOP = 5.0
 _MAX_TOOL_PAGES = 100
+# Seconds close() waits for a graceful end, then again after cancelling (the SDK's own stdio shutdown, stdin
+# closed → SIGTERM → SIGKILL, is bounded at about 6 s).
+_CLOSE_GRACE = 10.0
 
 
 class MCPServerError(Exception):
@@ -74,6 +77,7 @@ class MCPServerConnection:
         self._error: BaseException | None = None
         self._gone: str | None = None
         self._stderr: IO[str] | None = None
+        self._started = False
         self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -85,9 +89,18 @@ class MCPServerConnection:
             MCPConnectionError: with a sentence saying what failed and what to check.
         """
         with self._lock:
-            if self._portal is not None:
-                raise RuntimeError(f"MCP server {self.name!r} is already connected; create a new connection.")
+            if self._started or self._closed:
+                raise RuntimeError(
+                    f"MCP server {self.name!r} was already connected; create a new connection."
+                )
+            self._started = True
+        try:
             self._start_loop()
+        except Exception as exc:
+            self.close()
+            raise MCPConnectionError(
+                f"MCP server {self.name!r} could not be started ({type(exc).__name__}: {exc})."
+            ) from exc
         timeout = float(self.config.startup_timeout)
         if not self._ready.wait(timeout):
             self.close()
@@ -109,16 +122,22 @@ class MCPServerConnection:
                 return
             self._closed = True
             portal, holder = self._portal, self._holder
-        if portal is not None and holder is not None and not holder.done():
-            if self._client is not None and self._stop is not None:
-                with contextlib.suppress(Exception):
-                    portal.call(self._stop.set)
-            else:
-                holder.cancel()
-            with contextlib.suppress(BaseException):
-                holder.result(timeout=15)
+        if portal is not None and holder is not None:
+            if not holder.done():
+                if self._client is not None and self._stop is not None:
+                    with contextlib.suppress(Exception):
+                        portal.call(
+                            self._stop.set
+                        )  # a graceful end: the SDK closes the session, then the process
+                else:
+                    holder.cancel()  # still starting: abandon the start-up
+                if not _wait(holder, _CLOSE_GRACE):
+                    holder.cancel()
+                    _wait(holder, _CLOSE_GRACE)
+            with contextlib.suppress(RuntimeError):
+                portal.call(portal.stop, True)  # cancel calls still in flight rather than wait for them
         self._client = None
-        self._exit_stack.close()  # stops the event loop and joins its thread
+        self._exit_stack.close()  # joins the event loop's thread
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
@@ -327,6 +346,13 @@ async def _list_all_tools(client: Client) -> list[Tool]:
         if not cursor:
             break
     return tools
+
+
+def _wait(future: concurrent.futures.Future[None], timeout: float) -> bool:
+    """Whether `future` finished (in any way) within `timeout` seconds."""
+    with contextlib.suppress(BaseException):
+        future.result(timeout=timeout)
+    return future.done()
 
 
 def _is_connection_closed(exc: Exception) -> bool:
