@@ -27,8 +27,9 @@ __all__ = ["MAX_COMMAND_CHARS", "CommandVerdict", "Sensitivity", "classify_comma
 Sensitivity = Literal["safe", "dev", "dangerous"]
 _LEVELS: tuple[Sensitivity, ...] = ("safe", "dev", "dangerous")
 
-#: Longer commands are not analysed (bash could not take them as one argument anyway).
-MAX_COMMAND_CHARS = 64 * 1024
+#: Longer commands are only checked against the raw blocklist and are `dangerous`: tree-sitter's error
+#: recovery is superlinear on some malformed input, and real commands are far shorter (scripts go in files).
+MAX_COMMAND_CHARS = 16 * 1024
 #: How deep `bash -c "bash -c '...'"` and friends are followed.
 MAX_SHELL_DEPTH = 8
 
@@ -154,6 +155,9 @@ def classify_uncached(command: str, extras: _Extras | None = None) -> CommandVer
     if not command.strip():
         return CommandVerdict(sensitivity="dangerous", reason="is empty")
     if len(command) > MAX_COMMAND_CHARS:
+        _raw_backstop(command, judgement)
+        if judgement.blocked is not None:
+            return judgement.verdict()
         return CommandVerdict(
             sensitivity="dangerous", reason=f"is longer than {MAX_COMMAND_CHARS} characters"
         )
@@ -197,7 +201,9 @@ def _script(text: str, judgement: _Judgement, depth: int) -> None:
         _simple(cmd, parsed, judgement, depth)
 
 
-_BRACES = re.compile(r"([^\s{}]*)\{([^{}\s]*,[^{}\s]*)\}([^\s{}]*)")
+_BRACES = re.compile(
+    r"(?<![^\s{};|&<>()])([^\s{};|&<>()]{0,200})\{([^{}\s]{0,200},[^{}\s]{0,200})\}([^\s{};|&<>()]{0,200})"
+)
 
 
 def _expand_braces(match: re.Match[str]) -> str:

@@ -46,38 +46,52 @@ _KILL_SIGNAL = re.compile(r"^-(?:9|(?:SIG)?KILL)$|^--signal=(?:9|(?:SIG)?KILL)$"
 
 # Anchors for the raw-string backstop: a program name starts a line, follows a separator or an opening quote
 # or bracket (as in `eval "sudo id"` or `os.system('rm -rf /')`), optionally behind a path or backslash.
-_AT_CMD = r"(?:^|[;&|({`\[,=!\n]|\$\()\s*[\\\"']*(?:[\w./-]*/)?"
-_LOOSE = r"(?:^|[\s;&|({`\[,=!\"']|\$\()[\\\"']*(?:[\w./-]*/)?"
+# Every quantifier is bounded, so a 64 KiB command is scanned in linear time (no catastrophic backtracking).
+_AT_CMD = r"(?:^|[;&|({`\[,=!\n]|\$\()[ \t]{0,16}[\\\"']{0,4}(?:[\w./-]{0,100}/)?"
+_LOOSE = r"(?:^|[\s;&|({`\[,=!\"']|\$\()[\\\"']{0,4}(?:[\w./-]{0,100}/)?"
 _END = r"(?=$|[\s;&|)`'\"\\])"
+_OPTS = r"(?:-[\w-]{0,40}[ \t]{1,16}){0,16}"
+_REST = r"[^\n;&|]{0,400}"
+_KILL = r"(?:9|(?:SIG)?KILL)"
 #: Patterns matched against the raw text of every script, nested ones included: a backstop for what the
 #: structural rules cannot see (code strings given to python -c, perl -e, ...).
 RAW_BLOCKLIST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.MULTILINE), reason)
     for pattern, reason in (
-        (_AT_CMD + r"(?:sudo|su|doas|pkexec)(?=[\\\"']*(?:$|[\s;&|)]))", "privilege escalation"),
+        (_AT_CMD + r"(?:sudo|su|doas|pkexec)(?=[\\\"']{0,4}(?:$|[\s;&|)]))", "privilege escalation"),
         (
-            _LOOSE + r"rm\s+(?:-[\w-]*\s+)*?(?:-[a-zA-Z]*[rR][a-zA-Z]*|--recursive)\s+(?:-[\w-]*\s+)*"
-            r"[\"']*(?:/|~|\$HOME|\$\{HOME\})[/.*\"']*" + _END,
+            _LOOSE
+            + r"rm[ \t]{1,16}"
+            + _OPTS
+            + r"(?:-[a-zA-Z]{0,8}[rR][a-zA-Z]{0,8}|--recursive)[ \t]{1,16}"
+            + _OPTS
+            + r"[\"']{0,4}(?:/|~|\$HOME|\$\{HOME\})[/.*\"']{0,16}"
+            + _END,
             "recursive delete of / or the home folder",
         ),
-        (_LOOSE + r"rm\s[^\n;&|]*--no-preserve-root", "rm --no-preserve-root"),
-        (_LOOSE + r"chmod\s+(?:-\w+\s+)*(?:0?777|[ugoa]*[+=]rwx)" + _END, "chmod 777"),
+        (_LOOSE + r"rm\s" + _REST + r"--no-preserve-root", "rm --no-preserve-root"),
+        (_LOOSE + r"chmod[ \t]{1,16}" + _OPTS + r"(?:0?777|[ugoa]{0,4}[+=]rwx)" + _END, "chmod 777"),
         (
-            r"\b(?:curl|wget)\b[^\n;&|]*\|\s*(?:sudo\s+)?(?:[\w./-]*/)?(?:ba|z|da|k|mk)?sh\b",
+            r"\b(?:curl|wget)\b" + _REST + r"\|[ \t]{0,16}(?:sudo[ \t]{1,16})?(?:[\w./-]{0,100}/)?"
+            r"(?:ba|z|da|k|mk)?sh\b",
             "pipes a download into a shell",
         ),
-        (_LOOSE + r"dd\s[^\n;&|]*\bof=/dev/(?!(?:null|zero|stdout|stderr|tty)\b)", "dd onto a device"),
-        (r">\s*" + _DISK, "writes onto a disk device"),
-        (_LOOSE + r"mkfs(?:\.\w+)?" + _END, "formats a filesystem"),
+        (_LOOSE + r"dd\s" + _REST + r"\bof=/dev/(?!(?:null|zero|stdout|stderr|tty)\b)", "dd onto a device"),
+        (r">[ \t]{0,16}" + _DISK, "writes onto a disk device"),
+        (_LOOSE + r"mkfs(?:\.\w{1,16})?" + _END, "formats a filesystem"),
         (
-            r"([\w:.-]+)\s*\(\s*\)\s*\{[^}]*?(?<![\w:.-])\1\s*\|\s*\1(?![\w:.-])",
+            r"(?<![\w:.-])([\w:.-]{1,64})[ \t]{0,16}\([ \t]{0,16}\)[ \t]{0,16}\{[^}]{0,200}?(?<![\w:.-])\1"
+            r"[ \t]{0,16}\|[ \t]{0,16}\1(?![\w:.-])",
             "fork bomb",
         ),
         (
-            _LOOSE + r"pkill(?=[^\n;&|]*\s-(?:9|(?:SIG)?KILL)\b)(?=[^\n;&|]*\s(?:-f|--full)\b)",
+            _LOOSE + r"pkill(?=" + _REST + r"\s-" + _KILL + r"\b)(?=" + _REST + r"\s(?:-f|--full)\b)",
             "pkill -9 -f",
         ),
-        (_LOOSE + r"killall(?=[^\n;&|]*\s-(?:9|(?:SIG)?KILL|s\s*(?:9|(?:SIG)?KILL))\b)", "killall -9"),
+        (
+            _LOOSE + r"killall(?=" + _REST + r"\s-(?:" + _KILL + r"|s[ \t]{0,16}" + _KILL + r")\b)",
+            "killall -9",
+        ),
     )
 )
 
@@ -641,6 +655,9 @@ DEV_PREFIXES: tuple[tuple[str, ...], ...] = tuple(
 
 def dev_match(tokens: Sequence[str | None], prefixes: Sequence[Sequence[str]]) -> bool:
     """Whether `tokens` (program first, `program_key`-normalised) start with one of `prefixes`."""
+    first = tokens[0] if tokens else None
     return any(
-        len(tokens) >= len(p) and all(t == q for t, q in zip(tokens, p, strict=False)) for p in prefixes if p
+        p[0] == first and len(tokens) >= len(p) and all(t == q for t, q in zip(tokens, p, strict=False))
+        for p in prefixes
+        if p
     )

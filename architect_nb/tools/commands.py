@@ -24,7 +24,6 @@ from architect_nb.config.schema import CommandsConfig
 from architect_nb.execution.validators import PathTraversalError
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.command_classifier import (
-    MAX_COMMAND_CHARS,
     CommandVerdict,
     Sensitivity,
     classify_command,
@@ -34,15 +33,15 @@ from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
 
 __all__ = ["CommandVerdict", "RunCommandArgs", "RunCommandTool", "Sensitivity", "classify_command"]
 
+#: bash takes one argument of at most 128 KiB; longer scripts belong in a file.
+MAX_RUN_CHARS = 64 * 1024
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Inherited variables that would make bash run code before the command (`bash -c` reads $BASH_ENV).
 _DROPPED_ENV = ("BASH_ENV", "ENV")
 
 
 class RunCommandArgs(ToolArgs):
-    command: str = Field(
-        description="Shell command (bash), run in the workspace.", max_length=MAX_COMMAND_CHARS
-    )
+    command: str = Field(description="Shell command (bash), run in the workspace.", max_length=MAX_RUN_CHARS)
     cwd: str | None = Field(None, description="Working directory relative to the workspace root.")
     timeout: int | None = Field(None, ge=1, le=600, description="Seconds before it is killed.")
     env: dict[str, str] | None = Field(None, description="Extra environment variables.")

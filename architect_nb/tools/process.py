@@ -12,15 +12,40 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["OutputBuffer", "ProcessOutcome", "run_process"]
+__all__ = ["OutputBuffer", "ProcessOutcome", "kill_running_processes", "run_process"]
 
 #: After the main process exits, how long leftovers (background jobs) may keep the pipe open.
 EXIT_GRACE_SECONDS = 0.5
+
+# The process groups of the commands running now, so an interrupt on another thread can kill them.
+_live_lock = threading.Lock()
+_live_groups: set[int] = set()
+
+
+def kill_running_processes() -> int:
+    """Kill the process group of every command `run_process` runs now (thread-safe); returns how many."""
+    with _live_lock:
+        groups = list(_live_groups)
+    for pgid in groups:
+        _kill_group(pgid)
+    return len(groups)
+
+
+@contextlib.contextmanager
+def _tracked(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+    with _live_lock:
+        _live_groups.add(proc.pid)
+    try:
+        yield
+    finally:
+        with _live_lock:
+            _live_groups.discard(proc.pid)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -114,15 +139,18 @@ def run_process(
     buffer = OutputBuffer(max_lines)
     timed_out = limited = False
     deadline = time.monotonic() + timeout
-    with subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    ) as proc:
+    with (
+        subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        ) as proc,
+        _tracked(proc),
+    ):
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
         finished = False  # the main process exited, was timed out or was stopped for its output
