@@ -20,7 +20,7 @@ def guard(workspace: Path) -> GuardrailsEngine:
         workspace,
         protected_files=["data/raw/*", ".git/*", "uv.lock"],
         sensitive_files=[".env", "*.pem", "id_rsa", "secrets/"],
-        blocked_commands=["git push", r"rm\s+-rf"],
+        blocked_commands=["git push", r"rm\s+-rf\s+/tmp"],
     )
 
 
@@ -57,7 +57,7 @@ def test_file_access(guard: GuardrailsEngine, workspace: Path, path: str, write:
         ("ls -la", True, ""),
         ("git status", True, ""),
         ("git push origin main", False, "blocked pattern 'git push'"),
-        ("rm  -rf build", False, "blocked pattern"),
+        ("rm  -rf /tmp/x", False, "blocked pattern"),
         ("cat .env", False, "'.env', a sensitive file"),
         ("cat ./config/../.env", False, "sensitive file"),
         ("grep KEY .env", False, "sensitive file"),
@@ -74,6 +74,10 @@ def test_file_access(guard: GuardrailsEngine, workspace: Path, path: str, write:
         ("sed -i s/a/b/ uv.lock", False, "protected file"),
         ("rm data/raw/a.csv", False, "protected file"),
         ("mv data/raw/a.csv b.csv", False, "protected file"),
+        ("rm -rf data", False, "protected file"),  # a folder holding protected files
+        ("mv data/raw old", False, "protected file"),
+        ("rm -r ./", False, "protected file"),
+        ("rm -rf build", True, ""),
         ("cp data/raw/a.csv work/a.csv", True, ""),  # reading a protected file is fine
         ("cp work/a.csv data/raw/a.csv", False, "protected file"),
         ("cat data/raw/a.csv > work/a.csv", True, ""),

@@ -77,6 +77,15 @@ class _Globs:
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
+    def inside(self, rel: str) -> str | None:
+        """A folder pattern lying below the folder `rel` (so removing or moving `rel` would touch it)."""
+        rel = rel.lower().removeprefix("./").rstrip("/")
+        prefix = "" if rel in ("", ".") else rel + "/"
+        for pattern in self.patterns:
+            if "/" in pattern and pattern.startswith(prefix) and not pattern.startswith("../"):
+                return pattern
+        return None
+
     def match(self, rel: str) -> str | None:
         """The first pattern matching `rel`, one of its parent folders or its name; None if none does."""
         parts = rel.lower().removeprefix("./").split("/")
@@ -190,11 +199,12 @@ class GuardrailsEngine:
                     )
         if self.protected:
             for target in _write_targets(command):
-                hit = self.protected.match(self._rel_word(target, base))
+                rel = self._rel_word(target, base)
+                hit = self.protected.match(rel) or self.protected.inside(rel)
                 if hit is not None:
                     return False, (
-                        f"The command writes to '{target}', a protected file (matches '{hit}'). "
-                        "Leave it unchanged, or ask the user."
+                        f"The command changes '{target}', which is or holds a protected file (matches "
+                        f"'{hit}'). Leave it unchanged, or ask the user."
                     )
         return True, ""
 
