@@ -156,6 +156,14 @@ def test_bare_hunk_headers_are_placed_by_context_when_unique() -> None:
         apply("x\ny\nx\ny\n", "@@ @@\n x\n-y\n+z\n")
 
 
+def test_context_line_without_its_space_is_reported_not_half_applied() -> None:
+    patch = "@@ -1,3 +1,3 @@\n line 1\nline 2\n-line 3\n+three\n@@ -9 +9 @@\n-line 9\n+nine\n"
+    with pytest.raises(
+        PatchError, match=r"Line 3 of the patch, 'line 2', interrupts hunk 1 .* leading space"
+    ):
+        apply(TEXT, patch)
+
+
 def test_format_patch_signature_is_not_a_removed_line() -> None:
     patch = "@@ -1,2 +1,2 @@\n line 1\n-line 2\n+two\n-- \n2.39.5\n\n"
     assert apply(TEXT, patch) == TEXT.replace("line 2\n", "two\n")

@@ -110,6 +110,7 @@ def parse_patch(patch: str) -> list[FilePatch]:
     current: FilePatch | None = None
     i = 0
     n = len(lines)
+    hunk_end = 0  # the line that ended the last hunk
     while i < n:
         head = lines[i].rstrip("\r")
         if head.startswith("diff --git ") or head.startswith("diff -"):
@@ -127,6 +128,18 @@ def parse_patch(patch: str) -> list[FilePatch]:
                 current = _start(files, i, (None, None))
             hunk, i = _parse_hunk(lines, i, len(current.hunks) + 1)
             current.hunks.append(hunk)
+            hunk_end = i
+        elif (
+            current is not None
+            and current.hunks
+            and head[:1] in (" ", "+", "-")
+            and not _is_signature(lines, i)
+        ):
+            raise PatchParseError(
+                f"Line {hunk_end + 1} of the patch, {lines[hunk_end][:80]!r}, interrupts hunk "
+                f"{len(current.hunks)} ({current.hunks[-1].header}): every line of a hunk starts with ' ' "
+                "(context), '-' (removed) or '+' (added). If it is a context line, add its leading space."
+            )
         else:
             if current is not None and not current.hunks:
                 if head.startswith(_GIT_HEADERS):
