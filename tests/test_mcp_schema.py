@@ -444,3 +444,22 @@ def test_importing_architect_nb_mcp_does_not_import_the_sdk() -> None:
     out = subprocess.check_output([sys.executable, "-c", code], text=True).split()
     assert out == ["False", "False"]
     assert isinstance(sys.modules["architect_nb.mcp"], types.ModuleType)
+
+
+def test_registering_twice_is_quiet_but_a_foreign_name_clash_warns() -> None:
+    from architect_nb.config.schema import MCPConfig
+    from architect_nb.mcp import MCPManager
+
+    manager = MCPManager(MCPConfig())
+    manager.start()
+    tool = MCPToolAdapter.create(ScriptedCaller(text_result("")), Tool(name="t", input_schema={}))
+    manager.tools.append(tool)
+    registry = ToolRegistry()
+    assert manager.register_tools(registry) == []
+    assert manager.register_tools(registry) == []  # the same tool again: nothing to say
+    other = ToolRegistry()
+    other.register(MCPToolAdapter.create(ScriptedCaller(text_result("")), Tool(name="t", input_schema={})))
+    warnings = manager.register_tools(other)
+    assert len(warnings) == 1 and "mcp_fake_t" in warnings[0]
+    assert manager.register_tools(ToolRegistry()) == []  # the warning belonged to `other` only
+    manager.close()

@@ -85,12 +85,16 @@ class MCPManager:
     def register_tools(self, registry: ToolRegistry) -> list[str]:
         """`start()`, then register every discovered tool in `registry`. Returns the warnings."""
         self.start()
+        warnings = list(self.warnings)
         for tool in self.tools:
             if registry.has_tool(tool.name):
-                self._warn(f"A tool named {tool.name!r} is already registered; the MCP one is left out.", "")
+                if registry.get(tool.name) is not tool:
+                    message = f"A tool named {tool.name!r} is already registered; the MCP one is left out."
+                    get_logger(__name__).warning("mcp_tool_skipped", tool=tool.name, reason=message)
+                    warnings.append(message)
                 continue
             registry.register(tool)
-        return list(self.warnings)
+        return warnings
 
     def close(self) -> None:
         """Close every connection (stopping stdio servers). Safe to call twice."""
