@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from architect_nb.tools import fileio
 from architect_nb.tools._search import scan as scan_module
-from architect_nb.tools._search.grep import BACKENDS, Needle, make_backend
+from architect_nb.tools._search.grep import BACKENDS, Needle, PythonBackend, make_backend, searchable
 from architect_nb.tools._search.literals import CASE_FOLD_POOL, Needles, required_needles
 from architect_nb.tools._search.programs import find_rg
 from architect_nb.tools.search import GrepTool, SearchCodeTool
@@ -256,3 +256,39 @@ def test_needle_forms_match_the_same_text() -> None:
     assert needle.python.search("σA.".encode())
     assert needle.ere.count(b"\\.") == 1
     assert "\\x{3A3}" in needle.rg_regex
+
+
+def test_prefilter_is_used_and_rules_files_out(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    result = SearchCodeTool(tmp_path).execute(pattern=r"marker3\b", max_results=500)
+    full = SearchCodeTool(tmp_path, use_rg=False).execute(pattern=r"marker3\b", max_results=500)
+    assert result.metadata["files_read"] < full.metadata["files_read"] == result.metadata["files_searched"]
+    assert result.output == full.output
+
+
+def test_two_workers_split_a_big_scan_and_keep_file_order(tmp_path: Path) -> None:
+    for i in range(260):
+        (tmp_path / f"m{i:03}.py").write_text(f"value_{i} = {i}\n" + "pad\n" * (i % 5))
+    kwargs = {"pattern": r"^\w+_\d*7 =", "context_lines": 1, "max_results": 10}
+    split = SearchCodeTool(tmp_path, use_rg=False).execute(**kwargs)  # no literal: every file is read
+    single = SearchCodeTool(tmp_path, use_rg=False, in_process=True).execute(**kwargs)
+    assert split.output == single.output
+    assert split.output.splitlines()[0] == "m007.py:1: value_7 = 7"
+    assert split.metadata["matches"] == 26 and split.metadata["files_read"] == 260
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "hardlink"])
+def test_readers_refuse_what_the_walk_never_offers(tmp_path: Path, kind: str) -> None:
+    """Between the walk and the read a file may be swapped; the readers still never follow or block."""
+    target = tmp_path / "real.txt"
+    target.write_text("TOP-SECRET\n")
+    path = tmp_path / "swapped.txt"
+    if kind == "symlink":
+        path.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        os.link(target, path)
+    assert scan_module.read_regular(str(path), 10**6) is None
+    assert not searchable(str(path))
+    assert PythonBackend().counts(str(tmp_path), [path.name], Needle("TOP", False), 1e18) == ({}, 1)

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from architect_nb.tools._search.grep import BACKENDS, BackendName, make_backend
 from architect_nb.tools.base import ToolResult
@@ -374,3 +376,39 @@ def test_grep_time_bound_is_reported(tree: Path) -> None:
     result = GrepTool(tree, time_bound=0.0).execute(pattern="TODO")
     assert result.success and result.metadata["timed_out"]
     assert "time bound" in result.output
+
+
+# --------------------------------------------------------------------------- hostile input
+
+
+_HOSTILE = st.one_of(
+    st.text(max_size=30),
+    st.text(alphabet="()[]{}*+?|^$\\.-aA\n\x00\ud800é", max_size=20),
+    st.sampled_from(
+        ["(a+)+$", "(?P<", "\\", "[[:alpha:]]", "(?<=a+)b", "a{99999999999}", "(" * 300, "é" * 3000]
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pattern=_HOSTILE, file_pattern=_HOSTILE, path=_HOSTILE, numbers=st.tuples(st.integers(), st.integers())
+)
+def test_hostile_arguments_never_raise(
+    tree: Path, pattern: str, file_pattern: str, path: str, numbers: tuple[int, int]
+) -> None:
+    calls = [
+        SearchCodeTool(tree, time_bound=2).execute(
+            pattern=pattern, file_pattern=file_pattern or "*", context_lines=numbers[0] % 30 - 5
+        ),
+        SearchCodeTool(tree, time_bound=2).execute(pattern=pattern, path=path),
+        GrepTool(tree, time_bound=2).execute(
+            pattern=pattern, file_pattern=file_pattern, max_results=numbers[1]
+        ),
+        GrepTool(tree, time_bound=2).execute(pattern=pattern, path=path, case_sensitive=False),
+        FindFilesTool(tree, time_bound=2).execute(pattern=file_pattern, path=path),
+    ]
+    for result in calls:
+        assert isinstance(result, ToolResult)
+        assert result.success or result.error
+        assert "SECRET" not in result.output + (result.error or "")

@@ -135,7 +135,16 @@ class IgnoreRules:
             return bool(self._exclude.verdict(candidate))
         return False
 
-    def _chain_into(self, chain: list[tuple[str, _Spec]], dir_rel: str) -> list[tuple[str, _Spec]]:
+    def _chain_into(
+        self, chain: list[tuple[str, _Spec]], dir_rel: str, listing: list[os.DirEntry[str]] | None = None
+    ) -> list[tuple[str, _Spec]]:
+        """`chain` plus the ignore file of `dir_rel`, if any. A listing of the folder saves a stat."""
+        if (
+            listing is not None
+            and dir_rel not in self._specs
+            and not any(e.name == ".gitignore" for e in listing)
+        ):
+            self._specs[dir_rel] = None
         spec = self._spec_for(dir_rel)
         return [*chain, (dir_rel, spec)] if spec is not None else chain
 
@@ -173,10 +182,10 @@ def scan(
         parts = start_rel.split("/")
         for depth in range(len(parts)):
             chain = rules._chain_into(chain, "/".join(parts[:depth]))
-    chain = rules._chain_into(chain, start_rel)
     children = _list_folder(str(start))
     if children is None:
         return
+    chain = rules._chain_into(chain, start_rel, children)
     # A stack of folders being listed, each with its remaining children: depth first without recursion.
     stack = [(iter(children), start_rel, chain)]
     while stack:
@@ -211,7 +220,7 @@ def scan(
         if include_dirs:
             yield child.path, rel, "dir"
         if recursive and grandchildren:
-            stack.append((iter(grandchildren), rel, rules._chain_into(chain, rel)))
+            stack.append((iter(grandchildren), rel, rules._chain_into(chain, rel, grandchildren)))
 
 
 def _list_folder(folder: str) -> list[os.DirEntry[str]] | None:

@@ -16,7 +16,7 @@ from architect_nb.execution.validators import visible
 from architect_nb.tools._search.literals import Needles, required_needles
 from architect_nb.tools._search.programs import chunks, find_rg, run_program
 from architect_nb.tools._search.results import FileHits, Outcome
-from architect_nb.tools._search.workers import run_scan
+from architect_nb.tools._search.workers import run_scans
 from architect_nb.tools.fileio import describe_size
 
 __all__ = ["FLAGS", "MAX_FILE_BYTES", "CodeSearch", "compile_regex"]
@@ -28,6 +28,8 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 #: With fewer candidate files than this, starting `rg` costs more than it saves.
 _PREFILTER_MIN_FILES = 16
 _MAX_PATTERN = 2000
+#: With at least this many files to read, the scan is split between two worker processes.
+_PARALLEL_MIN_FILES = 200
 
 
 class RegexError(ValueError):
@@ -75,15 +77,22 @@ class CodeSearch:
 
     def run(self) -> Outcome:
         candidates, prefilter_done = self._prefilter()
-        request = {
-            "pattern": self.pattern,
-            "flags": FLAGS,
-            "files": [(i, path) for i, (path, _rel) in enumerate(candidates)],
-            "context": self.context,
-            "max_lines": self.max_results,
-            "max_bytes": MAX_FILE_BYTES,
-        }
-        result = run_scan(request, max(0.0, self.deadline - time.monotonic()), in_process=self.in_process)
+        files = [(i, path) for i, (path, _rel) in enumerate(candidates)]
+        # Many files: two workers (every other file each) use both cores. Each details its own first
+        # max_results lines, so together they hold the first max_results in file order.
+        parts = 2 if len(files) >= _PARALLEL_MIN_FILES and not self.in_process else 1
+        requests = [
+            {
+                "pattern": self.pattern,
+                "flags": FLAGS,
+                "files": files[part::parts],
+                "context": self.context,
+                "max_lines": self.max_results,
+                "max_bytes": MAX_FILE_BYTES,
+            }
+            for part in range(parts)
+        ]
+        result = run_scans(requests, max(0.0, self.deadline - time.monotonic()), in_process=self.in_process)
         hits: list[FileHits] = []
         big: list[str] = []
         for event in result.events:
@@ -98,6 +107,7 @@ class CodeSearch:
             files_searched=ruled_out + result.files_done,
             files_total=len(self.files),
             timed_out=result.timed_out or prefilter_done < len(self.files),
+            files_read=result.files_done,
             time_bound=self.time_bound,
         )
         if big:

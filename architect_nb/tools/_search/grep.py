@@ -20,7 +20,7 @@ from functools import cached_property
 from typing import Literal, Protocol
 
 from architect_nb.tools._search.programs import chunks, find_grep, find_rg, run_program
-from architect_nb.tools._search.scan import BINARY_SNIFF_BYTES, looks_binary, read_regular
+from architect_nb.tools._search.scan import BINARY_SNIFF_BYTES, NOFOLLOW_FLAGS, looks_binary, read_regular
 
 __all__ = [
     "BACKENDS",
@@ -200,10 +200,8 @@ class PythonBackend:
 
 
 def _read_text(path: str) -> bytes | None:
-    data = read_regular(path, sys.maxsize)
-    if not isinstance(data, bytes) or looks_binary(data[:BINARY_SNIFF_BYTES]):
-        return None
-    return data
+    data = read_regular(path, sys.maxsize, skip_binary=True)
+    return data if isinstance(data, bytes) else None
 
 
 def _matching_lines(data: bytes, needle: Needle) -> list[tuple[int, int, int]]:
@@ -225,13 +223,18 @@ def _matching_lines(data: bytes, needle: Needle) -> list[tuple[int, int, int]]:
 def searchable(path: str) -> bool:
     """A regular file with one name whose first 8 KB hold no NUL: what every backend's hits are kept for."""
     try:
-        st = os.lstat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            return False
-        with open(path, "rb") as f:
-            return not looks_binary(f.read(BINARY_SNIFF_BYTES))
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW_FLAGS)
     except OSError:
         return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            return False
+        return not looks_binary(os.read(fd, BINARY_SNIFF_BYTES))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def make_backend(name: BackendName) -> GrepBackend | None:

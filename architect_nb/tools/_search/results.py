@@ -28,6 +28,8 @@ class Outcome:
     files_total: int
     timed_out: bool = False
     time_bound: float = 0.0
+    #: Files whose content our own code read (search_code: those the rg prefilter kept); None if not tracked.
+    files_read: int | None = None
     notes: list[str] = field(default_factory=list)
 
     def trailer(self) -> list[str]:
@@ -53,8 +55,9 @@ def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[st
     for hit in outcome.hits:
         shown_here = 0
         previous = None
-        name = visible(hit.rel)
-        for number, is_match, text in hit.lines if shown < max_results else ():
+        lines = hit.lines if shown < max_results else []
+        name = visible(hit.rel) if lines else ""
+        for number, is_match, text in lines:
             if is_match and shown >= max_results:
                 break
             if context and out and (previous is None or number != previous + 1):
@@ -79,4 +82,6 @@ def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[st
         "timed_out": outcome.timed_out,
         "files_searched": outcome.files_searched,
     }
+    if outcome.files_read is not None:
+        metadata["files_read"] = outcome.files_read
     return "\n".join(out), metadata

@@ -32,7 +32,8 @@ Line = tuple[int, bool, str]
 #: A scan event: ("hits", file index, matching lines, shown lines) or ("big", file index, size in bytes).
 Event = tuple[Any, ...]
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+#: open() flags that refuse symlinks and never block on a FIFO.
+NOFOLLOW_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -63,10 +64,13 @@ def clip(text: str, col: int = 0, limit: int = MAX_LINE_CHARS) -> str:
     return ("…" if start else "") + piece + "…" + f" [line of {len(text):,} chars cut]"
 
 
-def read_regular(path: str, max_bytes: int) -> bytes | int | None:
-    """The bytes of a regular, singly-linked file; its size if over `max_bytes`; None if unusable."""
+def read_regular(path: str, max_bytes: int, skip_binary: bool = False) -> bytes | int | None:
+    """The bytes of a regular, singly-linked file; its size if over `max_bytes`; None if unusable.
+
+    With `skip_binary`, a binary file (see `looks_binary`) is unusable too, and only its head is read.
+    """
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW_FLAGS)
     except OSError:
         return None
     try:
@@ -75,8 +79,10 @@ def read_regular(path: str, max_bytes: int) -> bytes | int | None:
             return None
         if st.st_size > max_bytes:
             return st.st_size
-        chunks = []
-        while chunk := os.read(fd, max(st.st_size + 1, 65536)):
+        chunks = [os.read(fd, BINARY_SNIFF_BYTES)]
+        if skip_binary and looks_binary(chunks[0]):
+            return None
+        while chunk := os.read(fd, max(st.st_size + 1 - BINARY_SNIFF_BYTES, 65536)):
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError:
@@ -138,11 +144,11 @@ def scan(request: dict[str, Any]) -> Iterator[tuple[int, Event | None]]:
     regex = re.compile(request["pattern"], request["flags"])
     budget: int = request["max_lines"]
     for position, (index, path) in enumerate(request["files"]):
-        data = read_regular(path, request["max_bytes"])
+        data = read_regular(path, request["max_bytes"], skip_binary=True)
         if isinstance(data, int):
             yield position, ("big", index, data)
             continue
-        if not data or looks_binary(data[:BINARY_SNIFF_BYTES]):
+        if not data:
             yield position, None
             continue
         text = decode(data)

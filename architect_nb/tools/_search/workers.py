@@ -22,7 +22,7 @@ from typing import Any
 
 from architect_nb.tools._search import scan as scan_module
 
-__all__ = ["ScanResult", "run_scan", "shutdown_workers"]
+__all__ = ["ScanResult", "run_scan", "run_scans", "shutdown_workers"]
 
 _IDLE_LIMIT = 2
 _idle: list[_Worker] = []
@@ -149,6 +149,30 @@ def run_scan(request: dict[str, Any], timeout: float, in_process: bool = False) 
             worker.close(kill=True)
             reader.join()
     return result
+
+
+def run_scans(requests: list[dict[str, Any]], timeout: float, in_process: bool = False) -> ScanResult:
+    """`run_scan` for each request at once, one thread (and worker) each; events merged in file order."""
+    if len(requests) == 1:
+        return run_scan(requests[0], timeout, in_process)
+    results: list[ScanResult] = [ScanResult() for _ in requests]
+
+    def one(i: int) -> None:
+        results[i] = run_scan(requests[i], timeout, in_process)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(1, len(requests))]
+    for thread in threads:
+        thread.start()
+    one(0)
+    for thread in threads:
+        thread.join()
+    merged = ScanResult(
+        events=sorted((event for r in results for event in r.events), key=lambda event: event[1]),
+        files_done=sum(r.files_done for r in results),
+        timed_out=any(r.timed_out for r in results),
+        error=next((r.error for r in results if r.error), None),
+    )
+    return merged
 
 
 def _read_messages(worker: _Worker, inbox: queue.Queue[tuple[Any, ...] | None]) -> None:
