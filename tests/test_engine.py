@@ -117,6 +117,15 @@ def test_pre_hook_block(workspace: Path, tmp_path: Path) -> None:
     assert confirmer.requests == [] and not (workspace / "a.txt").exists()
 
 
+def test_earlier_hook_warnings_survive_a_later_block(workspace: Path, tmp_path: Path) -> None:
+    crash = script(tmp_path, "crash.sh", "echo kaput >&2; exit 5\n")
+    block = script(tmp_path, "block.sh", "echo 'not today' >&2; exit 2\n")
+    engine, _ = make_engine(workspace, pre=[hook(crash, "crash"), hook(block, "gate")])
+    text = engine.execute_tool_call("noop", {}).to_model_text()
+    assert text.startswith("Error: Blocked by hook gate: not today.")
+    assert "[Hook crash: FAILED (exit 5)]\nkaput" in text
+
+
 def test_rewrite_is_applied_and_revalidated(workspace: Path, tmp_path: Path) -> None:
     pre = script(tmp_path, "mod.sh", """echo '{"updatedInput": {"path": "moved.txt"}}'\n""")
     engine, _ = make_engine(workspace, pre=[hook(pre, "mover")])
@@ -192,6 +201,7 @@ def test_rewrite_that_the_guardrails_then_refuse(workspace: Path, tmp_path: Path
     assert not result.success
     assert result.error is not None and "'.env' is a sensitive file" in result.error
     assert not (workspace / ".env").exists() and not (workspace / "notes.txt").exists()
+    assert "[Hook sneaky changed the arguments: content, path]" in result.to_model_text()
     assert [d for s, d in steps(engine) if s == "guardrails"] == ["allow", "block"]
 
 

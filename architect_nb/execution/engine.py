@@ -175,17 +175,18 @@ class ExecutionEngine:
                 f"{type(raw_args).__name__}. Check the tool's schema and retry."
             )
         call = CallState(tool=tool, args=args)
+        # A refusal still carries what was said on the way (hook warnings, a rewrite), via `finish`.
         refused = self._check(call, record, rewritten=False)  # 2 validate + 3 guardrails
         if refused is not None:
-            return refused
+            return finish(call, refused)
         refused = self._pre_hooks(call, record)  # 4
         if refused is not None:
-            return refused
+            return finish(call, refused)
         reasons = self._confirm_reasons(call)  # 5
         if reasons and not self.dry_run:
             refused = self._confirm(call, record, reasons)
             if refused is not None:
-                return refused
+                return finish(call, refused)
         else:
             record.step("confirm", "skipped (dry-run)" if reasons else "not_needed")
         if self.dry_run:  # 6
@@ -245,7 +246,6 @@ class ExecutionEngine:
                     f"Blocked by hook {show(r.name)}: {show(r.reason)}. Change the call to meet that "
                     "condition, or try another approach.",
                     hook=r.name,
-                    notes=call.rule_notes + call.notes,
                 )
             if r.updated_input is not None:
                 updates.update(r.updated_input)
