@@ -208,7 +208,8 @@ class ExecutionEngine:
                 text = "A pre_tool_use hook rewrote the arguments into invalid ones. " + text
             return ToolResult.fail(text)
         record.step("validate", "ok")
-        call.rule_notes = []  # a re-check after a rewrite judges the new arguments afresh
+        # A re-check after a rewrite judges the new arguments afresh.
+        call.rule_notes, call.files, call.command, call.preview = [], [], None, None
         if isinstance(tool, WorkspaceTool) and (
             tool.mutates_files or self.guardrails is not None or self._hooked
         ):  # resolving paths costs syscalls: only when something will look at them
@@ -243,8 +244,8 @@ class ExecutionEngine:
             if r.decision is HookDecision.BLOCK:
                 record.step("pre_hooks", "block", f"{r.name}: {r.reason}")
                 return ToolResult.fail(
-                    f"Blocked by hook {show(r.name)}: {show(r.reason)}. Change the call to meet that "
-                    "condition, or try another approach.",
+                    f"Blocked by hook {show(r.name)}: {show(r.reason).rstrip('.')}. "
+                    "Change the call to meet that condition, or try another approach.",
                     hook=r.name,
                 )
             if r.updated_input is not None:
