@@ -176,6 +176,11 @@ def run_process(
                 if buffer.total_bytes > max_bytes and not limited:
                     limited = True
                     _kill_group(proc.pid)
+        if not finished:  # end of output: let the main process finish within its deadline
+            try:
+                proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
+            except subprocess.TimeoutExpired:
+                timed_out = True
         _kill_group(proc.pid)
         exit_code = proc.wait()
     output, omitted = buffer.render()
