@@ -210,8 +210,9 @@ class ExecutionEngine:
         record.step("validate", "ok")
         # A re-check after a rewrite judges the new arguments afresh.
         call.rule_notes, call.files, call.command, call.preview = [], [], None, None
+        rails = self.guardrails
         if isinstance(tool, WorkspaceTool) and (
-            tool.mutates_files or self.guardrails is not None or self._hooked
+            tool.mutates_files or (rails is not None and bool(rails.sensitive)) or self._hooked
         ):  # resolving paths costs syscalls: only when something will look at them
             call.files = tool.target_paths(call.kwargs)
         command = call.kwargs.get("command")
