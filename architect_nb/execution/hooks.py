@@ -183,6 +183,7 @@ class HookExecutor:
                 self._hooks[event] = hooks
         self._pool: ThreadPoolExecutor | None = None
         self._pending: set[Future[HookResult]] = set()
+        self._finished: list[HookResult] = []
         self._lock = threading.Lock()
         self._log = get_logger(__name__)
 
@@ -215,18 +216,23 @@ class HookExecutor:
             if result.decision is HookDecision.BLOCK:
                 break
             if result.updated_input is not None:
-                ctx["tool_input"] = {**(ctx.get("tool_input") or {}), **result.updated_input}
+                current = ctx.get("tool_input")
+                ctx["tool_input"] = {
+                    **(current if isinstance(current, Mapping) else {}),
+                    **result.updated_input,
+                }
         return results
 
     def wait_async(self, timeout: float | None = None) -> list[HookResult]:
-        """Wait for the background hooks started so far; returns their results (for tests and shutdown)."""
+        """Wait for the background hooks started so far; return the results not collected before, in order."""
         with self._lock:
             pending = list(self._pending)
-        out = []
         for future in pending:
             with contextlib.suppress(Exception):
-                out.append(future.result(timeout=timeout))
-        return out
+                future.result(timeout=timeout)
+        with self._lock:
+            done, self._finished = self._finished, []
+        return done
 
     def close(self) -> None:
         """Stop taking background hooks; running ones finish on their own (each has its timeout)."""
@@ -246,12 +252,16 @@ class HookExecutor:
         future.add_done_callback(self._async_done)
 
     def _async_done(self, future: Future[HookResult]) -> None:
+        try:
+            result = future.result()
+        except Exception:  # cancelled at shutdown; _run_one itself never raises
+            result = None
         with self._lock:
             self._pending.discard(future)
-        with contextlib.suppress(Exception):
-            result = future.result()
-            if result.warning:
-                self._log.warning("async_hook_failed", hook=result.name, problem=result.warning)
+            if result is not None:
+                self._finished.append(result)
+        if result is not None and result.warning:
+            self._log.warning("async_hook_failed", hook=result.name, problem=result.warning)
 
     def _run_one(
         self,
