@@ -55,7 +55,11 @@ def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "ws"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     calls=st.lists(st.tuples(st.sampled_from(TOOLS) | st.text(max_size=12), args_strategy), max_size=4),
     mode=st.sampled_from(["yolo", "confirm-sensitive", "confirm-all"]),
