@@ -40,6 +40,26 @@ def test_run_command_confirmation_is_dynamic(workspace: Path, command: str, mode
         assert confirmer.requests[0].sensitivity == confirmer.requests[0].command.sensitivity
 
 
+# The document's "sensitivity by default" table, in confirm-sensitive mode.
+DOC_TABLE = {
+    "read_file": False,
+    "list_files": False,
+    "search_code": False,
+    "grep": False,
+    "find_files": False,
+    "write_file": True,
+    "delete_file": True,
+    "edit_file": True,
+    "apply_patch": True,
+}
+
+
+def test_built_in_tools_follow_the_documents_table(workspace: Path) -> None:
+    engine, _ = engine_for(workspace, "confirm-sensitive")
+    for name, asks in DOC_TABLE.items():
+        assert engine.policy.should_confirm(engine.registry.get(name)) is asks, name
+
+
 def test_extra_env_is_never_safe(workspace: Path) -> None:
     engine, confirmer = engine_for(workspace, "confirm-sensitive")
     engine.execute_tool_call("run_command", {"command": "ls", "env": {"LD_PRELOAD": "x.so"}})
