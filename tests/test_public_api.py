@@ -10,7 +10,8 @@ import sys
 import pytest
 
 PUBLIC = {
-    "architect_nb": ["__version__"],
+    "architect_nb": ["__version__", "load_ipython_extension", "unload_ipython_extension"],
+    "architect_nb.notebook": ["load_ipython_extension", "unload_ipython_extension"],
     "architect_nb.tools.base": ["BaseTool", "ToolResult", "format_validation_error"],
     "architect_nb.tools.registry": [
         "DuplicateToolError",

@@ -1,0 +1,36 @@
+"""The notebook layer: `%%architect` cells, approve/deny widgets while the cell runs, static rich output.
+
+`%load_ext architect_nb` calls `load_ipython_extension`, which registers the `%architect` line magic and an
+input transformer that turns a `%%architect` cell into a top-level-await call of `runner.run_cell`, so the
+cell stays busy until the run ends while its buttons still answer. Modules, one idea each:
+
+- `magics`: the argument models of `%%architect` and `%architect`, parsed with one-line usage errors;
+- `extension`: load/unload and the input transformer;
+- `runner`: the cell's coroutine: the agent in a worker thread, interrupt handling;
+- `pump`: how the cell waits, by ipykernel version (native concurrent comms on 7.4+, jupyter-ui-poll before);
+- `approval`: the widget confirmer (Approve, Deny, Abort run, Approve all like this; deny on timeout);
+- `live`: the live view, widgets created by the starting cell and updated from the worker;
+- `render`: the static output (`_repr_mimebundle_`: the run's JSON, HTML and plain text);
+- `context_vars`: `--context` descriptions of kernel variables;
+- `state`: the per-kernel session (defaults, run history, undo) and the line magic's subcommands.
+
+Nothing here is imported by `import architect_nb`; IPython and ipywidgets load with the extension's first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension"]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    from architect_nb.notebook.extension import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from architect_nb.notebook.extension import unload
+
+    unload(ipython)

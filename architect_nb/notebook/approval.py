@@ -1,0 +1,192 @@
+"""The widget confirmer: Approve / Deny / Abort run / Approve all like this, answered while the cell is busy.
+
+`WidgetConfirmer.confirm` runs on the agent's worker thread. It adds an `ApprovalPrompt` to the cell's live
+view and waits on a `threading.Event` in 0.1 s slices, so an interrupt (`cancel()`) or the deadline ends the
+wait at once. Button callbacks run on the kernel's main thread (the cell's pump lets them in) and only record
+the answer; the worker then replaces the buttons with the decision. Nobody answering within the timeout
+(nbclient, papermill, a front end without widgets) is a denial, never an approval.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as widgets
+
+from architect_nb.execution.confirm import Approval, ConfirmationAnswer, ConfirmationRequest, show
+from architect_nb.notebook.render import diff_html, status_badge
+from architect_nb.redaction import default_redactor
+
+__all__ = ["BUTTON_LABELS", "ApprovalPrompt", "WidgetConfirmer", "headless_message", "like_key"]
+
+BUTTON_LABELS = ("Approve", "Deny", "Abort run", "Approve all like this")
+_TICK = 0.1
+
+
+def headless_message(timeout: float) -> str:
+    return (
+        f"Nobody answered within {timeout:g} s, so the call was denied (an unanswered approval is never "
+        "approved). To run unattended, use --mode yolo, --dry-run, or allow rules in .architect.yaml "
+        "(commands.allow); or raise notebook.approval_timeout."
+    )
+
+
+def like_key(request: ConfirmationRequest) -> str:
+    """What "Approve all like this" covers: the same tool, and for commands the same program and class."""
+    if request.command is not None:
+        program = (request.command.command.split() or [""])[0]
+        return f"{request.tool_name}:{program}:{request.command.sensitivity}"
+    return request.tool_name
+
+
+def _question_html(request: ConfirmationRequest) -> str:
+    redact = default_redactor().redact
+    e = html.escape
+    parts = [
+        f"<div><b>Run {e(show(redact(request.tool_name)))}?</b> {status_badge(request.sensitivity)}</div>"
+    ]
+    args = redact(request.shown_args())
+    if args:
+        parts.append(f'<pre style="margin:2px 0;white-space:pre-wrap;font-size:12px">{e(args)}</pre>')
+    if request.command is not None:
+        verdict = f"classified {request.command.sensitivity}"
+        why = f": {show(request.command.reason)}" if request.command.reason else ""
+        parts.append(f"<div>Command {e(verdict + why)}</div>")
+    parts += [f'<div style="color:#57606a">why asked: {e(show(redact(r)))}</div>' for r in request.reasons]
+    parts += [f'<div style="color:#9a6700">⚠ {e(show(redact(w)))}</div>' for w in request.warnings]
+    if request.preview:
+        parts.append("<div>The diff that would be applied:</div>" + diff_html(redact(request.preview)))
+    return "".join(parts)
+
+
+class ApprovalPrompt:
+    """One question: the request shown safely, four buttons and a reason box.
+
+    `click(decision, reason)` is the Python twin of the buttons (tests and keyboard-free use).
+    """
+
+    def __init__(self, request: ConfirmationRequest) -> None:
+        self.request = request
+        self.event = threading.Event()
+        self.answer: ConfirmationAnswer | None = None
+        self.approve_all = False
+        self.clicked_at: float | None = None
+        self._lock = threading.Lock()
+        self.question = widgets.HTML(_question_html(request))
+        self.reason = widgets.Text(
+            placeholder="Reason (optional; sent to the model with Deny)", layout=widgets.Layout(width="320px")
+        )
+        styles = ("success", "danger", "warning", "")
+        self.buttons = [
+            widgets.Button(description=label, button_style=style, tooltip=label)
+            for label, style in zip(BUTTON_LABELS, styles, strict=True)
+        ]
+        self.buttons[3].tooltip = "Approve this call and every call like it for the rest of this run"
+        self.buttons[3].layout = widgets.Layout(width="auto")
+        for button, decision in zip(self.buttons, ("approve", "deny", "abort", "approve_all"), strict=True):
+            button.on_click(self._callback(decision))
+        self.controls = widgets.HBox([*self.buttons, self.reason])
+        self.box = widgets.VBox(
+            [self.question, self.controls],
+            layout=widgets.Layout(border="1px solid #d4a72c", padding="4px 8px", margin="4px 0"),
+        )
+
+    def _callback(self, decision: str) -> Callable[[Any], None]:
+        def on_click(_button: Any) -> None:
+            self.click(decision)
+
+        return on_click
+
+    def click(self, decision: str, reason: str | None = None) -> None:
+        """Answer: 'approve', 'deny', 'abort' or 'approve_all'. Deny sends the reason box's text, if any."""
+        with self._lock:
+            if self.event.is_set():
+                return
+            text = (self.reason.value if reason is None else reason).strip()
+            if decision == "approve":
+                self.answer = ConfirmationAnswer.approve()
+            elif decision == "approve_all":
+                self.answer, self.approve_all = ConfirmationAnswer.approve(), True
+            elif decision == "deny":
+                self.answer = ConfirmationAnswer.deny(text)
+            elif decision == "abort":
+                self.answer = ConfirmationAnswer.abort(text or "the user pressed Abort run")
+            else:
+                raise ValueError(f"Unknown decision {decision!r}; use approve, deny, abort or approve_all.")
+            self.clicked_at = time.perf_counter()
+            self.event.set()
+
+    def resolve(self, default: ConfirmationAnswer) -> ConfirmationAnswer:
+        """Close the question with `default` unless a click got there first; returns the answer that holds."""
+        with self._lock:
+            if not self.event.is_set():
+                self.answer = default
+                self.event.set()
+            assert self.answer is not None
+            return self.answer
+
+    def settle(self, answer: ConfirmationAnswer, note: str = "") -> None:
+        """Replace the buttons by the decision."""
+        words = {Approval.APPROVE: "approved", Approval.DENY: "denied", Approval.ABORT: "aborted the run"}
+        text = words[answer.decision] + (" (and all like it for this run)" if self.approve_all else "")
+        why = note or answer.reason
+        e = html.escape
+        decision = widgets.HTML(
+            f"<div><b>{e(text)}</b>{': ' + e(default_redactor().redact(why)) if why else ''}</div>"
+        )
+        self.box.children = (self.question, decision)
+        for widget in (*self.buttons, self.reason, self.controls):
+            widget.close()
+
+
+class WidgetConfirmer:
+    """Asks in the cell's live view and waits for a click, an interrupt or the deadline.
+
+    Args:
+        add: Puts a widget into the live view (called on the worker thread).
+        timeout: Seconds before an unanswered question is denied.
+    """
+
+    def __init__(self, add: Callable[[Any], None], *, timeout: float) -> None:
+        self._add = add
+        self.timeout = timeout
+        self.cancelled = threading.Event()
+        self.pending: ApprovalPrompt | None = None
+        self.prompts: list[ApprovalPrompt] = []
+        self._approved_like: set[str] = set()
+
+    def cancel(self) -> None:
+        """End any wait now (the cell was interrupted): the pending question is denied."""
+        self.cancelled.set()
+
+    def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
+        key = like_key(request)
+        if key in self._approved_like:
+            self._add(
+                widgets.HTML(f"<div style='color:#57606a'>{key}: approved (approve all like this)</div>")
+            )
+            return ConfirmationAnswer.approve()
+        prompt = ApprovalPrompt(request)
+        self.prompts.append(prompt)
+        self.pending = prompt
+        self._add(prompt.box)
+        deadline = time.monotonic() + self.timeout
+        note = ""
+        try:
+            while not prompt.event.wait(_TICK):
+                if self.cancelled.is_set():
+                    note = "interrupted"
+                    prompt.resolve(ConfirmationAnswer.deny("the run was interrupted"))
+                elif time.monotonic() >= deadline:
+                    prompt.resolve(ConfirmationAnswer.deny(headless_message(self.timeout)))
+            answer = prompt.resolve(ConfirmationAnswer.deny("no answer"))
+            if prompt.approve_all:
+                self._approved_like.add(key)
+        finally:
+            self.pending = None
+        prompt.settle(answer, note)
+        return answer

@@ -1,0 +1,283 @@
+"""The static output of a run: `_repr_mimebundle_` with the transcript JSON, HTML and plain text.
+
+The HTML uses inline styles only (no script, no stylesheet, no network resource), so a saved notebook reads
+the same on GitHub, in nbviewer, VS Code and nbconvert. Everything passes the secret redactor and is escaped.
+The same fragments (`tool_card_html`, `diff_html`, ...) draw the live view, so live and saved look alike.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from architect_nb.agent.events import RUN_MIME_TYPE
+from architect_nb.redaction import default_redactor
+
+__all__ = [
+    "MessageOutput",
+    "RunOutput",
+    "diff_html",
+    "hooks_html",
+    "status_badge",
+    "summary_html",
+    "tool_card_html",
+]
+
+_OUTPUT_CAP = 4000  # characters of a tool's output shown in the HTML (the JSON keeps it whole)
+_COLLAPSE_LINES = 12
+_MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
+_PRE = f"margin:4px 0;padding:6px;white-space:pre-wrap;word-break:break-word;{_MONO}"
+_CARD = "border:1px solid #d0d7de;border-radius:6px;padding:6px 8px;margin:4px 0"
+_STATUS_COLOURS = {
+    "ok": "#1a7f37",
+    "success": "#1a7f37",
+    "running": "#6e7781",
+    "failed": "#cf222e",
+    "denied": "#bc4c00",
+    "blocked": "#cf222e",
+    "aborted": "#cf222e",
+    "interrupted": "#cf222e",
+    "dry_run": "#8250df",
+    "partial": "#bc4c00",
+}
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def status_badge(status: str) -> str:
+    colour = _STATUS_COLOURS.get(status, "#6e7781")
+    return (
+        f'<span style="color:#fff;background:{colour};border-radius:10px;padding:0 7px;'
+        f'font-size:11px">{_e(status)}</span>'
+    )
+
+
+def _diff_line_style(line: str) -> str:
+    if line.startswith(("+++", "---", "diff ", "index ")):
+        return "font-weight:bold;color:#24292f"
+    if line.startswith("@@"):
+        return "color:#0550ae;background:#ddf4ff"
+    if line.startswith("+"):
+        return "color:#116329;background:#dafbe1"
+    if line.startswith("-"):
+        return "color:#82071e;background:#ffebe9"
+    return "color:#24292f"
+
+
+def diff_html(diff: str) -> str:
+    """A unified diff, each line coloured by its kind (added, removed, hunk, header)."""
+    lines = "".join(
+        f'<span style="display:block;{_diff_line_style(line)}">{_e(line) or "&nbsp;"}</span>'
+        for line in diff.rstrip("\n").split("\n")
+    )
+    return f'<pre style="{_PRE};background:#f6f8fa">{lines}</pre>'
+
+
+def _collapsible(title: str, body: str, *, open_: bool = False) -> str:
+    """A `<details>` block for long text: GitHub, nbviewer and VS Code all render it collapsed."""
+    return (
+        f'<details{" open" if open_ else ""}><summary style="cursor:pointer">{title}</summary>'
+        f'<pre style="{_PRE}">{_e(body)}</pre></details>'
+    )
+
+
+def _text_block(title: str, text: str) -> str:
+    if not text:
+        return ""
+    if len(text) > _OUTPUT_CAP:
+        text = text[:_OUTPUT_CAP] + f"\n... [{len(text) - _OUTPUT_CAP} more characters in the transcript]"
+    if text.count("\n") >= _COLLAPSE_LINES:
+        return _collapsible(f"{_e(title)} ({text.count(chr(10)) + 1} lines)", text)
+    return f'<pre style="{_PRE}">{_e(text)}</pre>'
+
+
+def hooks_html(hooks: Sequence[Mapping[str, Any]]) -> str:
+    """Hook results: pass or fail with the hook's name; long output collapsed."""
+    parts = []
+    for hook in hooks:
+        failed = bool(hook.get("warning")) or str(hook.get("decision", "")).lower() == "block"
+        failed = failed or hook.get("exit_code") not in (0, None)
+        name = _e(hook.get("name", "hook"))
+        badge = status_badge("failed" if failed else "ok")
+        output = str(hook.get("output") or hook.get("reason") or "")
+        parts.append(f"<div>hook {name} {badge}</div>" + _text_block(f"hook {hook.get('name', '')}", output))
+    return "".join(parts)
+
+
+def _args_text(arguments: Mapping[str, Any]) -> str:
+    from architect_nb.execution.confirm import show
+
+    lines = []
+    for key, value in arguments.items():
+        text = json.dumps(value, ensure_ascii=False, default=str)
+        if len(text) > 400:
+            text = text[:400] + f"... [{len(text) - 400} more characters]"
+        lines.append(f"{show(str(key))}={show(text)}")
+    return "\n".join(lines)
+
+
+def tool_card_html(
+    *,
+    tool: str,
+    arguments: Mapping[str, Any],
+    status: str = "running",
+    duration_s: float | None = None,
+    output: str = "",
+    error: str | None = None,
+    diff: str | None = None,
+    hooks: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """One tool call: tool, arguments, status and duration; then the diff, hook results and output."""
+    took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
+    head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}</div>'
+    args = f'<pre style="{_PRE};color:#57606a">{_e(_args_text(arguments))}</pre>' if arguments else ""
+    body = diff_html(diff) if diff else ""
+    body += hooks_html(hooks)
+    if error and status in ("blocked", "denied", "aborted"):
+        body += f'<div style="color:{_STATUS_COLOURS.get(status, "#cf222e")}">{_e(error)}</div>'
+    elif error:
+        body += _text_block("error", error)
+    if output and not diff:
+        body += _text_block("output", output)
+    return f'<div style="{_CARD}">{head}{args}{body}</div>'
+
+
+def summary_html(finished: Mapping[str, Any]) -> str:
+    """The final summary: status, stop reason, files changed, tokens, cost and time."""
+    files = finished.get("files_changed") or []
+    file_list = ", ".join(f"<code>{_e(f)}</code>" for f in files) or "none"
+    note = finished.get("untracked_changes_note") or ""
+    return (
+        f'<div style="{_CARD};background:#f6f8fa">'
+        f"<div>{status_badge(str(finished.get('status', '')))} <b>{_e(finished.get('message', ''))}</b> "
+        f'<span style="color:#6e7781">(stop reason: {_e(finished.get("stop_reason", ""))})</span></div>'
+        f"<div>Files changed: {file_list}</div>"
+        f"<div>{finished.get('steps', 0)} step(s) · {finished.get('total_tokens', 0)} tokens · "
+        f"${float(finished.get('total_cost_usd', 0.0)):.4f} · "
+        f"{float(finished.get('duration_s', 0.0)):.1f} s</div>"
+        + (f'<div style="color:#6e7781">{_e(note)}</div>' if note else "")
+        + "</div>"
+    )
+
+
+def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> str:
+    kind = event.get("kind")
+    if kind == "run_started":
+        return (
+            f'<div style="color:#57606a">architect · {_e(event.get("agent"))} · {_e(event.get("model"))} · '
+            f"mode {_e(event.get('mode'))}{' · dry run' if event.get('dry_run') else ''}</div>"
+            f'<div style="margin:4px 0"><b>Task:</b> {_e(event.get("task", ""))}</div>'
+        )
+    if kind == "text_delta" and str(event.get("text", "")).strip():
+        return f'<div style="white-space:pre-wrap;margin:4px 0">{_e(event["text"])}</div>'
+    if kind == "tool_call":
+        result = results.get(str(event.get("call_id")), {})
+        return tool_card_html(
+            tool=str(event.get("tool")),
+            arguments=event.get("arguments") or {},
+            status=str(result.get("status", "running")),
+            duration_s=result.get("duration_s"),
+            output=str(result.get("output") or ""),
+            error=result.get("error"),
+            diff=result.get("diff"),
+            hooks=result.get("hooks") or (),
+        )
+    if kind == "confirmation_answered":
+        reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""
+        return (
+            f'<div style="color:#57606a;font-size:12px">{_e(event.get("tool"))}: '
+            f"{_e(event.get('decision'))}{reason}</div>"
+        )
+    if kind == "warning":
+        return f'<div style="color:#9a6700">⚠ {_e(event.get("message"))}</div>'
+    if kind == "run_finished":
+        return summary_html(event)
+    return ""
+
+
+def _plain(payload: Mapping[str, Any]) -> str:
+    lines: list[str] = []
+    results = {str(e.get("call_id")): e for e in payload["events"] if e.get("kind") == "tool_result"}
+    for event in payload["events"]:
+        kind = event.get("kind")
+        if kind == "run_started":
+            lines.append(
+                f"architect run {payload.get('run_id')} · {event.get('model')} · {event.get('mode')}"
+            )
+            lines.append(f"Task: {event.get('task', '')}")
+        elif kind == "text_delta" and str(event.get("text", "")).strip():
+            lines.append(str(event["text"]).strip())
+        elif kind == "tool_call":
+            r = results.get(str(event.get("call_id")), {})
+            took = f" {r['duration_s']:.2f}s" if "duration_s" in r else ""
+            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}")
+        elif kind == "warning":
+            lines.append(f"! {event.get('message')}")
+        elif kind == "run_finished":
+            files = ", ".join(event.get("files_changed") or []) or "none"
+            lines.append(
+                f"{event.get('status')}: {event.get('message')} (stop reason: {event.get('stop_reason')}); "
+                f"files changed: {files}; {event.get('total_tokens')} tokens, "
+                f"${float(event.get('total_cost_usd', 0.0)):.4f}"
+            )
+    if payload.get("run_id"):
+        lines.append(f"Undo this run: %architect undo {payload['run_id']}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class RunOutput:
+    """A finished run, as the cell keeps it: the transcript payload (redacted) renders itself."""
+
+    payload: Mapping[str, Any]
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> RunOutput:
+        return cls(default_redactor().redact_data(dict(payload)))
+
+    def html(self) -> str:
+        events = self.payload.get("events", [])
+        results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
+        body = "".join(_event_html(e, results) for e in events)
+        run_id = self.payload.get("run_id", "")
+        undo = (
+            f'<div style="color:#6e7781;font-size:12px">Run {_e(run_id)} · undo with '
+            f"<code>%architect undo {_e(run_id)}</code></div>"
+            if run_id
+            else ""
+        )
+        return f'<div class="architect-nb-run" style="font-size:13px;line-height:1.4">{body}{undo}</div>'
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+        return {
+            RUN_MIME_TYPE: dict(self.payload),
+            "text/html": self.html(),
+            "text/plain": _plain(self.payload),
+        }
+
+    def __repr__(self) -> str:
+        return _plain(self.payload)
+
+
+@dataclass(frozen=True)
+class MessageOutput:
+    """One plain message in the cell (a usage error, a bad config, a missing key), with what to do next."""
+
+    text: str
+    level: str = "error"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+        text = default_redactor().redact(self.text)
+        colour = "#cf222e" if self.level == "error" else "#57606a"
+        return {
+            "text/plain": text,
+            "text/html": f'<div style="color:{colour};white-space:pre-wrap">{_e(text)}</div>',
+        }
+
+    def __repr__(self) -> str:
+        return default_redactor().redact(self.text)

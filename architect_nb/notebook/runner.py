@@ -1,0 +1,199 @@
+"""The coroutine a `%%architect` cell awaits: parse, build the loop, run it in a worker, render the result.
+
+The agent runs synchronously in one worker thread started under `contextvars.copy_context()` (ipykernel 7.0
+needs the cell's context vars in threads that touch widgets). The cell awaits it through `pump_until`, so the
+cell stays busy (Run All keeps its order) while button clicks are handled. An interrupt arrives as
+`CancelledError` (or `KeyboardInterrupt`): the run is cancelled, a pending question denied, running commands'
+process groups killed, requests stashed by jupyter-ui-poll aborted, the worker given up to 2 s to stop, the
+output finalised as interrupted, and the error re-raised so Jupyter aborts the queued cells.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from architect_nb.agent.config import UnknownAgentError
+from architect_nb.agent.events import RunFinished
+from architect_nb.agent.loop import AgentLoop, RunResult
+from architect_nb.config import ConfigError
+from architect_nb.notebook.magics import UsageError, parse_cell_line
+from architect_nb.notebook.render import MessageOutput, RunOutput
+from architect_nb.notebook.state import RunRecord, Session, get_session
+from architect_nb.redaction import default_redactor
+from architect_nb.tools.process import kill_running_processes
+
+__all__ = ["CellRun", "run_cell"]
+
+_STOP_GRACE = 2.0
+
+
+class CellRun:
+    """One run in one cell: the loop, its worker thread and its live view."""
+
+    def __init__(self, loop: AgentLoop, confirmer: Any, live: Any, task: str) -> None:
+        self.loop = loop
+        self.confirmer = confirmer
+        self.live = live
+        self.task = task
+        self.future: concurrent.futures.Future[RunResult] = concurrent.futures.Future()
+        self.started_at = time.time()
+
+    def start(self) -> concurrent.futures.Future[RunResult]:
+        context = contextvars.copy_context()
+        thread = threading.Thread(target=context.run, args=(self._work,), name="architect-run", daemon=True)
+        thread.start()
+        return self.future
+
+    def _work(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return
+        try:
+            self.future.set_result(self.loop.run(self.task))
+        except BaseException as exc:  # reported in the cell, never lost in a thread
+            self.future.set_exception(exc)
+
+    def interrupt(self) -> None:
+        """Stop now, from the cell's thread: cancel the loop, deny the question, kill commands."""
+        self.loop.cancel("interrupted")
+        self.confirmer.cancel()
+        kill_running_processes()
+
+    def wait_stopped(self, grace: float = _STOP_GRACE) -> None:
+        deadline = time.monotonic() + grace
+        while not self.future.done() and time.monotonic() < deadline:
+            kill_running_processes()  # a command started just as the interrupt came
+            with contextlib.suppress(Exception):  # only waiting here; the result is read later
+                self.future.result(timeout=0.05)
+
+    def payload(self) -> dict[str, Any]:
+        """The transcript so far; a run cut off before its end gets an `interrupted` finish."""
+        transcript = self.loop.transcript
+        if transcript.finished is None:
+            transcript(
+                RunFinished(
+                    run_id=self.loop.run_id,
+                    status="failed",
+                    stop_reason="interrupted",
+                    message="The run was interrupted (it did not stop in time; its worker was left behind).",
+                    steps=0,
+                    final_text="",
+                    files_changed=(),
+                    total_tokens=self.loop.costs.total_tokens,
+                    total_cost_usd=self.loop.costs.cost_usd,
+                    duration_s=round(time.time() - self.started_at, 3),
+                )
+            )
+        return transcript.to_payload()
+
+
+def _prepare(session: Session, line: str, body: str, namespace: dict[str, Any]) -> tuple[Any, ...]:
+    from architect_nb.notebook.context_vars import task_with_context
+
+    args = parse_cell_line(line)
+    task = body.strip("\n")
+    if not task.strip():
+        raise UsageError(
+            "%%architect: the cell is empty; write the task in plain words below the %%architect line."
+        )
+    task = task_with_context(task, args.context, namespace)
+    config = session.config(args)
+    return args, task, config
+
+
+async def run_cell(line: str, body: str) -> None:
+    """Run the agent on `body` with the options in `line`; the cell shows the run, live then static."""
+    from IPython import get_ipython
+    from IPython.display import display as _display
+
+    display: Callable[..., Any] = _display
+
+    from architect_nb.agent.factory import create_loop
+    from architect_nb.log import configure_logging
+    from architect_nb.notebook.pump import abort_stashed_requests, pump_until
+
+    shell = get_ipython()
+    session = get_session()
+    default_redactor().refresh()
+    try:
+        args, task, config = _prepare(session, line, body, shell.user_ns if shell is not None else {})
+    except (UsageError, ConfigError) as exc:
+        display(MessageOutput(str(exc)))
+        return
+    import sys
+
+    # Logs go to the configured file and the kernel's own stderr, never into a cell.
+    configure_logging(config.logging, stream=sys.__stderr__)
+    from architect_nb.notebook.approval import WidgetConfirmer
+    from architect_nb.notebook.live import LiveView
+
+    _retire_undo_buttons(session)
+    live = LiveView()
+    confirmer = WidgetConfirmer(live.add, timeout=config.notebook.approval_timeout)
+    try:
+        loop = create_loop(
+            config,
+            agent=args.agent,
+            model=args.model,
+            mode=session.mode_for(args),
+            dry_run=args.dry_run,
+            confirmer=confirmer,
+            on_event=live.on_event,
+            max_steps=args.max_steps,
+            budget_usd=args.budget_usd,
+        )
+    except (UnknownAgentError, ConfigError, ValueError) as exc:
+        live.finish(MessageOutput(str(exc)))
+        return
+    run = CellRun(loop, confirmer, live, task)
+    future = asyncio.wrap_future(run.start())
+    try:
+        await pump_until(future, shell)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        run.interrupt()
+        abort_stashed_requests(shell)
+        run.wait_stopped()
+        _finish(session, run, display)
+        raise
+    _finish(session, run, display)
+
+
+def _finish(session: Session, run: CellRun, display: Any) -> None:
+    error: BaseException | None = None
+    if run.future.done() and not run.future.cancelled():
+        error = run.future.exception()
+    payload = run.payload()
+    result = RunOutput.from_payload(payload)
+    run.live.finish(result)
+    finished = run.loop.transcript.finished
+    session.record(
+        RunRecord(
+            run_id=run.loop.run_id,
+            task=default_redactor().redact(run.task),
+            status=finished.status if finished else "failed",
+            stop_reason=finished.stop_reason if finished else "interrupted",
+            files_changed=list(finished.files_changed) if finished else [],
+            cost_usd=run.loop.costs.cost_usd,
+            started_at=run.started_at,
+            payload=result.payload,  # type: ignore[arg-type]
+            engine=run.loop.engine,
+        )
+    )
+    if error is not None:
+        display(MessageOutput(f"The run stopped on an internal error: {type(error).__name__}: {error}"))
+    if finished is not None and finished.files_changed:
+        from architect_nb.notebook.undo_button import UndoButton
+
+        UndoButton.show(session, run.loop.run_id)
+
+
+def _retire_undo_buttons(session: Session) -> None:
+    from architect_nb.notebook.undo_button import UndoButton
+
+    UndoButton.retire_all(session)
