@@ -255,15 +255,14 @@ def write_edit(target: Path, shown: str, before: TextFile | None, new_text: str)
 
 class EditFileArgs(ToolArgs):
     path: str = Field(description=PATH_HELP)
-    old_str: str = Field(description="Exact text to replace; must occur once in the file. Include context.")
+    old_str: str = Field(description="Exact text to replace; must occur once, so include nearby lines.")
     new_str: str = Field(description="Replacement text.")
 
 
 class EditFileTool(WorkspaceTool):
     name = "edit_file"
     description = (
-        "Replace one unique block of text in a file (old_str must occur exactly once). "
-        "Preferred for single changes; returns the diff."
+        "Replace one unique piece of text in a file and return the diff. Preferred for a single change."
     )
     args_model = EditFileArgs
     sensitive = True

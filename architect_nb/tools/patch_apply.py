@@ -8,7 +8,6 @@ patch; a patch whose body carries its own CRs (a faithful diff of a CRLF file) i
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 
 from architect_nb.tools.fileio import TextFile
@@ -39,19 +38,23 @@ class Applied:
 
 
 class _Lines:
-    """The file as lines, with lazy indexes from a line's (exact or loose) content to its positions."""
+    """The file as lines: whole, split into content and ending, and (lazily) loosely normalised."""
 
     def __init__(self, text: str) -> None:
         self.lines = split_lines(text)
-        self.contents: list[str] = []
-        self.endings: list[str] = []
-        for line in self.lines:
-            content, ending = split_ending(line)
-            self.contents.append(content)
-            self.endings.append(ending)
+        if "\r" in text:
+            pairs = [split_ending(line) for line in self.lines]
+            self.contents = [content for content, _ in pairs]
+            self.endings = [ending for _, ending in pairs]
+        else:  # the common case, without a call per line
+            self.contents = text.split("\n")
+            if self.contents[-1]:
+                self.endings = ["\n"] * (len(self.contents) - 1) + [""]
+            else:
+                self.contents.pop()
+                self.endings = ["\n"] * len(self.contents)
         self.newline = TextFile(text=text).newline
         self._views: dict[bool, list[str]] = {False: self.contents}
-        self._indexes: dict[bool, dict[str, list[int]]] = {}
 
     def view(self, is_loose: bool) -> list[str]:
         if is_loose not in self._views:
@@ -63,12 +66,19 @@ class _Lines:
         return p >= 0 and p + len(block) <= len(view) and view[p : p + len(block)] == block
 
     def find_all(self, block: list[str], is_loose: bool) -> list[int]:
-        if is_loose not in self._indexes:
-            index: dict[str, list[int]] = defaultdict(list)
-            for i, content in enumerate(self.view(is_loose)):
-                index[content].append(i)
-            self._indexes[is_loose] = index
-        return [p for p in self._indexes[is_loose].get(block[0], ()) if self.matches_at(p, block, is_loose)]
+        """Every start where `block` matches, found through its longest (most telling) line."""
+        view = self.view(is_loose)
+        anchor = max(range(len(block)), key=lambda k: len(block[k]))
+        found = []
+        i = anchor
+        while True:
+            try:
+                i = view.index(block[anchor], i)
+            except ValueError:
+                return found
+            if self.matches_at(i - anchor, block, is_loose):
+                found.append(i - anchor)
+            i += 1
 
 
 def apply_hunks(text: str, hunks: list[Hunk], shown: str = "the file") -> Applied:
