@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint format typecheck pytest bench clean
+.PHONY: setup setup-ipk6 demo test lint format typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
@@ -13,6 +13,24 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 setup: $(STAMP)
+
+# A second kernel environment with an older ipykernel (6.x, as Colab and many installs have), for the notebook
+# tests that run on both kernels. It holds only ipykernel 6 and jupyter-ui-poll and reaches everything else
+# (architect-nb itself, ipywidgets, ...) through a .pth that adds the main venv's site-packages after its own,
+# so it takes seconds to build instead of minutes.
+IPK6 ?= .venv-ipk6
+IPK6_STAMP := $(IPK6)/.installed-stamp
+$(IPK6_STAMP): $(STAMP)
+	rm -rf $(IPK6)
+	$(PY) -m venv $(IPK6)
+	$(IPK6)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+		'ipykernel==6.31.0' 'jupyter-ui-poll==1.1.0' 'nest-asyncio>=1.6'
+	$(PY) -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
+		> "$$($(IPK6)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/architect_main_venv.pth"
+	$(IPK6)/bin/python -c 'import ipykernel, architect_nb, ipywidgets; assert ipykernel.__version__.startswith("6.")'
+	@touch $(IPK6_STAMP)
+
+setup-ipk6: $(IPK6_STAMP)
 
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
@@ -28,7 +46,7 @@ format: $(STAMP)
 
 # The venv's bin comes first on PATH, as in an activated venv, so commands the agent runs (python -m pytest)
 # find the same interpreter and packages.
-pytest: $(STAMP)
+pytest: $(STAMP) $(IPK6_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_ARGS)
 
 test: lint pytest
@@ -37,4 +55,4 @@ bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(IPK6) .pytest_cache .mypy_cache .ruff_cache build dist
