@@ -69,7 +69,7 @@ class _Lines:
         """Every start where `block` matches, found through its longest (most telling) line."""
         view = self.view(is_loose)
         anchor = max(range(len(block)), key=lambda k: len(block[k]))
-        found = []
+        found: list[int] = []
         i = anchor
         while True:
             try:
