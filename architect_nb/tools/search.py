@@ -44,7 +44,8 @@ DEFAULT_MAX_FILES = 200
 
 _SEARCH_PATH = "Folder or file to search, relative to the workspace root."
 _FILE_PATTERN = "Glob on file names ('*.py', '*.{js,ts}'), or on paths below `path` if it contains '/'."
-_SKIPS = "Skips .git, virtualenvs, node_modules, caches, .gitignored and binary files."
+_SKIPS_NAMES = "Skips .git, virtualenvs, node_modules, caches and .gitignored paths."
+_SKIPS = _SKIPS_NAMES.replace(" and .gitignored paths", ", .gitignored paths and binary files")
 
 
 class SearchCodeArgs(ToolArgs):
@@ -262,9 +263,7 @@ def _literal_problem(pattern: str) -> str | None:
 
 class FindFilesTool(_SearchTool):
     name = "find_files"
-    description = "Find files by name glob; returns paths relative to the workspace. " + _SKIPS.replace(
-        " and binary files", ""
-    )
+    description = "Find files by name glob; returns paths relative to the workspace. " + _SKIPS_NAMES
     args_model = FindFilesArgs
 
     def __init__(
@@ -327,4 +326,4 @@ class FindFilesTool(_SearchTool):
             text += f" Ignoring case, '{visible(near_miss)}' would match; globs are case-sensitive."
         elif not any(ch in pattern for ch in "*?[{"):
             text += f" Names must match whole; try '*{visible(pattern)}*'."
-        return text + " find_files matches files, not folders. " + _SKIPS.replace(" and binary files", "")
+        return text + " find_files matches files, not folders. " + _SKIPS_NAMES
