@@ -1,0 +1,227 @@
+"""Write real run transcripts as JSON fixtures for the labextension's unit tests.
+
+Each fixture is the `application/vnd.architect-nb.run+json` payload of a run of the scripted model on a copy
+of the sample project, so the renderer is tested on what the kernel really emits. Run with the project's venv:
+
+    .venv/bin/python labextension/scripts/make_fixtures.py labextension/tests/fixtures
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from architect_nb.agent import create_loop
+from architect_nb.config import load_config
+from architect_nb.execution.confirm import ScriptedConfirmer
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE_PROJECT = ROOT / "notebooks" / "sample_project"
+
+PATCH = """--- a/shop/cart.py
++++ b/shop/cart.py
+@@ -26,2 +26,3 @@
+     def total_with_discount(self, percent: float) -> float:
+-        return self.total() * (1 - percent / 100)
++        discounted = self.total() * (1 - percent / 100)
++        return round(discounted, 2)
+"""
+
+FINAL_MARKDOWN = """Totals are **floats** now and discounts round to cents.
+
+- `Cart.total()` starts from `0.0`
+- `total_with_discount()` rounds with `round(x, 2)`
+
+<script>alert("not run")</script> [docs](javascript:alert(1))
+"""
+
+# A post-tool-use hook that really runs: it byte-compiles the edited Python files.
+CHECK_HOOK = {
+    "name": "py-compile",
+    "command": "python -m compileall -q shop",
+    "matcher": "edit_file|apply_patch",
+}
+
+
+def _run(
+    tmp: Path,
+    name: str,
+    turns: list[dict[str, Any]],
+    task: str,
+    *,
+    answers: list[str] | None = None,
+    overrides: dict[str, Any] | None = None,
+    dry_run: bool = False,
+    max_steps: int | None = None,
+) -> dict[str, Any]:
+    workspace = tmp / name / "project"
+    shutil.copytree(SAMPLE_PROJECT, workspace)
+    script = tmp / name / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}, sort_keys=False))
+    config = load_config(overrides={"workspace.root": str(workspace), **(overrides or {})}, environ={})
+    confirmer = ScriptedConfirmer(answers or [], default="deny: no answer scripted")
+    loop = create_loop(
+        config,
+        model=f"scripted/{script}",
+        mode="confirm-sensitive",
+        confirmer=confirmer,
+        dry_run=dry_run,
+        max_steps=max_steps,
+    )
+    result = loop.run(task)
+    payload: dict[str, Any] = result.transcript.to_payload()
+    return payload
+
+
+def whole_job(tmp: Path) -> dict[str, Any]:
+    turns: list[dict[str, Any]] = [
+        {
+            "content": "Let me read the cart first.",
+            "tool_calls": [{"name": "read_file", "arguments": {"path": "shop/cart.py"}}],
+        },
+        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "total = 0", "path": "shop"}}]},
+        {
+            "content": "The total starts from an `int`; I'll make it a float.",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {
+                        "path": "shop/cart.py",
+                        "old_str": "total = 0\n",
+                        "new_str": "total = 0.0\n",
+                    },
+                }
+            ],
+        },
+        {"tool_calls": [{"name": "apply_patch", "arguments": {"path": "shop/cart.py", "patch": PATCH}}]},
+        {
+            "tool_calls": [
+                {"name": "run_command", "arguments": {"command": "python -m pytest -q", "timeout": 120}}
+            ]
+        },
+        {"content": FINAL_MARKDOWN},
+    ]
+    return _run(
+        tmp,
+        "whole_job",
+        turns,
+        "Make totals floats and round discounts to cents; keep the tests green.",
+        answers=["approve", "approve", "approve"],
+        overrides={"hooks.post_tool_use": [CHECK_HOOK]},
+    )
+
+
+def denied_and_blocked(tmp: Path) -> dict[str, Any]:
+    turns: list[dict[str, Any]] = [
+        {
+            "content": "I'll rename the discount method.",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {
+                        "path": "shop/cart.py",
+                        "old_str": "def total_with_discount",
+                        "new_str": "def discounted_total",
+                    },
+                }
+            ],
+        },
+        {
+            "content": "Then I'll bump the version in pyproject.toml.",
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "pyproject.toml", "old_str": "version", "new_str": "version"},
+                }
+            ],
+        },
+        {"content": "I stopped: the rename was denied and pyproject.toml is protected."},
+    ]
+    return _run(
+        tmp,
+        "denied_and_blocked",
+        turns,
+        "Rename total_with_discount to discounted_total.",
+        answers=["deny: keep the public API stable"],
+        overrides={"guardrails.protected_files": ["pyproject.toml"]},
+    )
+
+
+def dry_run(tmp: Path) -> dict[str, Any]:
+    turns: list[dict[str, Any]] = [
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {
+                        "path": "shop/cart.py",
+                        "old_str": "total = 0\n",
+                        "new_str": "total = 0.0\n",
+                    },
+                }
+            ]
+        },
+        {"content": "In a real run this would make the total a float."},
+    ]
+    return _run(tmp, "dry_run", turns, "Make the total a float (dry run).", dry_run=True)
+
+
+def failure(tmp: Path) -> dict[str, Any]:
+    turns: list[dict[str, Any]] = [
+        {
+            "tool_calls": [
+                {
+                    "name": "edit_file",
+                    "arguments": {"path": "shop/cart.py", "old_str": "no such line", "new_str": "x"},
+                }
+            ]
+        },
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "shop/missing.py"}}]},
+        {"tool_calls": [{"name": "read_file", "arguments": {"path": "shop/cart.py"}}]},
+    ]
+    return _run(tmp, "failure", turns, "Fix the missing module.", answers=["approve"], max_steps=3)
+
+
+def long_diff(tmp: Path) -> dict[str, Any]:
+    body = "".join(f"def f{i}(x: int) -> int:\n    return x + {i}  # line {i}\n\n" for i in range(1700))
+    turns: list[dict[str, Any]] = [
+        {
+            "content": "Generating the lookup module.",
+            "tool_calls": [
+                {"name": "write_file", "arguments": {"path": "shop/generated.py", "content": body}}
+            ],
+        },
+        {"content": "Wrote `shop/generated.py`."},
+    ]
+    return _run(tmp, "long_diff", turns, "Generate 1,700 small functions.", answers=["approve"])
+
+
+SCENARIOS = {
+    "whole_job": whole_job,
+    "denied_and_blocked": denied_and_blocked,
+    "dry_run": dry_run,
+    "failure": failure,
+    "long_diff": long_diff,
+}
+
+
+def main(out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, scenario in SCENARIOS.items():
+            payload = scenario(Path(tmp))
+            (out_dir / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n")
+            kinds = [e["kind"] for e in payload["events"]]
+            print(f"{name}: {len(kinds)} events, finished={payload['events'][-1].get('status')}")
+
+
+if __name__ == "__main__":
+    main(
+        Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "tests" / "fixtures"
+    )

@@ -1,0 +1,185 @@
+/**
+ * The timeline's view model: the flat event list grouped into steps, with the
+ * events of one tool call (request, confirmation, result) joined by call id.
+ */
+
+import type {
+  IConfirmationAnswered,
+  IConfirmationAsked,
+  ICostUpdate,
+  IRunFinished,
+  IRunStarted,
+  IRunWarning,
+  IToolCall,
+  IToolResult,
+  RunEvent
+} from './types';
+
+/** What became of a tool call, as the timeline labels it. */
+export type CallStatus =
+  | 'approved'
+  | 'ran'
+  | 'denied'
+  | 'blocked'
+  | 'dry-run'
+  | 'failed'
+  | 'aborted'
+  | 'pending';
+
+export interface ICallView {
+  callId: string;
+  tool: string;
+  step: number;
+  arguments: Record<string, unknown>;
+  asked: IConfirmationAsked | null;
+  answered: IConfirmationAnswered | null;
+  result: IToolResult | null;
+  status: CallStatus;
+}
+
+export interface IStepView {
+  step: number;
+  text: string;
+  calls: ICallView[];
+  cost: ICostUpdate | null;
+  warnings: IRunWarning[];
+}
+
+export interface IRunView {
+  started: IRunStarted | null;
+  steps: IStepView[];
+  /** Warnings raised before the first step. */
+  warnings: IRunWarning[];
+  finished: IRunFinished | null;
+  /** The last cost update: running totals while a run is live. */
+  lastCost: ICostUpdate | null;
+}
+
+/** The label of a call from its result status and the person's answer. */
+export function callStatus(
+  result: IToolResult | null,
+  answered: IConfirmationAnswered | null
+): CallStatus {
+  if (result === null) {
+    if (answered?.decision === 'deny') {
+      return 'denied';
+    }
+    if (answered?.decision === 'abort') {
+      return 'aborted';
+    }
+    return 'pending';
+  }
+  switch (result.status) {
+    case 'ok':
+      return answered?.decision === 'approve' ? 'approved' : 'ran';
+    case 'denied':
+      return 'denied';
+    case 'blocked':
+      return 'blocked';
+    case 'dry_run':
+      return 'dry-run';
+    case 'aborted':
+      return 'aborted';
+    default:
+      return result.success ? 'ran' : 'failed';
+  }
+}
+
+function newStep(step: number): IStepView {
+  return { step, text: '', calls: [], cost: null, warnings: [] };
+}
+
+/** Group a run's events into the timeline's steps and calls. */
+export function buildRunView(events: readonly RunEvent[]): IRunView {
+  const view: IRunView = {
+    started: null,
+    steps: [],
+    warnings: [],
+    finished: null,
+    lastCost: null
+  };
+  const steps = new Map<number, IStepView>();
+  const calls = new Map<string, ICallView>();
+
+  const stepOf = (step: number): IStepView => {
+    let found = steps.get(step);
+    if (found === undefined) {
+      found = newStep(step);
+      steps.set(step, found);
+      view.steps.push(found);
+    }
+    return found;
+  };
+  const callOf = (
+    event: IToolCall | IConfirmationAsked | IToolResult,
+    step: number
+  ): ICallView => {
+    let found = calls.get(event.call_id);
+    if (found === undefined) {
+      found = {
+        callId: event.call_id,
+        tool: event.tool,
+        step,
+        arguments: 'arguments' in event ? event.arguments : {},
+        asked: null,
+        answered: null,
+        result: null,
+        status: 'pending'
+      };
+      calls.set(event.call_id, found);
+      stepOf(step).calls.push(found);
+    }
+    return found;
+  };
+  let current = 0;
+
+  for (const event of events) {
+    switch (event.kind) {
+      case 'run_started':
+        view.started = event;
+        break;
+      case 'step_started':
+        current = event.step;
+        stepOf(event.step);
+        break;
+      case 'text_delta':
+        stepOf(event.step).text += event.text;
+        break;
+      case 'tool_call':
+        callOf(event, event.step).arguments = event.arguments;
+        break;
+      case 'confirmation_asked':
+        callOf(event, current).asked = event;
+        break;
+      case 'confirmation_answered': {
+        const call = calls.get(event.call_id);
+        if (call !== undefined) {
+          call.answered = event;
+        }
+        break;
+      }
+      case 'tool_result':
+        callOf(event, event.step).result = event;
+        break;
+      case 'cost':
+        stepOf(event.step).cost = event;
+        view.lastCost = event;
+        break;
+      case 'warning':
+        if (current > 0) {
+          stepOf(current).warnings.push(event);
+        } else {
+          view.warnings.push(event);
+        }
+        break;
+      case 'run_finished':
+        view.finished = event;
+        break;
+    }
+  }
+  for (const call of calls.values()) {
+    call.status = callStatus(call.result, call.answered);
+  }
+  view.steps.sort((a, b) => a.step - b.step);
+  return view;
+}

@@ -1,0 +1,337 @@
+/**
+ * The run timeline: a header with the task, one collapsible card per step and
+ * per tool call, and a summary with the final status, tokens and cost.
+ */
+
+import {
+  badge,
+  card,
+  formatCost,
+  formatDuration,
+  formatTokens,
+  h,
+  longText
+} from './dom';
+import { renderDiff } from './diffview';
+import { renderHooks } from './hooks';
+import { IMarkdownServices, renderMarkdown } from './markdown';
+import {
+  buildRunView,
+  CallStatus,
+  ICallView,
+  IRunView,
+  IStepView
+} from './model';
+import type { IRunPayload, IRunWarning } from './types';
+
+/** The badge style of each call status. */
+const STATUS_STYLE: Record<CallStatus, string> = {
+  approved: 'ok',
+  ran: 'ok',
+  denied: 'denied',
+  blocked: 'blocked',
+  'dry-run': 'dryrun',
+  failed: 'failed',
+  aborted: 'failed',
+  pending: 'pending'
+};
+
+const RUN_STATUS_STYLE: Record<string, string> = {
+  success: 'ok',
+  partial: 'partial',
+  failed: 'failed'
+};
+
+/** Arguments shown in a call's one-line summary, in order of preference. */
+const SUMMARY_KEYS = ['path', 'command', 'pattern', 'query', 'glob', 'url'];
+
+function oneLine(text: string, limit = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > limit ? `${flat.slice(0, limit - 1)}…` : flat;
+}
+
+function showValue(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+}
+
+/** The call's most telling argument, for its summary line. */
+export function argumentSummary(args: Record<string, unknown>): string {
+  const key = SUMMARY_KEYS.find(name => typeof args[name] === 'string');
+  if (key !== undefined) {
+    return oneLine(String(args[key]));
+  }
+  const first = Object.entries(args)[0];
+  return first === undefined
+    ? ''
+    : oneLine(`${first[0]}=${showValue(first[1])}`);
+}
+
+function renderArguments(args: Record<string, unknown>): HTMLElement | null {
+  const entries = Object.entries(args).filter(([, value]) => value !== null);
+  if (entries.length === 0) {
+    return null;
+  }
+  const list = h('dl', 'anb-args');
+  for (const [key, value] of entries) {
+    const text = showValue(value);
+    const multiline = text.includes('\n') || text.length > 100;
+    list.append(
+      h('dt', '', key),
+      h(
+        'dd',
+        '',
+        multiline ? longText(text, 'anb-arg-value', 12) : h('code', '', text)
+      )
+    );
+  }
+  return h(
+    'div',
+    'anb-section',
+    h('div', 'anb-section-title', 'Arguments'),
+    list
+  );
+}
+
+function renderConfirmation(call: ICallView): HTMLElement | null {
+  const { asked, answered } = call;
+  if (asked === null && answered === null) {
+    return null;
+  }
+  const parts: Array<Node | string> = [];
+  if (asked !== null) {
+    parts.push(
+      'Asked for confirmation',
+      asked.sensitivity ? ` (${asked.sensitivity})` : '',
+      asked.reasons.length ? `: ${asked.reasons.join('; ')}` : ''
+    );
+  }
+  if (answered !== null) {
+    const decision =
+      answered.decision === 'approve'
+        ? badge('approved', 'ok')
+        : badge(
+            answered.decision === 'deny' ? 'denied' : answered.decision,
+            'denied'
+          );
+    parts.push(
+      h(
+        'div',
+        'anb-answer',
+        'Answer: ',
+        decision,
+        answered.reason ? ` — ${answered.reason}` : ''
+      )
+    );
+  }
+  return h('div', 'anb-section anb-confirmation', ...parts);
+}
+
+function callDiff(call: ICallView): { text: string; title: string } | null {
+  if (call.result?.diff) {
+    const title =
+      call.status === 'dry-run' ? 'Diff (not applied: dry run)' : 'Diff';
+    return { text: call.result.diff, title };
+  }
+  if (call.asked?.preview) {
+    const applied = call.status === 'approved' || call.status === 'ran';
+    return {
+      text: call.asked.preview,
+      title: applied ? 'Diff' : 'Proposed change (not applied)'
+    };
+  }
+  return null;
+}
+
+/** One tool call: its summary line, and arguments, answer, output, diff and hooks. */
+export function renderCall(call: ICallView): HTMLDetailsElement {
+  const { result } = call;
+  const diff = callDiff(call);
+  const summary = [
+    h('span', 'anb-tool', call.tool),
+    h('span', 'anb-call-arg', argumentSummary(call.arguments)),
+    badge(call.status, STATUS_STYLE[call.status]),
+    result !== null
+      ? h('span', 'anb-muted', formatDuration(result.duration_s))
+      : null
+  ];
+  const quiet = call.status === 'ran' || call.status === 'approved';
+  const body: Array<HTMLElement | null> = [
+    renderArguments(call.arguments),
+    renderConfirmation(call)
+  ];
+  if (result?.error) {
+    body.push(longText(result.error, 'anb-error', 20));
+  }
+  if (result?.output) {
+    body.push(
+      h(
+        'div',
+        'anb-section',
+        h('div', 'anb-section-title', 'Output'),
+        longText(result.output, 'anb-output', 30)
+      )
+    );
+  }
+  if (diff !== null) {
+    body.push(
+      h(
+        'div',
+        'anb-section',
+        h('div', 'anb-section-title', diff.title),
+        renderDiff(diff.text)
+      )
+    );
+  }
+  body.push(result !== null ? renderHooks(result.hooks) : null);
+  const details = card(
+    `anb-call anb-call-${STATUS_STYLE[call.status]}`,
+    summary,
+    !quiet || diff !== null || (result?.hooks.length ?? 0) > 0,
+    ...body
+  );
+  details.dataset.callId = call.callId;
+  details.dataset.status = call.status;
+  return details;
+}
+
+function renderWarnings(warnings: readonly IRunWarning[]): HTMLElement | null {
+  if (warnings.length === 0) {
+    return null;
+  }
+  return h(
+    'ul',
+    'anb-warnings',
+    ...warnings.map(w =>
+      h('li', '', badge(w.category, 'warning'), ' ', w.message)
+    )
+  );
+}
+
+async function renderStep(
+  step: IStepView,
+  services: IMarkdownServices
+): Promise<HTMLDetailsElement> {
+  const counts = step.calls.map(call =>
+    badge(call.tool, STATUS_STYLE[call.status])
+  );
+  const summary = [
+    h('span', 'anb-step-title', `Step ${step.step}`),
+    ...counts,
+    step.cost !== null
+      ? h(
+          'span',
+          'anb-muted anb-step-tokens',
+          `${formatTokens(step.cost.prompt_tokens + step.cost.completion_tokens)} tokens`
+        )
+      : null
+  ];
+  const text = step.text.trim()
+    ? await renderMarkdown(step.text, services)
+    : null;
+  const details = card(
+    'anb-step',
+    summary,
+    true,
+    text,
+    ...step.calls.map(renderCall),
+    renderWarnings(step.warnings)
+  );
+  details.dataset.step = String(step.step);
+  return details;
+}
+
+function renderHeader(view: IRunView): HTMLElement {
+  const started = view.started;
+  if (started === null) {
+    return h(
+      'div',
+      'anb-run-header',
+      h('span', 'anb-run-title', 'architect run')
+    );
+  }
+  const meta = [
+    started.model,
+    started.mode,
+    started.agent !== 'build' ? started.agent : ''
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  return h(
+    'div',
+    'anb-run-header',
+    h('span', 'anb-run-title', 'architect'),
+    started.dry_run ? badge('dry run', 'dryrun') : null,
+    h('span', 'anb-task', started.task),
+    h('div', 'anb-muted anb-run-meta', meta)
+  );
+}
+
+function fact(label: string, value: string | Node): HTMLElement {
+  return h('span', 'anb-fact', h('span', 'anb-fact-label', label), value);
+}
+
+function renderSummary(view: IRunView): HTMLElement {
+  const done = view.finished;
+  if (done === null) {
+    const cost = view.lastCost;
+    return h(
+      'div',
+      'anb-summary',
+      badge('running', 'pending'),
+      cost !== null ? fact('tokens', formatTokens(cost.total_tokens)) : null,
+      cost !== null
+        ? fact('cost', formatCost(cost.total_cost_usd, cost.priced))
+        : null
+    );
+  }
+  const priced = view.lastCost?.priced ?? done.total_cost_usd > 0;
+  const files = done.files_changed.length
+    ? h(
+        'ul',
+        'anb-files',
+        ...done.files_changed.map(f => h('li', '', h('code', '', f)))
+      )
+    : null;
+  return h(
+    'div',
+    `anb-summary anb-summary-${RUN_STATUS_STYLE[done.status] ?? 'pending'}`,
+    h(
+      'div',
+      'anb-summary-line',
+      badge(done.status, RUN_STATUS_STYLE[done.status] ?? 'pending'),
+      h('span', 'anb-summary-message', done.message),
+      fact('stop', done.stop_reason),
+      fact('steps', String(done.steps)),
+      fact('tokens', formatTokens(done.total_tokens)),
+      fact('cost', formatCost(done.total_cost_usd, priced)),
+      fact('time', formatDuration(done.duration_s))
+    ),
+    files !== null ? h('div', 'anb-section-title', 'Files changed') : null,
+    files,
+    done.untracked_changes_note
+      ? h('div', 'anb-muted anb-note', done.untracked_changes_note)
+      : null
+  );
+}
+
+/** Render a whole transcript into `host`, replacing what was there. */
+export async function renderRun(
+  payload: IRunPayload,
+  host: HTMLElement,
+  services: IMarkdownServices = {}
+): Promise<void> {
+  const view = buildRunView(payload.events);
+  const steps = await Promise.all(
+    view.steps.map(step => renderStep(step, services))
+  );
+  const root = h(
+    'div',
+    'anb-run',
+    renderHeader(view),
+    renderWarnings(view.warnings),
+    h('div', 'anb-timeline', ...steps),
+    renderSummary(view)
+  );
+  root.dataset.runId = payload.run_id;
+  host.replaceChildren(root);
+}

@@ -1,0 +1,330 @@
+/**
+ * The run transcript as the kernel emits it (`Transcript.to_payload()` in
+ * `architect_nb/agent/events.py`), and a parser that turns untrusted JSON into
+ * these types. Unknown event kinds are skipped, so a newer kernel still renders.
+ */
+
+/** The MIME type of a run transcript. */
+export const RUN_MIME_TYPE = 'application/vnd.architect-nb.run+json';
+
+/** The transcript versions this renderer understands. */
+export const SUPPORTED_VERSION = 1;
+
+interface IEventBase {
+  run_id: string;
+  at: number;
+}
+
+export interface IRunStarted extends IEventBase {
+  kind: 'run_started';
+  task: string;
+  agent: string;
+  model: string;
+  mode: string;
+  dry_run: boolean;
+  workspace: string;
+  tools: string[];
+}
+
+export interface IStepStarted extends IEventBase {
+  kind: 'step_started';
+  step: number;
+}
+
+export interface ITextDelta extends IEventBase {
+  kind: 'text_delta';
+  step: number;
+  text: string;
+}
+
+export interface IToolCall extends IEventBase {
+  kind: 'tool_call';
+  step: number;
+  call_id: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface IConfirmationAsked extends IEventBase {
+  kind: 'confirmation_asked';
+  call_id: string;
+  tool: string;
+  arguments: Record<string, unknown>;
+  sensitivity: string;
+  preview: string | null;
+  reasons: string[];
+}
+
+export interface IConfirmationAnswered extends IEventBase {
+  kind: 'confirmation_answered';
+  call_id: string;
+  tool: string;
+  decision: string;
+  reason: string;
+}
+
+/** One hook run reported with a tool result. */
+export interface IHookResult {
+  name: string;
+  event: string;
+  passed: boolean;
+  exit_code: number | null;
+  output: string;
+  duration_s: number | null;
+}
+
+export interface IToolResult extends IEventBase {
+  kind: 'tool_result';
+  step: number;
+  call_id: string;
+  tool: string;
+  status: string;
+  success: boolean;
+  output: string;
+  error: string | null;
+  diff: string | null;
+  hooks: IHookResult[];
+  duration_s: number;
+}
+
+export interface ICostUpdate extends IEventBase {
+  kind: 'cost';
+  step: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd: number;
+  total_tokens: number;
+  total_cost_usd: number;
+  priced: boolean;
+}
+
+export interface IRunWarning extends IEventBase {
+  kind: 'warning';
+  message: string;
+  category: string;
+}
+
+export interface IRunFinished extends IEventBase {
+  kind: 'run_finished';
+  status: string;
+  stop_reason: string;
+  message: string;
+  steps: number;
+  final_text: string;
+  files_changed: string[];
+  total_tokens: number;
+  total_cost_usd: number;
+  duration_s: number;
+  untracked_changes_note: string;
+}
+
+export type RunEvent =
+  | IRunStarted
+  | IStepStarted
+  | ITextDelta
+  | IToolCall
+  | IConfirmationAsked
+  | IConfirmationAnswered
+  | IToolResult
+  | ICostUpdate
+  | IRunWarning
+  | IRunFinished;
+
+export interface IRunPayload {
+  version: number;
+  run_id: string;
+  events: RunEvent[];
+}
+
+/** The payload is not a run transcript this renderer can show. */
+export class PayloadError extends Error {}
+
+type Raw = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Raw {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function str(raw: Raw, key: string, fallback = ''): string {
+  const value = raw[key];
+  return typeof value === 'string' ? value : fallback;
+}
+
+function optStr(raw: Raw, key: string): string | null {
+  const value = raw[key];
+  return typeof value === 'string' ? value : null;
+}
+
+function num(raw: Raw, key: string, fallback = 0): number {
+  const value = raw[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+}
+
+function optNum(raw: Raw, key: string): number | null {
+  const value = raw[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function bool(raw: Raw, key: string, fallback = false): boolean {
+  const value = raw[key];
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+function strList(raw: Raw, key: string): string[] {
+  const value = raw[key];
+  return Array.isArray(value)
+    ? value.filter((item): item is string => typeof item === 'string')
+    : [];
+}
+
+function record(raw: Raw, key: string): Record<string, unknown> {
+  const value = raw[key];
+  return isRecord(value) ? value : {};
+}
+
+function parseHook(raw: unknown): IHookResult | null {
+  if (!isRecord(raw)) {
+    return null;
+  }
+  const exitCode = optNum(raw, 'exit_code');
+  const passed = typeof raw.passed === 'boolean' ? raw.passed : exitCode === 0;
+  return {
+    name: str(raw, 'name', 'hook'),
+    event: str(raw, 'event'),
+    passed,
+    exit_code: exitCode,
+    output: str(raw, 'output'),
+    duration_s: optNum(raw, 'duration_s') ?? optNum(raw, 'duration')
+  };
+}
+
+/** Turn one raw event into a typed one, or null when its kind is unknown. */
+export function parseEvent(raw: unknown): RunEvent | null {
+  if (!isRecord(raw)) {
+    return null;
+  }
+  const base = { run_id: str(raw, 'run_id'), at: num(raw, 'at') };
+  const kind = str(raw, 'kind');
+  switch (kind) {
+    case 'run_started':
+      return {
+        ...base,
+        kind,
+        task: str(raw, 'task'),
+        agent: str(raw, 'agent'),
+        model: str(raw, 'model'),
+        mode: str(raw, 'mode'),
+        dry_run: bool(raw, 'dry_run'),
+        workspace: str(raw, 'workspace'),
+        tools: strList(raw, 'tools')
+      };
+    case 'step_started':
+      return { ...base, kind, step: num(raw, 'step') };
+    case 'text_delta':
+      return { ...base, kind, step: num(raw, 'step'), text: str(raw, 'text') };
+    case 'tool_call':
+      return {
+        ...base,
+        kind,
+        step: num(raw, 'step'),
+        call_id: str(raw, 'call_id'),
+        tool: str(raw, 'tool'),
+        arguments: record(raw, 'arguments')
+      };
+    case 'confirmation_asked':
+      return {
+        ...base,
+        kind,
+        call_id: str(raw, 'call_id'),
+        tool: str(raw, 'tool'),
+        arguments: record(raw, 'arguments'),
+        sensitivity: str(raw, 'sensitivity'),
+        preview: optStr(raw, 'preview'),
+        reasons: strList(raw, 'reasons')
+      };
+    case 'confirmation_answered':
+      return {
+        ...base,
+        kind,
+        call_id: str(raw, 'call_id'),
+        tool: str(raw, 'tool'),
+        decision: str(raw, 'decision'),
+        reason: str(raw, 'reason')
+      };
+    case 'tool_result': {
+      const hooks = Array.isArray(raw.hooks) ? raw.hooks : [];
+      return {
+        ...base,
+        kind,
+        step: num(raw, 'step'),
+        call_id: str(raw, 'call_id'),
+        tool: str(raw, 'tool'),
+        status: str(raw, 'status', 'ok'),
+        success: bool(raw, 'success', true),
+        output: str(raw, 'output'),
+        error: optStr(raw, 'error'),
+        diff: optStr(raw, 'diff'),
+        hooks: hooks
+          .map(parseHook)
+          .filter((hook): hook is IHookResult => hook !== null),
+        duration_s: num(raw, 'duration_s')
+      };
+    }
+    case 'cost':
+      return {
+        ...base,
+        kind,
+        step: num(raw, 'step'),
+        prompt_tokens: num(raw, 'prompt_tokens'),
+        completion_tokens: num(raw, 'completion_tokens'),
+        cost_usd: num(raw, 'cost_usd'),
+        total_tokens: num(raw, 'total_tokens'),
+        total_cost_usd: num(raw, 'total_cost_usd'),
+        priced: bool(raw, 'priced')
+      };
+    case 'warning':
+      return {
+        ...base,
+        kind,
+        message: str(raw, 'message'),
+        category: str(raw, 'category', 'general')
+      };
+    case 'run_finished':
+      return {
+        ...base,
+        kind,
+        status: str(raw, 'status'),
+        stop_reason: str(raw, 'stop_reason'),
+        message: str(raw, 'message'),
+        steps: num(raw, 'steps'),
+        final_text: str(raw, 'final_text'),
+        files_changed: strList(raw, 'files_changed'),
+        total_tokens: num(raw, 'total_tokens'),
+        total_cost_usd: num(raw, 'total_cost_usd'),
+        duration_s: num(raw, 'duration_s'),
+        untracked_changes_note: str(raw, 'untracked_changes_note')
+      };
+    default:
+      return null;
+  }
+}
+
+/** Check and type a payload; throws `PayloadError` saying what is wrong. */
+export function parsePayload(data: unknown): IRunPayload {
+  if (!isRecord(data)) {
+    throw new PayloadError('The run transcript is not a JSON object.');
+  }
+  const version = num(data, 'version', -1);
+  if (version !== SUPPORTED_VERSION) {
+    throw new PayloadError(
+      `Transcript version ${String(data.version)} is not supported (expected ${SUPPORTED_VERSION}); upgrade architect-nb's JupyterLab extension.`
+    );
+  }
+  if (!Array.isArray(data.events)) {
+    throw new PayloadError('The run transcript has no "events" list.');
+  }
+  const events = data.events
+    .map(parseEvent)
+    .filter((event): event is RunEvent => event !== null);
+  return { version, run_id: str(data, 'run_id'), events };
+}

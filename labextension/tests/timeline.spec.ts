@@ -1,0 +1,199 @@
+import { renderRun } from '../src/timeline';
+import type { IRunPayload } from '../src/types';
+import { fixture, texts } from './helpers';
+
+async function render(payload: IRunPayload): Promise<HTMLElement> {
+  const host = document.createElement('div');
+  document.body.replaceChildren(host);
+  await renderRun(payload, host);
+  return host;
+}
+
+function call(host: HTMLElement, tool: string, index = 0): HTMLDetailsElement {
+  const cards = Array.from(
+    host.querySelectorAll<HTMLDetailsElement>('details.anb-call')
+  ).filter(card => card.querySelector('.anb-tool')?.textContent === tool);
+  if (!cards[index]) {
+    throw new Error(`no card for ${tool} #${index}`);
+  }
+  return cards[index];
+}
+
+describe('renderRun', () => {
+  it('renders the whole job: header, a card per step and call, diffs and the summary', async () => {
+    const host = await render(fixture('whole_job'));
+    expect(host.querySelector('.anb-task')?.textContent).toBe(
+      'Make totals floats and round discounts to cents; keep the tests green.'
+    );
+    expect(host.querySelector('.anb-run-meta')?.textContent).toContain(
+      'confirm-sensitive'
+    );
+    expect(host.querySelectorAll('details.anb-step')).toHaveLength(6);
+    expect(host.querySelectorAll('details.anb-call')).toHaveLength(5);
+
+    const read = call(host, 'read_file');
+    expect(read.dataset.status).toBe('ran');
+    expect(read.open).toBe(false);
+    expect(read.querySelector('.anb-call-arg')?.textContent).toBe(
+      'shop/cart.py'
+    );
+
+    const edit = call(host, 'edit_file');
+    expect(edit.dataset.status).toBe('approved');
+    expect(edit.open).toBe(true);
+    expect(edit.querySelector('.anb-confirmation')?.textContent).toContain(
+      'Asked for confirmation (sensitive): mode confirm-sensitive asks before edit_file'
+    );
+    expect(texts(edit, '.anb-answer .anb-badge')).toEqual(['approved']);
+    expect(
+      edit.querySelector('.anb-diff tr.anb-line-add .anb-code')?.textContent
+    ).toBe('        total = 0.0');
+
+    const command = call(host, 'run_command');
+    expect(command.querySelector('.anb-call-arg')?.textContent).toBe(
+      'python -m pytest -q'
+    );
+    expect(command.querySelector('.anb-output')?.textContent).toContain(
+      '2 passed'
+    );
+    expect(command.querySelector('summary .anb-muted')?.textContent).toMatch(
+      /^\d+\.\d\d s$/
+    );
+
+    const summary = host.querySelector('.anb-summary') as HTMLElement;
+    expect(summary.querySelector('.anb-badge')?.textContent).toBe('success');
+    expect(summary.textContent).toContain('tokens14,118');
+    expect(summary.textContent).toContain('costnot priced');
+    expect(texts(summary, '.anb-files code')).toEqual(['shop/cart.py']);
+    expect(summary.textContent).toContain('not tracked by undo');
+    // The assistant's Markdown is rendered, and its <script> stays text.
+    expect(host.querySelector('.anb-markdown strong')?.textContent).toBe(
+      'floats'
+    );
+    expect(host.querySelector('script')).toBeNull();
+  });
+
+  it('shows a denial with its reason and a guardrail block with its message', async () => {
+    const host = await render(fixture('denied_and_blocked'));
+    const [denied, blocked] = [
+      call(host, 'edit_file', 0),
+      call(host, 'edit_file', 1)
+    ];
+    expect(denied.dataset.status).toBe('denied');
+    expect(denied.open).toBe(true);
+    expect(denied.querySelector('.anb-answer')?.textContent).toBe(
+      'Answer: denied — keep the public API stable'
+    );
+    expect(denied.querySelector('.anb-error')?.textContent).toContain(
+      'The user declined'
+    );
+    expect(texts(denied, '.anb-section-title')).toContain(
+      'Proposed change (not applied)'
+    );
+    expect(blocked.dataset.status).toBe('blocked');
+    expect(blocked.querySelector('summary .anb-badge')?.textContent).toBe(
+      'blocked'
+    );
+    expect(blocked.querySelector('.anb-error')?.textContent).toMatch(
+      /^Guardrail: 'pyproject.toml'/
+    );
+  });
+
+  it('marks a dry run and its unapplied diff', async () => {
+    const host = await render(fixture('dry_run'));
+    expect(texts(host, '.anb-run-header .anb-badge')).toEqual(['dry run']);
+    const edit = call(host, 'edit_file');
+    expect(edit.dataset.status).toBe('dry-run');
+    expect(texts(edit, '.anb-section-title')).toContain(
+      'Diff (not applied: dry run)'
+    );
+  });
+
+  it('shows failures and a partial finish', async () => {
+    const host = await render(fixture('failure'));
+    expect(call(host, 'edit_file').dataset.status).toBe('failed');
+    const missing = call(host, 'read_file', 0);
+    expect(missing.querySelector('.anb-error')?.textContent).toContain(
+      "'shop/missing.py' does not exist"
+    );
+    const summary = host.querySelector('.anb-summary') as HTMLElement;
+    expect(summary.className).toContain('anb-summary-partial');
+    expect(summary.textContent).toContain(
+      "Stopped after 3 steps (the agent's max_steps)."
+    );
+  });
+
+  it('stays quick on the 5,000-line diff: only the first rows are in the DOM', async () => {
+    const started = performance.now();
+    const host = await render(fixture('long_diff'));
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(
+      host.querySelectorAll('.anb-diff tbody tr').length
+    ).toBeLessThanOrEqual(400);
+    expect(host.querySelector('.anb-diff-stats')?.textContent).toBe(
+      '+5100 −0 in 1 file'
+    );
+    // The write_file arguments (5,100 lines of content) are collapsed too.
+    const content = call(host, 'write_file').querySelector(
+      '.anb-arg-value'
+    ) as HTMLElement;
+    expect(content.textContent?.split('\n')).toHaveLength(12);
+  });
+
+  it('renders hook results: passed collapsed when long, failed with exit code', async () => {
+    // The kernel reports hooks in tool_result.hooks; the engine does not fill it yet, so this
+    // test adds two hook results to a real transcript in the documented shape.
+    const payload = fixture('whole_job');
+    const events = payload.events.map(event =>
+      event.kind === 'tool_result' && event.tool === 'edit_file'
+        ? {
+            ...event,
+            hooks: [
+              {
+                name: 'py-compile',
+                event: 'post_tool_use',
+                passed: true,
+                exit_code: 0,
+                output: Array.from(
+                  { length: 20 },
+                  (_, i) => `checked ${i}`
+                ).join('\n'),
+                duration_s: 0.2
+              },
+              {
+                name: 'ruff',
+                event: 'post_tool_use',
+                passed: false,
+                exit_code: 1,
+                output: 'E501 line too long',
+                duration_s: null
+              }
+            ]
+          }
+        : event
+    );
+    const host = await render({ ...payload, events });
+    const hooks = Array.from(
+      host.querySelectorAll<HTMLDetailsElement>('details.anb-hook')
+    );
+    expect(
+      host.querySelector('.anb-hooks .anb-section-title')?.textContent
+    ).toBe('Hooks: 1 of 2 failed');
+    expect(hooks.map(hook => hook.open)).toEqual([false, true]);
+    expect(texts(hooks[0], 'summary .anb-badge')).toEqual(['passed']);
+    expect(hooks[1].querySelector('summary')?.textContent).toContain('exit 1');
+    expect(hooks[1].querySelector('.anb-output')?.textContent).toBe(
+      'E501 line too long'
+    );
+  });
+
+  it('shows a live run as running with the tokens so far', async () => {
+    const payload = fixture('whole_job');
+    const events = payload.events.slice(0, 12);
+    const host = await render({ ...payload, events });
+    expect(texts(host, '.anb-summary .anb-badge')).toEqual(['running']);
+    expect(host.querySelector('.anb-summary')?.textContent).toContain(
+      'tokens4,133'
+    );
+  });
+});
