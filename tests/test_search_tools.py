@@ -412,3 +412,17 @@ def test_hostile_arguments_never_raise(
         assert isinstance(result, ToolResult)
         assert result.success or result.error
         assert "SECRET" not in result.output + (result.error or "")
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_undecodable_file_names_are_shown_safely(workspace: Path, backend: BackendName) -> None:
+    with open(os.path.join(os.fsencode(workspace), b"caf\xe9.py"), "wb") as f:
+        f.write(b"# TODO odd name\n")
+    results = [
+        grep_tool(workspace, backend).execute(pattern="TODO"),
+        SearchCodeTool(workspace).execute(pattern="TODO"),
+        FindFilesTool(workspace).execute(pattern="*.py"),
+    ]
+    assert [r.output.split(":")[0] for r in results] == ["caf\ufffd.py"] * 3
+    for result in results:
+        result.output.encode("utf-8")  # no lone surrogate reaches the model

@@ -16,11 +16,11 @@ from typing import Any
 
 from pydantic import Field
 
-from architect_nb.execution.validators import PathTraversalError, is_inside, visible
+from architect_nb.execution.validators import PathTraversalError, is_inside
 from architect_nb.tools._search.code import CodeSearch, RegexError, compile_regex
 from architect_nb.tools._search.collect import collect_files
 from architect_nb.tools._search.grep import BackendName, GrepBackend, Needle, available_backend, searchable
-from architect_nb.tools._search.results import FileHits, Outcome, format_outcome, plural
+from architect_nb.tools._search.results import FileHits, Outcome, format_outcome, plural, shown
 from architect_nb.tools._search.scan import clip
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.globs import GlobError, compile_glob
@@ -85,24 +85,24 @@ class _SearchTool(WorkspaceTool):
                 compile_glob(file_pattern)
         except (PathTraversalError, GlobError) as exc:
             return ToolResult.fail(str(exc))
-        shown = self.rel(start)
+        where = shown(self.rel(start))
         if not start.exists():
-            return ToolResult.fail(f"'{visible(shown)}' does not exist. Use list_files to see what is there.")
+            return ToolResult.fail(f"'{where}' does not exist. Use list_files to see what is there.")
         if start.is_dir():
             return start
         if folder_only:
-            return ToolResult.fail(f"'{visible(shown)}' is a file; give the folder to search in.")
+            return ToolResult.fail(f"'{where}' is a file; give the folder to search in.")
         if not start.is_file():
-            return ToolResult.fail(f"'{visible(shown)}' is not a regular file; it cannot be searched.")
+            return ToolResult.fail(f"'{where}' is not a regular file; it cannot be searched.")
         return start
 
     def _no_matches(
         self, what: str, start: Path, files: int, file_pattern: str, outcome: Outcome
     ) -> ToolResult:
-        where = visible(self.rel(start))
+        where = shown(self.rel(start))
         if files == 0 and not outcome.timed_out:
             text = (
-                f"No files match file_pattern {visible(file_pattern)!r} in '{where}'; "
+                f"No files match file_pattern {shown(file_pattern)!r} in '{where}'; "
                 "try file_pattern='*'. " + _SKIPS
             )
         else:
@@ -160,7 +160,7 @@ class SearchCodeTool(_SearchTool):
         outcome.timed_out |= walk_cut
         if not outcome.hits:
             return self._no_matches(
-                f"regex {visible(args.pattern)!r}", start, len(files), args.file_pattern, outcome
+                f"regex {shown(args.pattern)!r}", start, len(files), args.file_pattern, outcome
             )
         text, metadata = format_outcome(outcome, args.max_results, args.context_lines)
         return ToolResult.ok(text, **metadata)
@@ -207,9 +207,7 @@ class GrepTool(_SearchTool):
         outcome = self._search([rel for _path, rel in files], needle, args.max_results, deadline)
         outcome.timed_out |= walk_cut
         if not outcome.hits:
-            return self._no_matches(
-                f"{visible(args.pattern)!r}", start, len(files), args.file_pattern, outcome
-            )
+            return self._no_matches(f"{shown(args.pattern)!r}", start, len(files), args.file_pattern, outcome)
         text, metadata = format_outcome(outcome, args.max_results, 0)
         return ToolResult.ok(text, backend=self.backend.name, **metadata)
 
@@ -305,7 +303,7 @@ class FindFilesTool(_SearchTool):
                 continue  # never show (or invite reading) a link that leads out of the workspace
             total += 1
             if len(found) < self.max_files:
-                found.append(visible(rel))
+                found.append(shown(rel))
         lines = [*found] if found else [self._nothing_found(args.pattern, start, near_miss)]
         if total > len(found):
             lines.append(f"... {plural(total - len(found), 'more file')}; narrow the pattern or path.")
@@ -321,9 +319,9 @@ class FindFilesTool(_SearchTool):
         return is_inside(target, self.workspace_root) and target.is_file()
 
     def _nothing_found(self, pattern: str, start: Path, near_miss: str | None) -> str:
-        text = f"No files match {visible(pattern)!r} in '{visible(self.rel(start))}'."
+        text = f"No files match {shown(pattern)!r} in '{shown(self.rel(start))}'."
         if near_miss is not None:
-            text += f" Ignoring case, '{visible(near_miss)}' would match; globs are case-sensitive."
+            text += f" Ignoring case, '{shown(near_miss)}' would match; globs are case-sensitive."
         elif not any(ch in pattern for ch in "*?[{"):
-            text += f" Names must match whole; try '*{visible(pattern)}*'."
+            text += f" Names must match whole; try '*{shown(pattern)}*'."
         return text + " find_files matches files, not folders. " + _SKIPS_NAMES

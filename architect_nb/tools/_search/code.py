@@ -12,10 +12,9 @@ import re
 import time
 from dataclasses import dataclass
 
-from architect_nb.execution.validators import visible
 from architect_nb.tools._search.literals import Needles, required_needles
 from architect_nb.tools._search.programs import chunks, find_rg, run_program
-from architect_nb.tools._search.results import FileHits, Outcome
+from architect_nb.tools._search.results import FileHits, Outcome, shown
 from architect_nb.tools._search.workers import run_scans
 from architect_nb.tools.fileio import describe_size
 
@@ -50,7 +49,7 @@ def compile_regex(pattern: str) -> re.Pattern[str]:
     except re.error as exc:
         pos = exc.pos if exc.pos is not None else len(pattern)
         lo = max(0, pos - 40)
-        snippet = ("…" if lo else "") + visible(pattern[lo : pos + 40])
+        snippet = ("…" if lo else "") + shown(pattern[lo : pos + 40])
         caret = " " * (pos - lo + (1 if lo else 0))
         raise RegexError(
             f"Invalid regex: {exc.msg} at position {pos}:\n  {snippet}\n  {caret}^\n"
@@ -100,7 +99,7 @@ class CodeSearch:
             if event[0] == "hits":
                 hits.append(FileHits(rel, event[2], event[3]))
             elif event[0] == "big":
-                big.append(f"{visible(rel)} ({describe_size(event[2])})")
+                big.append(f"{shown(rel)} ({describe_size(event[2])})")
         ruled_out = prefilter_done - len(candidates)
         outcome = Outcome(
             hits=hits,

@@ -7,7 +7,17 @@ from dataclasses import dataclass, field
 from architect_nb.execution.validators import visible
 from architect_nb.tools._search.scan import Line
 
-__all__ = ["FileHits", "Outcome", "format_outcome", "plural"]
+__all__ = ["FileHits", "Outcome", "format_outcome", "plural", "shown"]
+
+
+def shown(text: str) -> str:
+    """`text` safe to print and to send as UTF-8: undecodable file-name bytes and lone surrogates become
+    U+FFFD, control and invisible characters become escapes."""
+    try:
+        raw = text.encode("utf-8", "surrogateescape")  # file names: back to their bytes
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogatepass")
+    return visible(raw.decode("utf-8", "replace"))
 
 
 @dataclass(slots=True)
@@ -50,25 +60,25 @@ def plural(n: int, word: str) -> str:
 def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[str, dict[str, object]]:
     """The text for the model and the metadata for the notebook."""
     out: list[str] = []
-    shown = 0
+    shown_count = 0
     files_left = 0
     for hit in outcome.hits:
         shown_here = 0
         previous = None
-        lines = hit.lines if shown < max_results else []
-        name = visible(hit.rel) if lines else ""
+        lines = hit.lines if shown_count < max_results else []
+        name = shown(hit.rel) if lines else ""
         for number, is_match, text in lines:
-            if is_match and shown >= max_results:
+            if is_match and shown_count >= max_results:
                 break
             if context and out and (previous is None or number != previous + 1):
                 out.append("--")
             out.append(f"{name}:{number}: {text}" if is_match else f"{name}-{number}- {text}")
-            shown += is_match
+            shown_count += is_match
             shown_here += is_match
             previous = number
         files_left += shown_here < hit.count
     total = sum(hit.count for hit in outcome.hits)
-    left = total - shown
+    left = total - shown_count
     if left > 0:
         out.append(
             f"... {plural(left, 'more match')} in {plural(files_left, 'file')}; narrow the pattern or path."
@@ -77,7 +87,7 @@ def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[st
     metadata: dict[str, object] = {
         "matches": total,
         "files_with_matches": len(outcome.hits),
-        "shown": shown,
+        "shown": shown_count,
         "truncated": left > 0,
         "timed_out": outcome.timed_out,
         "files_searched": outcome.files_searched,
