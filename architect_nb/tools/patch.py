@@ -89,7 +89,7 @@ _GNU_NOTE = ("the built-in applier could not place it; GNU patch applied it exac
 def _one_section(files: list[FilePatch], shown: str) -> FilePatch:
     sections = [f for f in files if f.hunks or f.binary or f.extended]
     if len(sections) > 1:
-        names = ", ".join(visible(f.shown_name) for f in sections[:6])
+        names = ", ".join(visible(f.shown_name[:100]) for f in sections[:6])
         raise PatchError(
             f"The patch holds diffs for {len(sections)} files ({names}); apply_patch changes only '{shown}', "
             "the path argument. Send one apply_patch call per file, each with that file's diff alone."

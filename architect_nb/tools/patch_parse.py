@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["FilePatch", "Hunk", "PatchLine", "PatchParseError", "parse_patch"]
 
-_HUNK = re.compile(r"^@@+\s*-(\d+)(?:,(\d*))?\s+\+(\d+)(?:,(\d*))?\s*(?:@@+.*)?$")
+_HUNK = re.compile(r"^@@+\s*-(\d{1,15})(?:,(\d{0,15}))?\s+\+(\d{1,15})(?:,(\d{0,15}))?\s*(?:@@+.*)?$")
 _VERSION = re.compile(r"^\d+\.\d+")
 _GIT_HEADERS = (
     "index ",
@@ -199,8 +199,9 @@ def _is_signature(lines: list[str], i: int) -> bool:
 
 
 def _parse_hunk(lines: list[str], i: int, number: int) -> tuple[Hunk, int]:
-    header = lines[i].rstrip("\r")
-    match = _HUNK.match(header)
+    full_header = lines[i].rstrip("\r")
+    match = _HUNK.match(full_header)
+    header = full_header if len(full_header) <= 120 else full_header[:120] + "..."
     old_start = new_start = None
     declared = None
     if match:
