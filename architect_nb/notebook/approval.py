@@ -31,7 +31,8 @@ def headless_message(timeout: float) -> str:
     return (
         f"Nobody answered within {timeout:g} s, so the call was denied (an unanswered approval is never "
         "approved). To run unattended, use --mode yolo, --dry-run, or allow rules in .architect.yaml "
-        "(commands.allow); or raise notebook.approval_timeout."
+        "(commands.safe_commands, or a pre_tool_use hook that allows the call); or raise "
+        "notebook.approval_timeout."
     )
 
 

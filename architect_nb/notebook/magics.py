@@ -6,9 +6,10 @@ import argparse
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NoReturn, cast, get_args
+from typing import TYPE_CHECKING, Literal, NoReturn, cast
 
-from architect_nb.config.schema import ConfirmMode
+if TYPE_CHECKING:  # the config schema imports pydantic; %load_ext stays cheap without it
+    from architect_nb.config.schema import ConfirmMode
 
 __all__ = [
     "CELL_USAGE",
@@ -20,7 +21,7 @@ __all__ = [
     "parse_line",
 ]
 
-MODES: tuple[str, ...] = get_args(ConfirmMode)
+MODES: tuple[str, ...] = ("yolo", "confirm-sensitive", "confirm-all")  # `ConfirmMode`, pinned by a test
 CELL_USAGE = (
     "usage: %%architect [--agent NAME] [--model M] [--mode yolo|confirm-sensitive|confirm-all] [--dry-run] "
     "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--config FILE]"

@@ -1,0 +1,270 @@
+"""The magics in an in-process InteractiveShell: parsing, options, errors shown plainly, the line magic."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_helpers import copy_sample_project, write_script
+from IPython.core.interactiveshell import InteractiveShell
+
+from architect_nb.notebook.context_vars import describe, task_with_context
+from architect_nb.notebook.extension import transform_cell
+from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line, parse_line
+from architect_nb.notebook.state import reset_session
+
+RUN_MIME = "application/vnd.architect-nb.run+json"
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[InteractiveShell, Path]]:
+    ws = copy_sample_project(tmp_path / "ws")
+    monkeypatch.chdir(ws)
+    reset_session()
+    ip = InteractiveShell.instance()
+    displayed: list[Any] = []
+    monkeypatch.setattr(ip.display_pub, "publish", lambda data, metadata=None, **kw: displayed.append(data))
+    ip.run_line_magic("load_ext", "architect_nb")
+    ip.displayed = displayed  # type: ignore[attr-defined]
+    yield ip, ws
+    ip.run_line_magic("unload_ext", "architect_nb")
+    reset_session()
+
+
+def _texts(ip: InteractiveShell) -> str:
+    return "\n".join(str(d.get("text/plain", "")) for d in ip.displayed)  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------- parsing
+
+
+def test_cell_options_parse_into_the_argument_model() -> None:
+    args = parse_cell_line(
+        "--agent plan --model m/x --mode yolo --dry-run --workspace /w --max-steps 3 --budget 0.5 "
+        "--context df,cfg --config a.yaml"
+    )
+    assert args == CellArgs(
+        agent="plan",
+        model="m/x",
+        mode="yolo",
+        dry_run=True,
+        workspace=Path("/w"),
+        max_steps=3,
+        budget_usd=0.5,
+        context=("df", "cfg"),
+        config=Path("a.yaml"),
+    )
+    assert parse_cell_line("") == CellArgs()
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("--mode sometimes", "invalid choice"),
+        ("--max-steps 0", "invalid positive integer value"),
+        ("--max-steps many", "invalid positive integer value"),
+        ("--budget -1", "invalid amount in USD value"),
+        ("--context 'a b'", "invalid comma-separated variable names"),
+        ("--frobnicate", "unrecognized arguments"),
+        ("--model", "expected one argument"),
+        ("--help", "unrecognized arguments"),
+        ("'unclosed", "No closing quotation"),
+    ],
+)
+def test_bad_cell_options_are_one_line_usage_errors(line: str, needle: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_cell_line(line)
+    message = str(info.value)
+    assert needle in message and "\n" not in message and "usage: %%architect" in message
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["", "launch", "status now", "model", "model a b", "mode fast", "undo a b", "config nokey", "config =1"],
+)
+def test_bad_line_commands_are_one_line_usage_errors(line: str) -> None:
+    with pytest.raises(UsageError) as info:
+        parse_line(line)
+    assert "\n" not in str(info.value) and "usage: %architect" in str(info.value)
+
+
+def test_modes_match_the_config_schema() -> None:
+    from typing import get_args
+
+    from architect_nb.config.schema import ConfirmMode
+    from architect_nb.notebook.magics import MODES
+
+    assert get_args(ConfirmMode) == MODES
+
+
+def test_line_commands_parse() -> None:
+    assert parse_line("undo abc").args == ("abc",)
+    assert parse_line("config llm.model=x notebook.approval_timeout=3").args == (
+        "llm.model=x",
+        "notebook.approval_timeout=3",
+    )
+    assert parse_line("mode confirm-all").name == "mode"
+
+
+def test_the_transformer_rewrites_only_architect_cells() -> None:
+    out = transform_cell(["%%architect --mode yolo\n", "fix 'it'\n", "now\n"])
+    assert out == [
+        "await __import__('architect_nb.notebook.runner', fromlist=['run_cell'])"
+        ".run_cell('--mode yolo', \"fix 'it'\\nnow\\n\")\n"
+    ]
+    assert transform_cell(["%%architectural\n", "x\n"]) == ["%%architectural\n", "x\n"]
+    assert transform_cell(["x = 1\n"]) == ["x = 1\n"]
+
+
+def test_context_descriptions_are_compact() -> None:
+    class Frame:  # quacks like a DataFrame
+        shape = (3, 2)
+        columns = ("a", "b")
+
+        class dtypes:  # noqa: N801
+            @staticmethod
+            def to_string() -> str:
+                return "a int64\nb object"
+
+        def head(self) -> Any:
+            class H:
+                @staticmethod
+                def to_string() -> str:
+                    return "   a  b\n0  1  x"
+
+            return H()
+
+    text = describe("df", Frame())
+    assert "shape (3, 2)" in text and "a int64" in text and "0  1  x" in text
+    assert describe("cfg", {"lr": 0.1, "epochs": 3}) == "cfg: dict with 2 key(s): 'lr', 'epochs'"
+    long = describe("xs", list(range(10_000)))
+    assert len(long) < 400 and "len 10000" in long
+    assert len(describe("s", "x" * 100_000)) <= 2100
+    with pytest.raises(UsageError, match="no variable named 'nope'"):
+        task_with_context("t", ("nope",), {})
+
+
+# ---------------------------------------------------------------------- the shell
+
+
+def test_load_ext_is_fast_and_imports_no_widget_library() -> None:
+    code = (
+        "import sys, time; from IPython.core.interactiveshell import InteractiveShell; "
+        "ip = InteractiveShell.instance(); t = time.perf_counter(); "
+        "ip.run_line_magic('load_ext', 'architect_nb'); "
+        "dt = time.perf_counter() - t; print(dt, 'ipywidgets' in sys.modules, 'litellm' in sys.modules)"
+    )
+    out = subprocess.check_output([sys.executable, "-c", code], text=True).split()
+    assert float(out[0]) < 0.3 and out[1:] == ["False", "False"]
+
+
+def test_a_cell_runs_the_agent_and_shows_the_static_bundle(shell: tuple[InteractiveShell, Path]) -> None:
+    ip, ws = shell
+    model = write_script(
+        ws,
+        [
+            {
+                "content": "Reading.",
+                "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}],
+            },
+            {"content": "All read."},
+        ],
+    )
+    ip.user_ns["cfg"] = {"lr": 0.1}
+    result = ip.run_cell(f"%%architect --model {model} --mode yolo --context cfg\nRead the readme")
+    assert result.success
+    bundles = [d for d in ip.displayed if RUN_MIME in d]  # type: ignore[attr-defined]
+    assert len(bundles) == 1
+    payload = bundles[0][RUN_MIME]
+    assert payload["version"] == 1 and payload["events"][0]["kind"] == "run_started"
+    assert "cfg: dict with 1 key(s): 'lr'" in payload["events"][0]["task"]
+    assert payload["events"][-1]["stop_reason"] == "completed"
+    assert "<script" not in bundles[0]["text/html"] and "http" not in bundles[0]["text/html"]
+    history = ip.run_line_magic("architect", "history")
+    assert payload["run_id"] in repr(history) and "success" in repr(history)
+    transcript = ip.run_line_magic("architect", "transcript")
+    assert transcript == json.loads(json.dumps(payload))
+
+
+def test_errors_are_one_plain_message(shell: tuple[InteractiveShell, Path]) -> None:
+    ip, ws = shell
+    assert ip.run_cell("%%architect --mode never\nx").success
+    assert ip.run_cell("%%architect --model m\n   \n").success
+    assert ip.run_cell("%%architect --config missing.yaml\ndo it").success
+    (ws / ".architect.yaml").write_text("llm:\n  modle: x\n")
+    assert ip.run_cell("%%architect\ndo it").success
+    text = _texts(ip)
+    assert "invalid choice: 'never'" in text
+    assert "the cell is empty" in text
+    assert "missing.yaml does not exist" in text
+    assert "modle" in text and "Traceback" not in text
+
+
+def test_unknown_model_and_missing_key_end_the_run_with_a_clear_message(
+    shell: tuple[InteractiveShell, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ip, _ws = shell
+    monkeypatch.delenv("ARCHITECT_TEST_MISSING_KEY", raising=False)
+    ip.run_line_magic("architect", "config llm.api_key_env=ARCHITECT_TEST_MISSING_KEY")
+    assert ip.run_cell("%%architect --model openai/gpt-4o-mini\nhello").success
+    plain = [d["text/plain"] for d in ip.displayed if RUN_MIME in d]  # type: ignore[attr-defined]
+    assert "ARCHITECT_TEST_MISSING_KEY is not set" in plain[-1] and "llm_error" in plain[-1]
+
+
+def test_line_magic_subcommands(shell: tuple[InteractiveShell, Path]) -> None:
+    ip, ws = shell
+    status = repr(ip.run_line_magic("architect", "status"))
+    assert "model: gpt-4o-mini" in status and f"workspace: {ws}" in status and "read_file" in status
+    assert "MCP servers: none" in status
+    assert "edit_file:" in repr(ip.run_line_magic("architect", "tools"))
+    ip.run_line_magic("architect", "model scripted/x.yaml")
+    ip.run_line_magic("architect", "mode confirm-all")
+    status = repr(ip.run_line_magic("architect", "status"))
+    assert "model: scripted/x.yaml" in status and "mode: confirm-all" in status
+    assert "approval_timeout: 300" in repr(ip.run_line_magic("architect", "config"))
+    ip.run_line_magic("architect", "config notebook.approval_timeout=7")
+    assert "approval timeout: 7 s" in repr(ip.run_line_magic("architect", "status"))
+    bad = repr(ip.run_line_magic("architect", "config notebook.approval_timeout=-1"))
+    assert "approval_timeout" in bad and "greater than 0" in bad and "Traceback" not in bad
+    assert "approval timeout: 7 s" in repr(ip.run_line_magic("architect", "status"))
+    assert "no run in this kernel" in repr(ip.run_line_magic("architect", "undo"))
+    assert "unknown subcommand" in repr(ip.run_line_magic("architect", "frob"))
+
+
+def test_undo_restores_the_files_a_run_changed(shell: tuple[InteractiveShell, Path]) -> None:
+    ip, ws = shell
+    cart = ws / "shop" / "cart.py"
+    before = cart.read_text()
+    model = write_script(
+        ws,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "shop/cart.py",
+                            "old_str": "total = 0\n",
+                            "new_str": "total = 0.0\n",
+                        },
+                    }
+                ]
+            },
+            {"content": "Done."},
+        ],
+    )
+    assert ip.run_cell(f"%%architect --model {model} --mode yolo\nFloat totals").success
+    assert cart.read_text() != before
+    from architect_nb.notebook.undo_button import UndoButton
+
+    [button] = UndoButton.live.values()
+    assert "restored 1 file(s)" in button.click()
+    assert cart.read_text() == before
+    assert "(undone)" in repr(ip.run_line_magic("architect", "history"))
+    assert time.time() > 0
