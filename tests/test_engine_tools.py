@@ -93,6 +93,14 @@ def test_sensitive_files_stay_out_of_reads_searches_and_commands(workspace: Path
         assert "app.py" in result.output, name
 
 
+def test_reading_a_named_file_is_not_filtered(workspace: Path) -> None:
+    (workspace / "notes.txt").write_text(".env:1:looks like grep output\n")
+    engine, _ = engine_for(workspace, guardrails={"sensitive_files": [".env"]})
+    assert engine.execute_tool_call("read_file", {"path": "notes.txt"}).output == (
+        ".env:1:looks like grep output\n"
+    )
+
+
 def test_protected_files_refuse_commands_that_write_them(workspace: Path) -> None:
     (workspace / "data").mkdir()
     engine, _ = engine_for(workspace, guardrails={"protected_files": ["data/*"]})

@@ -345,7 +345,10 @@ class ExecutionEngine:
                 added, removed = count_changes(diff) if isinstance(diff, str) else (0, 0)
                 for path in call.files[:1]:
                     rails.record_edit(path, added, removed)
-        elif rails.sensitive and result.output:  # failed calls' output reaches the model too
+        elif rails.sensitive and result.output and not (call.files and all(p.is_file() for p in call.files)):
+            # Output that may come from many files (a search, a command) loses the lines of sensitive ones,
+            # on failure too, since that output reaches the model as well. A call that named its files
+            # already had them checked.
             result.output, withheld = rails.filter_output(result.output)
             if withheld:
                 record.step("guardrails", "filtered", f"{withheld} line(s)")
