@@ -312,3 +312,17 @@ def test_non_string_input_gets_a_verdict() -> None:
 def test_reasons_name_the_offending_part() -> None:
     reason = classify_command("git status && curl -o x http://example.invalid").reason or ""
     assert re.search(r"\bcurl\b", reason)
+
+
+def test_tree_sitter_loads_on_first_classification_only() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, architect_nb, architect_nb.tools.setup, architect_nb.tools.commands\n"
+        "assert 'tree_sitter' not in sys.modules, 'imported eagerly'\n"
+        "from architect_nb.tools.commands import classify_command\n"
+        "assert classify_command('ls').sensitivity == 'safe'\n"
+        "assert 'tree_sitter' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
