@@ -426,3 +426,27 @@ def test_undecodable_file_names_are_shown_safely(workspace: Path, backend: Backe
     assert [r.output.split(":")[0] for r in results] == ["caf\ufffd.py"] * 3
     for result in results:
         result.output.encode("utf-8")  # no lone surrogate reaches the model
+
+
+def test_a_path_pattern_implies_depth(tree: Path) -> None:
+    assert FindFilesTool(tree).execute(pattern="sub/*.py", recursive=False).output == "sub/kept.py"
+    result = GrepTool(tree).execute(pattern="TODO", file_pattern="sub/*.py", recursive=False)
+    assert files_in(result) == {"sub/kept.py"}
+
+
+def test_a_broken_program_falls_back_to_python(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from architect_nb.tools._search import code
+    from architect_nb.tools._search.grep import _ProgramBackend
+
+    fake = tree.parent / "fake-rg"
+    fake.write_text("#!/bin/sh\necho 'regex parse error: boom' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    tool = GrepTool(tree)
+    tool._backend = _ProgramBackend("rg", str(fake))
+    result = tool.execute(pattern="TODO")
+    assert result.metadata["backend"] == "python"
+    assert files_in(result) == VISIBLE_TODO
+    monkeypatch.setattr(code, "find_rg", lambda: str(fake))
+    monkeypatch.setattr(code, "_PREFILTER_MIN_FILES", 0)
+    searched = SearchCodeTool(tree).execute(pattern="TODO", file_pattern="*", context_lines=0)
+    assert files_in(searched) == VISIBLE_TODO | {"src/utf16.txt"}

@@ -19,7 +19,15 @@ from pydantic import Field
 from architect_nb.execution.validators import PathTraversalError, is_inside
 from architect_nb.tools._search.code import CodeSearch, RegexError, compile_regex
 from architect_nb.tools._search.collect import collect_files
-from architect_nb.tools._search.grep import BackendName, GrepBackend, Needle, available_backend, searchable
+from architect_nb.tools._search.grep import (
+    BackendName,
+    GrepBackend,
+    Needle,
+    PythonBackend,
+    available_backend,
+    searchable,
+)
+from architect_nb.tools._search.programs import ProgramError
 from architect_nb.tools._search.results import FileHits, Outcome, format_outcome, plural, shown
 from architect_nb.tools._search.scan import clip
 from architect_nb.tools.base import ToolResult
@@ -204,30 +212,38 @@ class GrepTool(_SearchTool):
             self.workspace_root, start, args.file_pattern, recursive=args.recursive, deadline=deadline
         )
         needle = Needle(args.pattern, ignore_case=not args.case_sensitive)
-        outcome = self._search([rel for _path, rel in files], needle, args.max_results, deadline)
+        rels = [rel for _path, rel in files]
+        backend = self.backend
+        try:
+            outcome = self._search(backend, rels, needle, args.max_results, deadline)
+        except ProgramError:  # rg or grep broke: Python gives the same answer, only slower
+            backend = PythonBackend()
+            outcome = self._search(backend, rels, needle, args.max_results, deadline)
         outcome.timed_out |= walk_cut
         if not outcome.hits:
             return self._no_matches(f"{shown(args.pattern)!r}", start, len(files), args.file_pattern, outcome)
         text, metadata = format_outcome(outcome, args.max_results, 0)
-        return ToolResult.ok(text, backend=self.backend.name, **metadata)
+        return ToolResult.ok(text, backend=backend.name, **metadata)
 
-    def _search(self, rels: list[str], needle: Needle, max_results: int, deadline: float) -> Outcome:
+    def _search(
+        self, backend: GrepBackend, rels: list[str], needle: Needle, max_results: int, deadline: float
+    ) -> Outcome:
         root = str(self.workspace_root)
-        counts, searched = self.backend.counts(root, rels, needle, deadline)
+        counts, searched = backend.counts(root, rels, needle, deadline)
         order = {rel: i for i, rel in enumerate(rels)}
         matched = sorted(
             (rel for rel in counts if rel in order and searchable(os.path.join(root, rel))),
             key=order.__getitem__,
         )
-        shown: list[str] = []
+        display: list[str] = []
         budget = max_results
         for rel in matched:
             if budget <= 0:
                 break
-            shown.append(rel)
+            display.append(rel)
             budget -= counts[rel]
-        lines: dict[str, list[tuple[int, bool, str]]] = {rel: [] for rel in shown}
-        for rel, number, raw in self.backend.lines(root, shown, needle, deadline):
+        lines: dict[str, list[tuple[int, bool, str]]] = {rel: [] for rel in display}
+        for rel, number, raw in backend.lines(root, display, needle, deadline):
             if rel in lines:
                 col = len(raw[: max(needle.find(raw, 0), 0)].decode("utf-8", "replace"))
                 lines[rel].append((number, True, clip(raw.decode("utf-8", "replace"), col)))
@@ -284,7 +300,7 @@ class FindFilesTool(_SearchTool):
         loose = re.compile(regex.pattern, re.IGNORECASE)
         by_path = "/" in pattern
         skip = 0 if start == self.workspace_root else len(self.rel(start)) + 1
-        recursive = args.recursive or "**" in pattern
+        recursive = args.recursive or "/" in pattern  # as list_files: a path pattern implies depth
         deadline = time.monotonic() + self.time_bound
         found: list[str] = []
         total = 0

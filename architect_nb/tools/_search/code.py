@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 
 from architect_nb.tools._search.literals import Needles, required_needles
-from architect_nb.tools._search.programs import chunks, find_rg, run_program
+from architect_nb.tools._search.programs import ProgramError, chunks, find_rg, run_program
 from architect_nb.tools._search.results import FileHits, Outcome, shown
 from architect_nb.tools._search.workers import run_scans
 from architect_nb.tools.fileio import describe_size
@@ -133,7 +133,10 @@ class CodeSearch:
         done = 0
         rels = [rel for _path, rel in self.files]
         for batch in chunks(rels):
-            out, timed_out = run_program(_prefilter_command(rg, needles, batch), self.root, self.deadline)
+            try:
+                out, timed_out = run_program(_prefilter_command(rg, needles, batch), self.root, self.deadline)
+            except ProgramError:  # never drop files on rg's say-so when rg did not finish
+                return self.files, len(self.files)
             if timed_out:
                 break
             kept.update(os.fsdecode(name) for name in out.split(b"\x00") if name)

@@ -27,6 +27,7 @@ def collect_files(
     pattern = file_pattern.removeprefix("./")
     regex = None if pattern in ("*", "**") else compile_glob(file_pattern)
     by_path = "/" in pattern
+    recursive = recursive or by_path  # as list_files: a path pattern implies depth
     skip = 0 if start == root else len(start.relative_to(root).as_posix()) + 1
     files: list[tuple[str, str]] = []
     for count, (path, rel, kind) in enumerate(scan(root, start, recursive=recursive)):

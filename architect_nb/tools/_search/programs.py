@@ -16,10 +16,14 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["chunks", "find_grep", "find_rg", "run_program"]
+__all__ = ["ProgramError", "chunks", "find_grep", "find_rg", "run_program"]
 
 # Bytes of file arguments per call: far below Linux's ARG_MAX, and within Windows' 32K command line.
 _ARGS_BUDGET = 24_000 if os.name == "nt" else 200_000
+
+
+class ProgramError(RuntimeError):
+    """`rg` or `grep` could not run or rejected its arguments; callers fall back to pure Python."""
 
 
 @functools.cache
@@ -74,22 +78,33 @@ def chunks(rels: Sequence[str]) -> Iterator[list[str]]:
 def run_program(
     args: list[str], cwd: str, deadline: float, env: dict[str, str] | None = None
 ) -> tuple[bytes, bool]:
-    """Run `args` in `cwd` until `deadline` (a `time.monotonic` value). Returns (stdout, timed_out)."""
+    """Run `args` in `cwd` until `deadline` (a `time.monotonic` value). Returns (stdout, timed_out).
+
+    Raises `ProgramError` if the program cannot start, dies of a signal, or fails with a message (a pattern
+    it rejects); unreadable files alone are not an error, since both programs are told to keep quiet on them.
+    """
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         return b"", True
-    with subprocess.Popen(
-        args,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    ) as proc:
+    try:
+        proc = subprocess.Popen(
+            args,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+    except OSError as exc:
+        raise ProgramError(f"{os.path.basename(args[0])} could not start: {exc}") from None
+    with proc:
         try:
-            out, _ = proc.communicate(timeout=remaining)
+            out, err = proc.communicate(timeout=remaining)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
             return b"", True
+    if proc.returncode < 0 or (proc.returncode >= 2 and err.strip()):
+        message = err.decode("utf-8", "replace").strip()[:300] or f"killed by signal {-proc.returncode}"
+        raise ProgramError(f"{os.path.basename(args[0])} failed: {message}")
     return out, False
