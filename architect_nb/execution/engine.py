@@ -361,6 +361,7 @@ class ExecutionEngine:
         context = hook_context(call, self.hook_executor, self.run_id)
         context["tool_output"] = result.output
         results = hooks.run_event(HookEvent.POST_TOOL_USE, context)
+        result.metadata["hooks"] = [r.to_dict(HookEvent.POST_TOOL_USE.value) for r in results]
         for r in results:
             report = r.report()
             if report:

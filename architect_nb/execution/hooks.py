@@ -106,6 +106,19 @@ class HookResult:
     output: str = ""
     duration: float = 0.0
 
+    def to_dict(self, event: str = "") -> dict[str, Any]:
+        """A JSON-ready summary for the notebook and the transcript (`passed` is false when it failed)."""
+        return {
+            "name": self.name,
+            "event": event,
+            "decision": str(self.decision),
+            "passed": not self.warning,
+            "exit_code": self.exit_code,
+            "warning": self.warning,
+            "output": self.output,
+            "duration_s": round(self.duration, 4),
+        }
+
     def report(self) -> str:
         """The block appended to the tool result the model sees, or '' when there is nothing to say."""
         if self.warning:
