@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.tools.edit_file import EditError, EditFileTool, plan_edit
+from architect_nb.tools.edit_file import EditError, EditFileTool, load_for_edit, plan_edit, write_edit
+from architect_nb.tools.fileio import FileAccessError
 from architect_nb.tools.filesystem import EditFileTool as ReExported
 from architect_nb.tools.registry import ToolRegistry
 
@@ -218,3 +219,27 @@ def test_edit_through_a_symlink_inside_the_workspace_changes_the_target(
     assert tool.execute(path="link.py", old_str="return 2", new_str="return 3").success
     assert (workspace / "link.py").is_symlink()
     assert "return 3" in real.read_text()
+
+
+def test_file_changed_while_editing_is_left_alone(workspace: Path) -> None:
+    f = put(workspace, "a.py", CODE)
+    before = load_for_edit(f, "a.py")
+    f.write_text("someone else's text\n")
+    with pytest.raises(FileAccessError, match="changed while it was being edited"):
+        write_edit(f, "a.py", before, "new\n")
+    assert f.read_text() == "someone else's text\n"
+
+
+def test_public_names_are_pinned() -> None:
+    import architect_nb.tools.edit_file as module
+
+    assert sorted(module.__all__) == [
+        "MAX_EDIT_BYTES",
+        "EditError",
+        "EditFileArgs",
+        "EditFileTool",
+        "EditPlan",
+        "load_for_edit",
+        "plan_edit",
+        "write_edit",
+    ]

@@ -53,6 +53,48 @@ def test_any_edit_is_exact_loose_or_refused(text: str, old: str, new: str) -> No
         assert text.count(old) == 1
 
 
+CONTENTS = ["a", "b", "c d", "x = 1"]  # none ends another, so a loose match can only start at a line start
+line_st = st.tuples(st.sampled_from([*CONTENTS, ""]), st.sampled_from(["", " ", "\t", "  \t"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(line_st, min_size=1, max_size=12),
+    st.booleans(),
+    st.data(),
+    st.sampled_from(["Z", "Z\n", "", "y\nz\n"]),
+)
+def test_loose_match_replaces_exactly_the_unique_block(
+    lines: list[tuple[str, str]], crlf: bool, data: st.DataObject, new: str
+) -> None:
+    eol = "\r\n" if crlf else "\n"
+    text = "".join(content + ws + eol for content, ws in lines)
+    starts = [k for k, (content, _) in enumerate(lines) if content]
+    if not starts:
+        return
+    i = data.draw(st.sampled_from(starts))
+    j = data.draw(st.integers(i + 1, len(lines)))
+    block = [content for content, _ in lines[i:j]]
+    old = "\n".join(block) + "\n"
+    if old in text or old == new:
+        return  # the exact path, tested elsewhere
+    matches = [k for k in range(len(lines)) if [c for c, _ in lines[k : k + len(block)]] == block]
+    try:
+        plan = plan_edit(text, old, new)
+    except EditError as exc:
+        assert (len(matches) > 1 and "occurs" in str(exc)) or "changes nothing" in str(exc)
+        return
+    assert matches == [i] and plan.loose_note
+    expected = (
+        "".join(c + w + eol for c, w in lines[:i])
+        + new.replace("\n", eol)
+        + "".join(c + w + eol for c, w in lines[j:])
+    )
+    if expected and not expected.endswith("\n"):  # the edit reached the end: the final newline is kept
+        expected += eol
+    assert plan.new_text == expected
+
+
 HOSTILE = ["", "\x00", "\ud800", "A" * 2_000_000, "\r\n" * 1000, "\u202e", "line\n" * 10_000]
 anything = st.one_of(
     st.none(), st.integers(), st.floats(allow_nan=True), st.lists(st.text(max_size=5), max_size=3), st.text()

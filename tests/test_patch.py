@@ -376,3 +376,15 @@ def test_ambiguous_hunks_do_not_fall_back_to_gnu_nearest_offset(
     result = tool.execute(path="x.py", patch="@@ -8,3 +8,3 @@\n x\n-y\n+Y\n z\n")
     assert not result.success and "too far from both" in (result.error or "")
     assert f.read_text() == text
+
+
+def test_public_names_are_pinned() -> None:
+    import architect_nb.tools.patch as module
+
+    assert sorted(module.__all__) == [
+        "ApplyPatchArgs",
+        "ApplyPatchTool",
+        "PatchError",
+        "PatchOutcome",
+        "apply_patch_text",
+    ]

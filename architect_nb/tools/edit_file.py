@@ -153,13 +153,14 @@ class _LooseText:
         self.total = orig
         self.text = "\n".join(parts) + ("\n" if text.endswith("\n") else "")
 
-    def to_orig(self, offset: int, is_end: bool) -> int:
-        """The real offset of a normalised one; an end inside trailing whitespace swallows that whitespace."""
+    def to_orig(self, offset: int, swallow: bool) -> int:
+        """The real offset of a normalised one; with `swallow`, an offset at the end of a line's kept text
+        moves past that line's trailing whitespace (not its ending)."""
         if offset >= len(self.text):
             return self.total
         i = bisect.bisect_right(self.norm_starts, offset) - 1
         k = offset - self.norm_starts[i]
-        if is_end and k == self.kept[i]:
+        if swallow and k == self.kept[i]:
             line = self.lines[i]
             return self.orig_starts[i] + len(line.rstrip("\r\n"))
         return self.orig_starts[i] + k
@@ -181,8 +182,8 @@ def _loose_match(text: str, old: str, shown: str) -> tuple[int, int, str]:
         raise EditError(_ambiguity(norm.text, starts, shown, "matches only loosely but "))
     if not starts:
         raise EditError(_not_found(text, old, shown))
-    start = norm.to_orig(starts[0], is_end=False)
-    end = norm.to_orig(starts[0] + len(wanted), is_end=True)
+    start = norm.to_orig(starts[0], swallow=False)
+    end = norm.to_orig(starts[0] + len(wanted), swallow=not wanted.endswith("\n"))
     matched = text[start:end]
     if matched.replace("\r\n", "\n") == old.replace("\r\n", "\n"):
         what = "line endings (the file's are kept)"
