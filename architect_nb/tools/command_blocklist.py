@@ -8,6 +8,7 @@ command after parsing and unwrapping; `RAW_BLOCKLIST` is the backstop on raw tex
 from __future__ import annotations
 
 import itertools
+import posixpath
 import re
 from collections.abc import Sequence
 
@@ -15,14 +16,16 @@ __all__ = ["RAW_BLOCKLIST", "blocked_reason", "blocked_redirect"]
 
 Args = Sequence[str | None]
 
-_PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec"})
+_PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "run0"})
+#: Programs that destroy a disk when given its device.
+_DEVICE_WRITERS = frozenset({"tee", "cp", "shred", "wipefs", "mv", "install", "truncate", "sfdisk", "fdisk"})
 _ROOT_OR_HOME = re.compile(r"""^["']*(?:/|~|\$HOME|\$\{HOME\})[/.*"']*$""")
 _RECURSIVE = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--recursive$")
-_MODE_777 = re.compile(r"^(?:0?777|[ugoa]*[+=]rwx)$")
+_MODE_777 = re.compile(r"^(?:[0-7]?777|[ugoa]*[+=]rwx)$")
 _DISK = r"/dev/(?:sd|hd|vd|xvd|nvme|mmcblk|disk|loop|md|dm-|mapper/|nbd)"
 _DISK_DEVICE = re.compile(_DISK)
 _DD_DEVICE = re.compile(r"^of=/dev/(?!(?:null|zero|stdout|stderr|tty)$)")
-_KILL_SIGNAL = re.compile(r"^-(?:9|(?:SIG)?KILL)$|^--signal=(?:9|(?:SIG)?KILL)$")
+_KILL_SIGNAL = re.compile(r"^-s?(?:9|(?:SIG)?KILL)$|^--signal=(?:9|(?:SIG)?KILL)$")
 
 # Anchors for the raw-string backstop: a program name starts a line, follows a separator or an opening quote
 # or bracket (as in `eval "sudo id"` or `os.system('rm -rf /')`), optionally behind a path or backslash.
@@ -38,7 +41,7 @@ _KILL = r"(?:9|(?:SIG)?KILL)"
 RAW_BLOCKLIST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.MULTILINE), reason)
     for pattern, reason in (
-        (_AT_CMD + r"(?:sudo|su|doas|pkexec)(?=[\\\"']{0,4}(?:$|[\s;&|)]))", "privilege escalation"),
+        (_AT_CMD + r"(?:sudo|su|doas|pkexec|run0)(?=[\\\"']{0,4}(?:$|[\s;&|)]))", "privilege escalation"),
         (
             _LOOSE
             + r"rm[ \t]{1,16}"
@@ -58,7 +61,8 @@ RAW_BLOCKLIST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (_LOOSE + r"dd\s" + _REST + r"\bof=/dev/(?!(?:null|zero|stdout|stderr|tty)\b)", "dd onto a device"),
         (r">[ \t]{0,16}" + _DISK, "writes onto a disk device"),
-        (_LOOSE + r"mkfs(?:\.\w{1,16})?" + _END, "formats a filesystem"),
+        (r">[ \t]{0,16}/proc/sysrq-trigger", "writes to /proc/sysrq-trigger"),
+        (_LOOSE + r"(?:mkfs(?:\.\w{1,16})?|mke2fs)" + _END, "formats a filesystem"),
         (
             r"(?<![\w:.-])([\w:.-]{1,64})[ \t]{0,16}\([ \t]{0,16}\)[ \t]{0,16}\{[^}]{0,200}?(?<![\w:.-])\1"
             r"[ \t]{0,16}\|[ \t]{0,16}\1(?![\w:.-])",
@@ -76,37 +80,60 @@ RAW_BLOCKLIST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+def _abbrev(arg: str, option: str) -> bool:
+    """`arg` is `option` or a GNU abbreviation of it (`--recur` for `--recursive`)."""
+    return len(arg) >= 3 and arg.startswith("--") and option.startswith(arg.split("=", 1)[0])
+
+
+def _root_or_home(word: str) -> bool:
+    """`/`, `~`, `$HOME` and their spellings (`/*`, `//`, `/usr/..`, `"$HOME"/`)."""
+    text = word.strip("\"'")
+    if _ROOT_OR_HOME.match(text):
+        return True
+    text = re.sub(r"^(?:\$HOME|\$\{HOME\})", "~", text).rstrip("*")
+    if not text.startswith(("/", "~")):
+        return False
+    normal = posixpath.normpath(text)
+    return normal in ("/", "~", "//") or normal.startswith("~/..")
+
+
+def _signal_kill(words: Sequence[str]) -> bool:
+    if any(_KILL_SIGNAL.match(w) for w in words):
+        return True
+    return any(
+        a in ("-s", "--signal") and b in ("9", "KILL", "SIGKILL") for a, b in itertools.pairwise(words)
+    )
+
+
 def blocked_reason(program: str, args: Args, texts: Sequence[str]) -> str | None:
     """Why this simple command is always refused, or None. `texts` are the arguments as written."""
     words = [a if a is not None else t for a, t in zip(args, texts, strict=True)]
     if program in _PRIVILEGE:
         return f"`{program}` (privilege escalation) is never run"
-    if program.startswith("mkfs"):
+    if program.startswith("mkfs") or program == "mke2fs":
         return f"`{program}` formats a filesystem"
     if program == "rm":
-        if "--no-preserve-root" in words:
+        if any(_abbrev(w, "--no-preserve-root") for w in words):
             return "rm --no-preserve-root is never run"
-        options_done = False
-        recursive = False
+        options_done = recursive = False
         for w in words:
             if w == "--":
                 options_done = True
-            elif not options_done and _RECURSIVE.match(w):
+            elif not options_done and (_RECURSIVE.match(w) or _abbrev(w, "--recursive")):
                 recursive = True
-            elif _ROOT_OR_HOME.match(w) and recursive:
+            elif recursive and _root_or_home(w):
                 return "recursive delete of / or the home folder"
+    if program == "find" and "-delete" in words and any(_root_or_home(w) for w in words):
+        return "find -delete over / or the home folder"
     if program == "chmod" and any(_MODE_777.match(w) for w in words):
         return "chmod 777 makes files writable by everyone"
     if program == "dd" and any(_DD_DEVICE.match(w) for w in words):
         return "dd onto a device"
-    if program == "pkill" and any(_KILL_SIGNAL.match(w) for w in words) and {"-f", "--full"} & set(words):
+    if program in _DEVICE_WRITERS and any(_DISK_DEVICE.match(w) for w in words):
+        return f"{program} onto a disk device"
+    if program == "pkill" and _signal_kill(words) and any(w in ("-f", "--full") for w in words):
         return "pkill -9 -f can kill unrelated processes"
-    if program == "killall" and (
-        any(_KILL_SIGNAL.match(w) for w in words)
-        or any(
-            a in ("-s", "--signal") and b in ("9", "KILL", "SIGKILL") for a, b in itertools.pairwise(words)
-        )
-    ):
+    if program == "killall" and _signal_kill(words):
         return "killall -9"
     if program == "kill" and "-1" in words[1:]:
         return "kill -1 signals every process you own"
@@ -116,4 +143,6 @@ def blocked_reason(program: str, args: Args, texts: Sequence[str]) -> str | None
 def blocked_redirect(target: str) -> str | None:
     if _DISK_DEVICE.match(target):
         return f"writes onto the disk device {target}"
+    if target == "/proc/sysrq-trigger":
+        return "writes to /proc/sysrq-trigger (can crash or reboot the machine)"
     return None

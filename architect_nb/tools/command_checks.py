@@ -161,7 +161,21 @@ def check_git(args: Args) -> str | None:
             return None
         return "git remote changes remotes unless it only lists them"
     if sub == "tag":
-        if rest == [] or rest[0] in ("-l", "--list"):
+        listing = {
+            "-l",
+            "--list",
+            "-n",
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+        }
+        options_ok = all(
+            a in listing or a.startswith(("--sort=", "--format=", "--column", "-n")) or not a.startswith("-")
+            for a in rest
+        )
+        if options_ok and (rest == [] or rest[0] in ("-l", "--list")):
             return None
         return "git tag creates or deletes tags unless it only lists them"
     if sub == "stash" and rest[:1] in (["list"], ["show"]):

@@ -376,8 +376,10 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
         judgement.raise_to(level, reason)
     if level != SAFE:
         return
-    if key in _RECURSIVE_READERS and any((w.value or w.text) in _BROAD_PATHS for w in args):
+    if key in _RECURSIVE_READERS and any(_broad(w.value or w.text) for w in args):
         judgement.raise_to(DANGEROUS, f"{base} would search folders that hold secrets")
+    if key == "cd" and (not args or any(_broad(w.value or w.text) for w in args)):
+        judgement.raise_to(DANGEROUS, "cd to a folder that holds secrets (later commands would read it)")
     for word in args:
         shown = word.value if word.value is not None else word.text
         if rules.secret_in(shown, word.globbed) or rules.secret_in(word.skeleton):
@@ -413,3 +415,8 @@ _GLOB_TOLERANT = frozenset(
 #: Programs that read whole folder trees, and the folders that certainly hold secrets.
 _RECURSIVE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "diff"})
 _BROAD_PATHS = frozenset({"/", "~", "~/", "$HOME", "${HOME}", "/root", "/home", "/proc", "/etc", "/var"})
+
+
+def _broad(path: str) -> bool:
+    """A folder tree that holds secrets: /, the home folder, /proc, or above the workspace (`..`)."""
+    return path.rstrip("/") in _BROAD_PATHS or path in _BROAD_PATHS or path.startswith(("..", "/proc"))

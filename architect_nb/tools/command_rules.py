@@ -35,10 +35,11 @@ SAFE, DEV, DANGEROUS = 0, 1, 2
 # ---------------------------------------------------------------- secrets
 
 _SECRET = re.compile(
-    r"(?:^|[/:=\s\"'])\.env(?:rc)?\b"
+    r"(?:^|[/:=\s\"'*])\.env(?:rc)?\b"
     r"|\.pem\b|\.p12\b|\.pfx\b|\.key$|id_(?:rsa|dsa|ecdsa|ed25519)"
     r"|\.ssh(?:/|$)|\.aws/|\.gnupg|\.netrc|\.git-credentials|\.pgpass|\.pypirc|\.npmrc|\.docker/config"
     r"|\.kube/config|/etc/shadow|(?:^|/)environ$|/proc/[^/\s]*/environ"
+    r"|_history\b|\.config/(?:gh|gcloud|hub)\b|\.azure/|credentials|\.vault-token"
 )
 _DOT_GLOB = re.compile(r"(?:^|/)\.[^/]*[*?\[]|/proc/[^/\s]*[*?\[]")
 
