@@ -233,13 +233,15 @@ def test_file_changed_while_editing_is_left_alone(workspace: Path) -> None:
 def test_public_names_are_pinned() -> None:
     import architect_nb.tools.edit_file as module
 
-    assert sorted(module.__all__) == [
-        "MAX_EDIT_BYTES",
-        "EditError",
-        "EditFileArgs",
-        "EditFileTool",
-        "EditPlan",
-        "load_for_edit",
-        "plan_edit",
-        "write_edit",
-    ]
+    assert sorted(module.__all__) == sorted(
+        [
+            "MAX_EDIT_BYTES",
+            "EditError",
+            "EditFileArgs",
+            "EditFileTool",
+            "EditPlan",
+            "load_for_edit",
+            "plan_edit",
+            "write_edit",
+        ]
+    )

@@ -381,10 +381,12 @@ def test_ambiguous_hunks_do_not_fall_back_to_gnu_nearest_offset(
 def test_public_names_are_pinned() -> None:
     import architect_nb.tools.patch as module
 
-    assert sorted(module.__all__) == [
-        "ApplyPatchArgs",
-        "ApplyPatchTool",
-        "PatchError",
-        "PatchOutcome",
-        "apply_patch_text",
-    ]
+    assert sorted(module.__all__) == sorted(
+        [
+            "ApplyPatchArgs",
+            "ApplyPatchTool",
+            "PatchError",
+            "PatchOutcome",
+            "apply_patch_text",
+        ]
+    )
