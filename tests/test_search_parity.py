@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from architect_nb.tools import fileio
 from architect_nb.tools._search import scan as scan_module
+from architect_nb.tools._search.code import prefilter_args
 from architect_nb.tools._search.grep import BACKENDS, Needle, PythonBackend, make_backend, searchable
 from architect_nb.tools._search.literals import CASE_FOLD_POOL, Needles, required_needles
 from architect_nb.tools._search.programs import find_rg
+from architect_nb.tools._search.translate import rg_superset
 from architect_nb.tools.search import GrepTool, SearchCodeTool
 from architect_nb.tools.walk import _Spec, scan, walk
 
@@ -292,3 +294,69 @@ def test_readers_refuse_what_the_walk_never_offers(tmp_path: Path, kind: str) ->
     assert scan_module.read_regular(str(path), 10**6) is None
     assert not searchable(str(path))
     assert PythonBackend().counts(str(tmp_path), [path.name], Needle("TOP", False), 1e18) == ({}, 1)
+
+
+_twin_atoms = st.sampled_from(
+    [
+        *("a", "b", "é", "K", r"\d", "[0-9]", "[a-c]", "[^a]", ".", r"\n", r"\w", r"\s", r"\W", "(?i:k)"),
+        *("(?s:.)", "\ufffd", r"\b", "^", "$", "(?=a)", "[é-ë]", "(?:ab){2}", "a*?", r"\d+"),
+    ]
+)
+_file_bytes = st.lists(
+    st.sampled_from([b"a", b"b", b"k", b"K", "é".encode(), b"\xe9", b"\xff", b"0", "\u0663".encode(), b"\n"])
+    | st.sampled_from([b" ", "\u212a".encode(), "\ufffd".encode(), b"ab", b"\r\n"]),
+    max_size=12,
+).map(b"".join)
+
+
+def _twin_regex(depth: int = 2) -> st.SearchStrategy[str]:
+    leaf = st.lists(_twin_atoms, min_size=1, max_size=4).map("".join)
+    if depth == 0:
+        return leaf
+    inner = _twin_regex(depth - 1)
+    return st.one_of(
+        leaf,
+        st.tuples(inner, inner).map("|".join),
+        st.tuples(inner, st.sampled_from(["*", "+", "?", "{2}", "{1,3}"])).map(lambda p: f"(?:{p[0]}){p[1]}"),
+        st.tuples(leaf, inner, leaf).map(lambda p: f"{p[0]}({p[1]}){p[2]}"),
+        inner.map(lambda p: f"(?i){p}"),
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pattern=_twin_regex(), contents=st.lists(_file_bytes, min_size=1, max_size=4))
+def test_rg_prefilter_keeps_every_file_re_matches(pattern: str, contents: list[bytes]) -> None:
+    """The real rg, with the real prefilter arguments (a literal or the regex's looser twin)."""
+    args = prefilter_args(pattern)
+    if args is None:
+        return
+    rg = find_rg()
+    assert rg is not None
+    with tempfile.TemporaryDirectory() as tmp:
+        names = [f"f{i}.txt" for i in range(len(contents))]
+        for name, data in zip(names, contents, strict=True):
+            Path(tmp, name).write_bytes(data)
+        out = subprocess.run(
+            [rg, "--no-config", "--no-messages", "-a", "-s", "-l", "--null", *args, "--", *names],
+            cwd=tmp,
+            capture_output=True,
+            check=False,
+        )
+    assert out.returncode in (0, 1), out.stderr
+    kept = {name.decode() for name in out.stdout.split(b"\x00") if name}
+    regex = re.compile(pattern, re.MULTILINE)
+    for name, data in zip(names, contents, strict=True):
+        if data and regex.search(scan_module.decode(data)):  # the scan skips empty files
+            assert name in kept, (pattern, args, data)
+
+
+def test_twin_is_exact_where_it_can_be() -> None:
+    assert rg_superset(r"[A-Z]{3}\d{3}") == r"(?:[\x{41}-\x{5A}]){3,3}(?:[\d]){3,3}"
+    assert rg_superset(r"(a)\1") is None  # backreference: no twin
+    assert rg_superset(r"^\s+$") is None  # nothing exact left: not worth an rg pass
+    assert prefilter_args(r"def \w+") == ["-F", "-e", "def "]
+    assert prefilter_args(r"[0-9]{4}_?\d\d") == [
+        "-U",
+        "-e",
+        r"(?:[\x{30}-\x{39}]){4,4}(?:\x{5F}){0,1}[\d][\d]",
+    ]

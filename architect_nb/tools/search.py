@@ -4,6 +4,10 @@ All three walk the workspace with the project's skip rules (`tools.walk`), never
 files, answer with paths relative to the workspace, cap what they show with a visible count of the rest, and
 stop at a time bound, saying so. `grep` runs `rg`, else `grep`, else pure Python, with identical results;
 `search_code` uses `rg` only to rule files out, and Python's `re` decides every match.
+
+The machinery is in `architect_nb.tools._search`: `collect` (the file list), `grep` (the three backends),
+`code`, `literals` and `translate` (the regex prefilter), `scan` and `workers` (`re` in killable worker
+processes), `results` (the `path:line: text` output), `programs` (finding and running `rg` and `grep`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """`search_code`'s pipeline: compile the regex, let `rg` drop files that cannot match, run `re` on the rest.
 
 `rg` only prefilters: it looks for literal text that every match must contain (`literals.required_needles`),
-and the surviving files are searched with Python's `re` in a worker process (`workers.run_scan`), so the
-results are exactly `re`'s. A regex with no such literal is scanned in full, which is slower.
+or else for a looser twin of the regex (`translate.rg_superset`), and the surviving files are searched with
+Python's `re` in worker processes (`workers.run_scans`), so the results are exactly `re`'s. A regex with
+neither (a backreference, or nothing but `\\w`, `\\s` and the like) is scanned in full, which is slower.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import re
 import time
 from dataclasses import dataclass
 
-from architect_nb.tools._search.literals import Needles, required_needles
+from architect_nb.tools._search.literals import required_needles
 from architect_nb.tools._search.programs import ProgramError, chunks, find_rg, run_program
 from architect_nb.tools._search.results import FileHits, Outcome, shown
+from architect_nb.tools._search.translate import rg_superset
 from architect_nb.tools._search.workers import run_scans
 from architect_nb.tools.fileio import describe_size
 
-__all__ = ["FLAGS", "MAX_FILE_BYTES", "CodeSearch", "compile_regex"]
+__all__ = ["FLAGS", "MAX_FILE_BYTES", "CodeSearch", "compile_regex", "prefilter_args"]
 
 #: `^` and `$` match at every line, as a model writing a line-oriented pattern expects.
 FLAGS = re.MULTILINE
@@ -126,15 +128,19 @@ class CodeSearch:
     def _prefilter(self) -> tuple[list[tuple[str, str]], int]:
         """The files that may match, and how many files the prefilter got through before the deadline."""
         rg = find_rg() if self.use_rg else None
-        needles = required_needles(self.pattern, FLAGS) if rg else None
-        if rg is None or needles is None or len(self.files) < _PREFILTER_MIN_FILES:
+        if rg is None or len(self.files) < _PREFILTER_MIN_FILES:
+            return self.files, len(self.files)
+        pattern_args = prefilter_args(self.pattern)
+        if pattern_args is None:
             return self.files, len(self.files)
         kept: set[str] = set()
         done = 0
         rels = [rel for _path, rel in self.files]
         for batch in chunks(rels):
             try:
-                out, timed_out = run_program(_prefilter_command(rg, needles, batch), self.root, self.deadline)
+                out, timed_out = run_program(
+                    _prefilter_command(rg, pattern_args, batch), self.root, self.deadline
+                )
             except ProgramError:  # never drop files on rg's say-so when rg did not finish
                 return self.files, len(self.files)
             if timed_out:
@@ -145,6 +151,19 @@ class CodeSearch:
         return candidates, done
 
 
-def _prefilter_command(rg: str, needles: Needles, batch: list[str]) -> list[str]:
+def prefilter_args(pattern: str) -> list[str] | None:
+    """rg pattern arguments that match every file where `pattern` matches; None if none are worth a pass.
+
+    Literals every match contains come first (fast, and rg needs no multiline mode); otherwise a looser twin
+    of the whole regex, searched with `-U` since a Python match may span lines.
+    """
+    needles = required_needles(pattern, FLAGS)
+    if needles is not None:
+        return needles.rg_args()
+    twin = rg_superset(pattern, FLAGS)
+    return None if twin is None else ["-U", "-e", twin]
+
+
+def _prefilter_command(rg: str, pattern_args: list[str], batch: list[str]) -> list[str]:
     # Default encoding (auto) so UTF-16 files with a BOM are compared as text, as the scan decodes them.
-    return [rg, "--no-config", "--no-messages", "-a", "-s", "-l", "--null", *needles.rg_args(), "--", *batch]
+    return [rg, "--no-config", "--no-messages", "-a", "-s", "-l", "--null", *pattern_args, "--", *batch]
