@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup setup-ipk6 demo test lint format typecheck pytest bench clean
+.PHONY: setup setup-ipk6 demo test lint format typecheck pytest bench clean labextension labextension-test wheel-check
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
@@ -50,6 +50,26 @@ pytest: $(STAMP) $(IPK6_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_ARGS)
 
 test: lint pytest
+
+# The JupyterLab extension (labextension/). `pip install -e` builds it and copies it into the venv; this target
+# rebuilds both after source changes. labextension-test makes fresh fixtures from scripted runs, then lints
+# and runs the jest tests; wheel-check installs the wheel where there is no Node and asks JupyterLab about it.
+JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
+LABEXT_OUT := architect_nb/labextension/package.json
+LABEXT_SHARE := $(VENV)/share/jupyter/labextensions/architect-nb
+$(LABEXT_OUT): $(wildcard labextension/src/*.ts labextension/style/*) labextension/package.json labextension/yarn.lock | $(STAMP)
+	cd labextension && $(JLPM) install && $(JLPM) build:prod
+	rm -rf $(LABEXT_SHARE) && cp -r architect_nb/labextension $(LABEXT_SHARE) && cp labextension/install.json $(LABEXT_SHARE)/
+	@touch $@
+
+labextension: $(LABEXT_OUT)
+
+labextension-test: $(LABEXT_OUT)
+	$(PY) labextension/scripts/make_fixtures.py labextension/tests/fixtures
+	cd labextension && $(JLPM) lint:check && $(JLPM) test
+
+wheel-check: $(LABEXT_OUT)
+	bash scripts/check_wheel.sh
 
 bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done

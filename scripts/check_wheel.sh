@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The wheel is the product: build it, install it into a fresh virtualenv whose PATH has no Node, and check that
+# JupyterLab lists the prebuilt run renderer as enabled and OK.
+#
+#   scripts/check_wheel.sh            # uses .venv/bin/python to build, python3 for the fresh venv
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_PY=${BUILD_PY:-.venv/bin/python}
+PYTHON=${PYTHON:-python3}
+EXT=architect-nb
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+start=$SECONDS
+
+echo "== building the wheel"
+"$BUILD_PY" -m pip wheel --quiet --no-deps --disable-pip-version-check -w "$work/dist" .
+wheel=$(ls "$work"/dist/architect_nb-*.whl)
+echo "$(basename "$wheel")"
+"$BUILD_PY" - "$wheel" <<'PY'
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+prefix = "architect_nb-0.1.0.dev0.data/data/share/jupyter/labextensions/architect-nb/"
+shipped = sorted(n for n in names if "/labextensions/" in n)
+for name in shipped:
+    print("  " + name)
+needed = ["package.json", "install.json", "static/style.js"]
+missing = [n for n in needed if not any(s.endswith("/labextensions/architect-nb/" + n) for s in shipped)]
+if missing or any(n.startswith("architect_nb/labextension/") for n in names):
+    sys.exit(f"wheel is missing {missing} or ships the build twice")
+PY
+
+echo "== installing it into a fresh venv"
+"$PYTHON" -m venv "$work/venv"
+if ! "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel" >"$work/pip.log" 2>&1; then
+  cat "$work/pip.log" >&2
+  exit 1
+fi
+
+echo "== jupyter labextension list (PATH=$work/venv/bin only: no node)"
+mkdir -p "$work/home"
+run() { env -i HOME="$work/home" PATH="$work/venv/bin" "$@"; }
+if run bash -c 'command -v node' >/dev/null 2>&1; then
+  echo "node is reachable from the check's PATH" >&2
+  exit 1
+fi
+listing=$(run "$work/venv/bin/jupyter" labextension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g')
+echo "$listing"
+if ! grep -Eq "^\s*$EXT v[0-9.]+ enabled .*OK" <<<"$listing"; then
+  echo "FAIL: $EXT is not listed as enabled and OK" >&2
+  exit 1
+fi
+echo "wheel-check: $EXT enabled OK in a Node-free venv ($((SECONDS - start)) s)"
