@@ -299,7 +299,8 @@ def test_readers_refuse_what_the_walk_never_offers(tmp_path: Path, kind: str) ->
 _twin_atoms = st.sampled_from(
     [
         *("a", "b", "é", "K", r"\d", "[0-9]", "[a-c]", "[^a]", ".", r"\n", r"\w", r"\s", r"\W", "(?i:k)"),
-        *("(?s:.)", "\ufffd", r"\b", "^", "$", "(?=a)", "[é-ë]", "(?:ab){2}", "a*?", r"\d+"),
+        *("(?s:.)", "\ufffd", r"\b", "^", "$", "(?=a)", "[é-ë]", "(?:ab){2}", "a*?", r"\d+", ".{0,40}"),
+        *("a{0,33}", "(?s:.){3,20}"),
     ]
 )
 _file_bytes = st.lists(
@@ -360,3 +361,15 @@ def test_twin_is_exact_where_it_can_be() -> None:
         "-e",
         r"(?:[\x{30}-\x{39}]){4,4}(?:\x{5F}){0,1}[\d][\d]",
     ]
+
+
+def test_a_slow_twin_is_abandoned_for_a_full_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from architect_nb.tools._search import code
+
+    _tree(tmp_path)
+    monkeypatch.setattr(code, "_TWIN_BUDGET", 0.0)
+    result = SearchCodeTool(tmp_path).execute(pattern=r"[0-9]{2}[()]", max_results=500)
+    full = SearchCodeTool(tmp_path, use_rg=False).execute(pattern=r"[0-9]{2}[()]", max_results=500)
+    assert result.output == full.output and result.metadata["matches"] > 0
+    assert result.metadata["files_read"] == full.metadata["files_read"]
+    assert not result.metadata["timed_out"]

@@ -29,6 +29,8 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 #: With fewer candidate files than this, starting `rg` costs more than it saves.
 _PREFILTER_MIN_FILES = 16
 _MAX_PATTERN = 2000
+#: Seconds rg may spend on a regex's looser twin before the prefilter is given up.
+_TWIN_BUDGET = 1.0
 #: With at least this many files to read, the scan is split between two worker processes.
 _PARALLEL_MIN_FILES = 200
 
@@ -136,12 +138,15 @@ class CodeSearch:
         kept: set[str] = set()
         done = 0
         rels = [rel for _path, rel in self.files]
+        twin = "-U" in pattern_args
+        # A twin regex can be slow for rg too (many wide repetitions): past its budget, read every file.
+        deadline = min(self.deadline, time.monotonic() + _TWIN_BUDGET) if twin else self.deadline
         for batch in chunks(rels):
             try:
-                out, timed_out = run_program(
-                    _prefilter_command(rg, pattern_args, batch), self.root, self.deadline
-                )
+                out, timed_out = run_program(_prefilter_command(rg, pattern_args, batch), self.root, deadline)
             except ProgramError:  # never drop files on rg's say-so when rg did not finish
+                return self.files, len(self.files)
+            if timed_out and twin:
                 return self.files, len(self.files)
             if timed_out:
                 break

@@ -20,7 +20,10 @@ __all__ = ["rg_superset"]
 
 _ANY = r"(?s-u:[\x00-\xFF]{1,4})"
 _ANY_BUT_NEWLINE = r"(?-u:[^\n]{1,4})"
-_MAX_COUNT = 1000
+_MAX_COUNT = 32
+_MAX_WIDE_COUNT = 16
+# "Any character" as one byte, for repetitions of it.
+_BYTES = {_ANY: r"(?s-u:[\x00-\xFF])", _ANY_BUT_NEWLINE: r"(?-u:[^\n])"}
 
 
 class _NoTwinError(Exception):
@@ -87,9 +90,14 @@ def _sequence(items: list[tuple[Any, Any]], ignore_case: bool, dotall: bool) -> 
             out.append(_set(list(av), ignore_case))
         elif op in repeats:
             low, high, sub = av
-            low = min(low, _MAX_COUNT)
-            bound = "" if high is _c.MAXREPEAT or high > _MAX_COUNT else str(high)
-            out.append(f"(?:{_sequence(list(sub.data), ignore_case, dotall)}){{{low},{bound}}}")
+            body = _sequence(list(sub.data), ignore_case, dotall)
+            # Large counts make rg slow (its automata grow with them); fewer repetitions match more.
+            cap = _MAX_WIDE_COUNT if body in _BYTES else _MAX_COUNT
+            bound = "" if high is _c.MAXREPEAT or high > cap else str(high)
+            if body in _BYTES:  # n characters are n to 4n bytes: one byte class, not n nested {1,4}
+                out.append(f"{_BYTES[body]}{{{min(low, cap)},{bound and 4 * high}}}")
+            else:
+                out.append(f"(?:{body}){{{min(low, cap)},{bound}}}")
         elif op is _c.BRANCH:
             alternatives = [_sequence(list(alt.data), ignore_case, dotall) for alt in av[1]]
             out.append("(?:" + "|".join(alternatives) + ")")
