@@ -41,11 +41,20 @@ FINAL_MARKDOWN = """Totals are **floats** now and discounts round to cents.
 <script>alert("not run")</script> [docs](javascript:alert(1))
 """
 
-# A post-tool-use hook that really runs: it byte-compiles the edited Python files.
+# Post-tool-use hooks that really run: one byte-compiles the edited files and passes; the other, a stand-in
+# linter, prints 12 findings and fails after apply_patch, so the fixtures have a long failed hook output.
 CHECK_HOOK = {
     "name": "py-compile",
     "command": "python -m compileall -q shop",
     "matcher": "edit_file|apply_patch",
+}
+LINT_HOOK = {
+    "name": "lint",
+    "command": (
+        "python -c \"import sys; [print(f'shop/cart.py:{n}: W{n:03} finding {n}') for n in range(1, 13)]; "
+        'sys.exit(1)"'
+    ),
+    "matcher": "apply_patch",
 }
 
 
@@ -113,7 +122,7 @@ def whole_job(tmp: Path) -> dict[str, Any]:
         turns,
         "Make totals floats and round discounts to cents; keep the tests green.",
         answers=["approve", "approve", "approve"],
-        overrides={"hooks.post_tool_use": [CHECK_HOOK]},
+        overrides={"hooks.post_tool_use": [CHECK_HOOK, LINT_HOOK]},
     )
 
 

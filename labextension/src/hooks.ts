@@ -14,8 +14,13 @@ export function renderHook(hook: IHookResult): HTMLElement {
     h('span', 'anb-hook-name', hook.name),
     hook.event ? h('span', 'anb-muted', hook.event) : null,
     status,
-    hook.exit_code !== null && !hook.passed
-      ? h('span', 'anb-muted', `exit ${hook.exit_code}`)
+    !hook.passed
+      ? h(
+          'span',
+          'anb-muted',
+          hook.warning ||
+            (hook.exit_code !== null ? `exit ${hook.exit_code}` : '')
+        )
       : null,
     hook.duration_s !== null
       ? h('span', 'anb-muted', formatDuration(hook.duration_s))

@@ -69,6 +69,8 @@ export interface IHookResult {
   event: string;
   passed: boolean;
   exit_code: number | null;
+  /** Why it counts as failed ("FAILED (exit 1)", "TIMED OUT …"), or ''. */
+  warning: string;
   output: string;
   duration_s: number | null;
 }
@@ -193,6 +195,7 @@ function parseHook(raw: unknown): IHookResult | null {
     event: str(raw, 'event'),
     passed,
     exit_code: exitCode,
+    warning: str(raw, 'warning'),
     output: str(raw, 'output'),
     duration_s: optNum(raw, 'duration_s') ?? optNum(raw, 'duration')
   };

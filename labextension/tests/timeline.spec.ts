@@ -21,7 +21,10 @@ function call(host: HTMLElement, tool: string, index = 0): HTMLDetailsElement {
 
 describe('renderRun', () => {
   it('renders the whole job: header, a card per step and call, diffs and the summary', async () => {
-    const host = await render(fixture('whole_job'));
+    const payload = fixture('whole_job');
+    const host = await render(payload);
+    const finished = payload.events[payload.events.length - 1];
+    const total = finished.kind === 'run_finished' ? finished.total_tokens : -1;
     expect(host.querySelector('.anb-task')?.textContent).toBe(
       'Make totals floats and round discounts to cents; keep the tests green.'
     );
@@ -62,7 +65,9 @@ describe('renderRun', () => {
 
     const summary = host.querySelector('.anb-summary') as HTMLElement;
     expect(summary.querySelector('.anb-badge')?.textContent).toBe('success');
-    expect(summary.textContent).toContain('tokens14,118');
+    expect(summary.textContent).toContain(
+      `tokens${total.toLocaleString('en-US')}`
+    );
     expect(summary.textContent).toContain('costnot priced');
     expect(texts(summary, '.anb-files code')).toEqual(['shop/cart.py']);
     expect(summary.textContent).toContain('not tracked by undo');
@@ -140,60 +145,42 @@ describe('renderRun', () => {
     expect(content.textContent?.split('\n')).toHaveLength(12);
   });
 
-  it('renders hook results: passed collapsed when long, failed with exit code', async () => {
-    // The kernel reports hooks in tool_result.hooks; the engine does not fill it yet, so this
-    // test adds two hook results to a real transcript in the documented shape.
-    const payload = fixture('whole_job');
-    const events = payload.events.map(event =>
-      event.kind === 'tool_result' && event.tool === 'edit_file'
-        ? {
-            ...event,
-            hooks: [
-              {
-                name: 'py-compile',
-                event: 'post_tool_use',
-                passed: true,
-                exit_code: 0,
-                output: Array.from(
-                  { length: 20 },
-                  (_, i) => `checked ${i}`
-                ).join('\n'),
-                duration_s: 0.2
-              },
-              {
-                name: 'ruff',
-                event: 'post_tool_use',
-                passed: false,
-                exit_code: 1,
-                output: 'E501 line too long',
-                duration_s: null
-              }
-            ]
-          }
-        : event
-    );
-    const host = await render({ ...payload, events });
-    const hooks = Array.from(
-      host.querySelectorAll<HTMLDetailsElement>('details.anb-hook')
-    );
+  it('renders real hook results: passed, and failed with its long output collapsed', async () => {
+    const host = await render(fixture('whole_job'));
+    const edit = call(host, 'edit_file');
     expect(
-      host.querySelector('.anb-hooks .anb-section-title')?.textContent
+      edit.querySelector('.anb-hooks .anb-section-title')?.textContent
+    ).toBe('Hooks: 1 passed');
+    const patch = call(host, 'apply_patch');
+    expect(
+      patch.querySelector('.anb-hooks .anb-section-title')?.textContent
     ).toBe('Hooks: 1 of 2 failed');
-    expect(hooks.map(hook => hook.open)).toEqual([false, true]);
-    expect(texts(hooks[0], 'summary .anb-badge')).toEqual(['passed']);
-    expect(hooks[1].querySelector('summary')?.textContent).toContain('exit 1');
-    expect(hooks[1].querySelector('.anb-output')?.textContent).toBe(
-      'E501 line too long'
+    const [compile, lint] = Array.from(
+      patch.querySelectorAll<HTMLDetailsElement>('details.anb-hook')
     );
+    expect(texts(compile, 'summary .anb-badge')).toEqual(['passed']);
+    expect(compile.textContent).toContain('No output.');
+    expect(lint.className).toContain('anb-hook-failed');
+    expect(lint.querySelector('summary')?.textContent).toContain(
+      'FAILED (exit 1)'
+    );
+    // 12 lines of output: more than HOOK_OUTPUT_LINES, so the card starts closed.
+    expect(lint.open).toBe(false);
+    expect(
+      lint.querySelector('.anb-output')?.textContent?.split('\n')
+    ).toHaveLength(12);
   });
 
   it('shows a live run as running with the tokens so far', async () => {
     const payload = fixture('whole_job');
     const events = payload.events.slice(0, 12);
+    const costs = events.filter(event => event.kind === 'cost');
+    const last = costs[costs.length - 1];
+    const sofar = last.kind === 'cost' ? last.total_tokens : -1;
     const host = await render({ ...payload, events });
     expect(texts(host, '.anb-summary .anb-badge')).toEqual(['running']);
     expect(host.querySelector('.anb-summary')?.textContent).toContain(
-      'tokens4,133'
+      `tokens${sofar.toLocaleString('en-US')}`
     );
   });
 });
