@@ -373,3 +373,16 @@ def test_a_slow_twin_is_abandoned_for_a_full_scan(tmp_path: Path, monkeypatch: p
     assert result.output == full.output and result.metadata["matches"] > 0
     assert result.metadata["files_read"] == full.metadata["files_read"]
     assert not result.metadata["timed_out"]
+
+
+def test_a_dead_idle_worker_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from architect_nb.tools._search import workers
+
+    (tmp_path / "a.py").write_text("hit\n")
+    tool = SearchCodeTool(tmp_path)
+    assert tool.execute(pattern="hit").output == "a.py:1: hit"
+    for worker in workers._idle:
+        worker.proc.kill()
+        worker.proc.wait()
+    monkeypatch.setattr(workers._Worker, "alive", lambda self: True)  # as if it died after the check
+    assert tool.execute(pattern="hit").output == "a.py:1: hit"

@@ -251,6 +251,9 @@ class GrepTool(_SearchTool):
             if rel in lines:
                 col = len(raw[: max(needle.find(raw, 0), 0)].decode("utf-8", "replace"))
                 lines[rel].append((number, True, clip(raw.decode("utf-8", "replace"), col)))
+        for rel in display:  # a file swapped for a symlink while rg read it shows nothing
+            if lines[rel] and not searchable(os.path.join(root, rel)):
+                lines[rel] = []
         hits = [FileHits(rel, counts[rel], sorted(lines.get(rel, []))) for rel in matched]
         return Outcome(
             hits=hits,

@@ -105,19 +105,34 @@ atexit.register(shutdown_workers)
 
 def run_scan(request: dict[str, Any], timeout: float, in_process: bool = False) -> ScanResult:
     """Run `scan.scan(request)` for at most `timeout` seconds and collect its events."""
+    deadline = time.monotonic() + timeout
     worker = None if in_process else _acquire()
     if worker is None:
-        return _scan_in_process(request, time.monotonic() + timeout)
+        return _scan_in_process(request, deadline)
+    result = _run_in(worker, request, deadline)
+    if result.error == _NOT_SENT:  # an idle worker that died since: one fresh try
+        fresh = _acquire()
+        result = _run_in(fresh, request, deadline) if fresh else _scan_in_process(request, deadline)
+    return result
+
+
+_NOT_SENT = "the request could not be sent"
+
+
+def _run_in(worker: _Worker, request: dict[str, Any], deadline: float) -> ScanResult:
     result = ScanResult()
     inbox: queue.Queue[tuple[Any, ...] | None] = queue.Queue()
     reader = threading.Thread(target=_read_messages, args=(worker, inbox), daemon=True)
     reader.start()
-    deadline = time.monotonic() + timeout
     healthy = False
     try:
-        assert worker.proc.stdin is not None
-        pickle.dump(request, worker.proc.stdin, pickle.HIGHEST_PROTOCOL)
-        worker.proc.stdin.flush()
+        try:
+            assert worker.proc.stdin is not None
+            pickle.dump(request, worker.proc.stdin, pickle.HIGHEST_PROTOCOL)
+            worker.proc.stdin.flush()
+        except OSError:
+            result.error = _NOT_SENT
+            return result
         while True:
             remaining = deadline - time.monotonic()
             try:
