@@ -79,9 +79,9 @@ def plan_edit(text: str, old: str, new: str, shown: str = "the file") -> EditPla
     else:
         start, end, note = _loose_match(text, old, shown)
     replacement = _with_newline(new, newline, text)
+    if end == len(text):
+        replacement = _keep_final_newline(text, text[:start], replacement, newline)
     new_text = text[:start] + replacement + text[end:]
-    if end == len(text) and new_text:
-        new_text = _keep_final_newline(text, new_text, text[start:end], newline)
     if new_text == text:
         raise EditError(
             "The edit changes nothing once the file's line endings and final newline are kept; "
@@ -120,13 +120,16 @@ def _with_newline(new: str, newline: str, text: str) -> str:
     return new
 
 
-def _keep_final_newline(text: str, new_text: str, matched: str, newline: str) -> str:
-    """An edit that reaches the end of the file keeps the file's final newline, or the lack of one."""
-    if text.endswith("\n") and not new_text.endswith("\n"):
-        return new_text + newline
-    if not text.endswith("\n") and new_text.endswith("\n") and not matched.endswith("\n"):
-        return new_text[: -len(newline)] if new_text.endswith(newline) else new_text[:-1]
-    return new_text
+def _keep_final_newline(text: str, head: str, replacement: str, newline: str) -> str:
+    """The replacement for an edit that reaches the end of the file, so that the file keeps its final
+    newline, or the lack of one (only a newline that new_str brings is dropped, never the file's own)."""
+    if not head + replacement:
+        return replacement
+    if text.endswith("\n") and not (head + replacement).endswith("\n"):
+        return replacement + newline
+    if not text.endswith("\n") and replacement.endswith("\n"):
+        return replacement[: -len(newline)] if replacement.endswith(newline) else replacement[:-1]
+    return replacement
 
 
 # --------------------------------------------------------------------------- loose matching
