@@ -76,6 +76,10 @@ def _acquire() -> _Worker | None:
             if worker.alive():
                 return worker
             worker.close()
+    return _spawn()
+
+
+def _spawn() -> _Worker | None:
     if not sys.executable or not os.path.exists(sys.executable):
         return None
     try:
@@ -111,7 +115,7 @@ def run_scan(request: dict[str, Any], timeout: float, in_process: bool = False) 
         return _scan_in_process(request, deadline)
     result = _run_in(worker, request, deadline)
     if result.error == _NOT_SENT:  # an idle worker that died since: one fresh try
-        fresh = _acquire()
+        fresh = _spawn()
         result = _run_in(fresh, request, deadline) if fresh else _scan_in_process(request, deadline)
     return result
 
