@@ -58,6 +58,19 @@ def test_any_correct_diff_applies_exactly(
     assert apply_patch_text(old, make_diff(old, new, context), fallback=False).text == new
 
 
+@settings(max_examples=300, deadline=None)
+@given(lines_st, st.booleans(), lines_st, st.booleans(), st.integers(0, 3))
+def test_lf_diff_on_a_crlf_file_keeps_it_crlf(
+    old_lines: list[str], old_eol: bool, new_lines: list[str], new_eol: bool, context: int
+) -> None:
+    old, new = join(old_lines, old_eol), join(new_lines, new_eol)
+    if old == new or not old or "\n" not in old:
+        return
+    crlf_old = old.replace("\n", "\r\n")
+    got = apply_patch_text(crlf_old, make_diff(old, new, context), fallback=False).text
+    assert got == new.replace("\n", "\r\n")
+
+
 def wreck(patch: str, data: st.DataObject) -> str:
     def counts(m: re.Match[str]) -> str:
         b = data.draw(st.integers(0, 9), label="old count")
