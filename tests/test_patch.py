@@ -185,6 +185,15 @@ def test_failing_hunk_leaves_the_file_untouched_and_shows_expected_vs_actual(
     assert f.read_bytes() == before
 
 
+def test_failure_mentions_a_different_file_named_in_the_header(tool: ApplyPatchTool, workspace: Path) -> None:
+    put(workspace, "other.py", "nothing alike\n")
+    result = tool.execute(path="other.py", patch=GIT_PATCH)
+    assert "The patch's header names 'src/x.py', but it is applied to 'other.py'" in (result.error or "")
+    put(workspace, "src/x.py", "nothing alike\n")
+    result = tool.execute(path="src/x.py", patch=GIT_PATCH)
+    assert "header names" not in (result.error or "")
+
+
 def test_already_applied_patch_is_recognised() -> None:
     with pytest.raises(PatchError, match="may have been applied already"):
         apply(apply(TEXT, GIT_PATCH), GIT_PATCH)

@@ -27,6 +27,7 @@ from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 __all__ = ["ApplyPatchArgs", "ApplyPatchTool", "PatchError", "PatchOutcome", "apply_patch_text"]
 
 _SECTION_HEADER = re.compile(r"^(diff |Index: |\*\*\* (?!\d+(,\d+)? \*\*\*\*))", re.MULTILINE)
+_MAX_NOTES = 8
 _CONTEXT_HUNK = re.compile(r"^\*{15}$", re.MULTILINE)
 _NORMAL_HUNK = re.compile(r"^\d+(,\d+)?[acd]\d+(,\d+)?\r?\n[<>] ", re.MULTILINE)
 
@@ -70,8 +71,19 @@ def apply_patch_text(
                 pass
             else:
                 return PatchOutcome(text=new, engine="gnu-patch", notes=_GNU_NOTE, hunks=len(section.hunks))
-        raise PatchError(str(exc)) from None
+        raise PatchError(str(exc) + _name_hint(section, shown)) from None
     return PatchOutcome(text=applied.text, notes=applied.notes, hunks=len(section.hunks))
+
+
+def _name_hint(section: FilePatch, shown: str) -> str:
+    """When a patch fails and its header names another file, say so: the model may have mixed files up."""
+    name = section.shown_name
+    if name in ("(unnamed)", shown) or shown.endswith("/" + name) or name.endswith("/" + shown):
+        return ""
+    return (
+        f"\nThe patch's header names '{visible(name[:100])}', but it is applied to '{shown}', the path "
+        "argument. If the patch is for that other file, call apply_patch with its path."
+    )
 
 
 def _other_format(patch: str) -> Literal["context", "normal"] | None:
@@ -182,7 +194,9 @@ class ApplyPatchTool(WorkspaceTool):
         verb = "Created" if before is None else "Patched"
         what = f"{outcome.hunks} hunk{plural} applied" if outcome.hunks else "applied"
         lines = [f"{verb} {shown}: {what} (+{added} -{removed} lines)."]
-        lines += [f"Note: {note}" for note in outcome.notes]
+        lines += [f"Note: {note}" for note in outcome.notes[:_MAX_NOTES]]
+        if len(outcome.notes) > _MAX_NOTES:
+            lines.append(f"Note: ... and {len(outcome.notes) - _MAX_NOTES} more.")
         return ToolResult.ok(
             "\n".join(lines),
             path=shown,
