@@ -116,6 +116,7 @@ class FrontEnd:
         self._seq = 0
         self.clicks: list[tuple[str, float]] = []
         self.stray: list[dict[str, Any]] = []  # output messages whose parent is no cell
+        self.values: list[tuple[float, str, str]] = []  # (time, comm id, new `value`) of widget models
 
     # ------------------------------------------------------------------ sending
 
@@ -192,11 +193,15 @@ class FrontEnd:
             self.comms[content["comm_id"]] = Comm(
                 content["comm_id"], dict(state), parent, time.perf_counter()
             )
+            if "value" in state:
+                self.values.append((time.perf_counter(), content["comm_id"], str(state["value"])))
         elif kind == "comm_msg":
             data = content.get("data", {})
             comm = self.comms.get(content["comm_id"])
             if comm is not None and data.get("method") == "update":
                 comm.state.update(data.get("state", {}))
+                if "value" in data.get("state", {}):
+                    self.values.append((time.perf_counter(), content["comm_id"], str(data["state"]["value"])))
         elif kind == "comm_close":
             if content["comm_id"] in self.comms:
                 self.comms[content["comm_id"]].open = False
@@ -231,7 +236,13 @@ class FrontEnd:
         found: list[Comm] = []
 
         def ready() -> bool:
-            found[:] = [c for c in self.buttons(label) if not c.clicked and not c.state.get("disabled")]
+            # A front end shows a button once a container holds it, as a person would see it.
+            shown = {ref for c in self.comms.values() if c.open for ref in c.state.get("children", ())}
+            found[:] = [
+                c
+                for c in self.buttons(label)
+                if not c.clicked and not c.state.get("disabled") and f"IPY_MODEL_{c.comm_id}" in shown
+            ]
             return bool(found)
 
         self.wait(ready, timeout, f"a {label!r} button")

@@ -149,11 +149,19 @@ class WidgetConfirmer:
 
     Args:
         add: Puts a widget into the live view (called on the worker thread).
+        remove: Takes a settled prompt away again (its decision is logged by the run's events).
         timeout: Seconds before an unanswered question is denied.
     """
 
-    def __init__(self, add: Callable[[Any], None], *, timeout: float) -> None:
+    def __init__(
+        self,
+        add: Callable[[Any], None],
+        remove: Callable[[Any], None] | None = None,
+        *,
+        timeout: float,
+    ) -> None:
         self._add = add
+        self._remove = remove
         self.timeout = timeout
         self.cancelled = threading.Event()
         self.pending: ApprovalPrompt | None = None
@@ -163,14 +171,16 @@ class WidgetConfirmer:
     def cancel(self) -> None:
         """End any wait now (the cell was interrupted): the pending question is denied."""
         self.cancelled.set()
+        pending = self.pending
+        if pending is not None:
+            pending.resolve(ConfirmationAnswer.deny("the run was interrupted"))
 
     def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
         key = like_key(request)
+        if self.cancelled.is_set():
+            return ConfirmationAnswer.deny("the run was interrupted")
         if key in self._approved_like:
-            self._add(
-                widgets.HTML(f"<div style='color:#57606a'>{key}: approved (approve all like this)</div>")
-            )
-            return ConfirmationAnswer.approve()
+            return ConfirmationAnswer.approve()  # the log shows it, as every decision
         prompt = ApprovalPrompt(request)
         self.prompts.append(prompt)
         self.pending = prompt
@@ -189,5 +199,8 @@ class WidgetConfirmer:
                 self._approved_like.add(key)
         finally:
             self.pending = None
-        prompt.settle(answer, note)
+        if self._remove is not None:
+            self._remove(prompt.box)  # the decision shows in the run's log
+        else:
+            prompt.settle(answer, note)
         return answer

@@ -20,6 +20,7 @@ __all__ = [
     "MessageOutput",
     "RunOutput",
     "diff_html",
+    "events_html",
     "hooks_html",
     "status_badge",
     "summary_html",
@@ -191,13 +192,19 @@ def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""
         return (
             f'<div style="color:#57606a;font-size:12px">{_e(event.get("tool"))}: '
-            f"{_e(event.get('decision'))}{reason}</div>"
+            f"<b>{_e(event.get('decision'))}</b>{reason}</div>"
         )
     if kind == "warning":
         return f'<div style="color:#9a6700">⚠ {_e(event.get("message"))}</div>'
     if kind == "run_finished":
         return summary_html(event)
     return ""
+
+
+def events_html(events: Sequence[Mapping[str, Any]]) -> str:
+    """The run's events (as in the transcript payload) as HTML: text, one card per tool call, summary."""
+    results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
+    return "".join(_event_html(e, results) for e in events)
 
 
 def _plain(payload: Mapping[str, Any]) -> str:
@@ -241,9 +248,7 @@ class RunOutput:
         return cls(default_redactor().redact_data(dict(payload)))
 
     def html(self) -> str:
-        events = self.payload.get("events", [])
-        results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
-        body = "".join(_event_html(e, results) for e in events)
+        body = events_html(self.payload.get("events", []))
         run_id = self.payload.get("run_id", "")
         undo = (
             f'<div style="color:#6e7781;font-size:12px">Run {_e(run_id)} · undo with '

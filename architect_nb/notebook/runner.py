@@ -135,7 +135,7 @@ async def run_cell(line: str, body: str) -> None:
 
     _retire_undo_buttons(session)
     live = LiveView()
-    confirmer = WidgetConfirmer(live.add, timeout=config.notebook.approval_timeout)
+    confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
     try:
         loop = create_loop(
             config,
