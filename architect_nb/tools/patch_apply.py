@@ -86,6 +86,7 @@ def apply_hunks(text: str, hunks: list[Hunk], shown: str = "the file") -> Applie
     f = _Lines(text)
     cr_aware = any(line.cr for hunk in hunks for line in hunk.lines)
     out: list[str] = []
+    open_ends: list[int] = []  # indexes in `out` of lines without an ending (only the last one may keep it)
     notes: list[str] = []
     pos = 0  # first line of the file not yet copied to `out`
     delta = 0  # how far the previous hunk landed from where its header said
@@ -103,10 +104,12 @@ def apply_hunks(text: str, hunks: list[Hunk], shown: str = "the file") -> Applie
         if is_loose:
             notes.append(f"hunk {hunk.number} matched only after ignoring trailing whitespace/line endings.")
         out.extend(f.lines[pos:p])
-        pos = _emit(f, hunk, p, out, cr_aware)
+        if p > pos and not f.endings[p - 1]:
+            open_ends.append(len(out) - 1)
+        pos = _emit(f, hunk, p, out, open_ends, cr_aware)
     out.extend(f.lines[pos:])
-    for i in range(len(out) - 1):  # a line that lost its end (the old last line) when others follow it
-        if not out[i].endswith("\n"):
+    for i in open_ends:  # a line without its end (the old last line) when others now follow it
+        if i < len(out) - 1:
             out[i] += f.newline
     return Applied(text="".join(out), notes=tuple(notes))
 
@@ -118,19 +121,24 @@ def _expected(hunk: Hunk, delta: int) -> int | None:
     return max(0, start + delta)
 
 
-def _emit(f: _Lines, hunk: Hunk, p: int, out: list[str], cr_aware: bool) -> int:
+def _emit(f: _Lines, hunk: Hunk, p: int, out: list[str], open_ends: list[int], cr_aware: bool) -> int:
     q = p
     last_eol = ""
     for k, line in enumerate(hunk.lines):
         if line.kind == " ":
             out.append(f.lines[q])
+            if not f.endings[q]:
+                open_ends.append(len(out) - 1)
             last_eol = f.endings[q] or last_eol
             q += 1
         elif line.kind == "-":
             last_eol = f.endings[q] or last_eol
             q += 1
         else:
-            out.append(line.text + _ending(f, hunk.lines, k, q=q, last_eol=last_eol, cr_aware=cr_aware))
+            ending = _ending(f, hunk.lines, k, q=q, last_eol=last_eol, cr_aware=cr_aware)
+            if not ending:
+                open_ends.append(len(out))
+            out.append(line.text + ending)
     return q
 
 
