@@ -88,7 +88,7 @@ class FindFilesArgs(ToolArgs):
 class _SearchTool(WorkspaceTool):
     def __init__(self, workspace_root: Path, *, time_bound: float = DEFAULT_TIME_BOUND) -> None:
         super().__init__(workspace_root)
-        self.time_bound = time_bound
+        self.time_bound = min(max(time_bound, 0.0), 86_400.0)
 
     def _start(self, path: str, file_pattern: str | None, folder_only: bool = False) -> Path | ToolResult:
         try:

@@ -20,6 +20,7 @@ __all__ = ["ProgramError", "chunks", "find_grep", "find_rg", "run_program"]
 
 # Bytes of file arguments per call: far below Linux's ARG_MAX, and within Windows' 32K command line.
 _ARGS_BUDGET = 24_000 if os.name == "nt" else 200_000
+_LONGEST_WAIT = 86_400.0  # what poll() and thread waits can take
 
 
 class ProgramError(RuntimeError):
@@ -83,7 +84,7 @@ def run_program(
     Raises `ProgramError` if the program cannot start, dies of a signal, or fails with a message (a pattern
     it rejects); unreadable files alone are not an error, since both programs are told to keep quiet on them.
     """
-    remaining = deadline - time.monotonic()
+    remaining = min(deadline - time.monotonic(), _LONGEST_WAIT)
     if remaining <= 0:
         return b"", True
     try:

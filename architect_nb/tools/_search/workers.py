@@ -109,7 +109,7 @@ atexit.register(shutdown_workers)
 
 def run_scan(request: dict[str, Any], timeout: float, in_process: bool = False) -> ScanResult:
     """Run `scan.scan(request)` for at most `timeout` seconds and collect its events."""
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + min(timeout, threading.TIMEOUT_MAX / 2, 86_400.0)
     worker = None if in_process else _acquire()
     if worker is None:
         return _scan_in_process(request, deadline)
