@@ -121,7 +121,7 @@ class CodeSearch:
             )
         if result.error:
             outcome.notes.append(f"(The search failed part way: {result.error}.)")
-        if outcome.timed_out:
+        if result.timed_out:  # the regex itself was slow, not the walk or rg
             outcome.notes.append(
                 "(Nested quantifiers such as (a+)+ can take forever on some lines; simplify the pattern.)"
             )
