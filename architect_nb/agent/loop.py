@@ -20,12 +20,11 @@ from typing import Any
 import yaml
 
 from architect_nb.agent.config import AgentConfig
+from architect_nb.agent.confirming import EventedConfirmer
 from architect_nb.agent.context import ContextBuilder
 from architect_nb.agent.costs import CostTracker
 from architect_nb.agent.events import (
     AgentEvent,
-    ConfirmationAnswered,
-    ConfirmationAsked,
     CostUpdate,
     EventSink,
     RunFinished,
@@ -40,12 +39,6 @@ from architect_nb.agent.events import (
 )
 from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError, ToolCall
 from architect_nb.config.schema import CostsConfig
-from architect_nb.execution.confirm import (
-    ConfirmationAnswer,
-    ConfirmationRequest,
-    Confirmer,
-    TerminalConfirmer,
-)
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks import HookDecision, HookEvent
 from architect_nb.log import get_logger
@@ -73,58 +66,6 @@ class RunResult:
     files_changed: list[str] = field(default_factory=list)
     total_tokens: int = 0
     cost_usd: float = 0.0
-
-
-class _EventedConfirmer:
-    """Wraps the person-facing confirmer so each question and answer is also an event."""
-
-    def __init__(
-        self, inner: Confirmer | None, emit: EventSink, run_id: str, current: threading.local
-    ) -> None:
-        self.inner = inner
-        self.emit = emit
-        self.run_id = run_id
-        self.current = current  # the model's id for the call this thread is running
-
-    def _call_id(self, request: ConfirmationRequest) -> str:
-        return str(getattr(self.current, "call_id", "") or request.call_id)
-
-    def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
-        self.emit(
-            ConfirmationAsked(
-                run_id=self.run_id,
-                call_id=self._call_id(request),
-                tool=request.tool_name,
-                arguments=dict(request.args),
-                sensitivity=request.sensitivity,
-                preview=request.preview,
-                reasons=tuple(request.reasons),
-            )
-        )
-        inner = self.inner if self.inner is not None else TerminalConfirmer()
-        try:
-            answer = ConfirmationAnswer.parse(inner.confirm(request))
-        except Exception as exc:
-            self.emit(
-                ConfirmationAnswered(
-                    run_id=self.run_id,
-                    call_id=self._call_id(request),
-                    tool=request.tool_name,
-                    decision="deny",
-                    reason=f"nobody could be asked ({type(exc).__name__})",
-                )
-            )
-            raise
-        self.emit(
-            ConfirmationAnswered(
-                run_id=self.run_id,
-                call_id=self._call_id(request),
-                tool=request.tool_name,
-                decision=str(answer.decision),
-                reason=answer.reason,
-            )
-        )
-        return answer
 
 
 class AgentLoop:
@@ -204,7 +145,7 @@ class AgentLoop:
         tools = self._allowed_tools()
         schemas = self.engine.registry.get_schemas(tools)
         original_confirmer = self.engine.confirmer
-        self.engine.confirmer = _EventedConfirmer(original_confirmer, self.emit, self.run_id, self._current)
+        self.engine.confirmer = EventedConfirmer(original_confirmer, self.emit, self.run_id, self._current)
         self.emit(
             RunStarted(
                 run_id=self.run_id,
