@@ -238,7 +238,7 @@ def test_worker_survives_a_bad_request_and_stops_at_exit(tmp_path: Path) -> None
     code = (
         f"target = {str(tmp_path / 'x.txt')!r}\n"
         "from architect_nb.tools._search.workers import run_scan\n"
-        "r = run_scan({'pattern': '(', 'flags': 0, 'files': [], 'context': 0, 'max_lines': 1,"
+        "r = run_scan({'pattern': '(', 'flags': 0, 'files': [(0, target)], 'context': 0, 'max_lines': 1,"
         " 'max_bytes': 1}, 5)\n"
         "print(r.error)\n"
         "r = run_scan({'pattern': 'x', 'flags': 0, 'files': [(0, target)], 'context': 0, 'max_lines': 1,"

@@ -110,6 +110,8 @@ atexit.register(shutdown_workers)
 def run_scan(request: dict[str, Any], timeout: float, in_process: bool = False) -> ScanResult:
     """Run `scan.scan(request)` for at most `timeout` seconds and collect its events."""
     deadline = time.monotonic() + min(timeout, threading.TIMEOUT_MAX / 2, 86_400.0)
+    if not request["files"]:
+        return ScanResult()
     worker = None if in_process else _acquire()
     if worker is None:
         return _scan_in_process(request, deadline)
@@ -142,7 +144,7 @@ def _run_in(worker: _Worker, request: dict[str, Any], deadline: float) -> ScanRe
             try:
                 message = inbox.get(timeout=max(remaining, 0.0)) if remaining > 0 else inbox.get_nowait()
             except queue.Empty:
-                result.timed_out = True
+                result.timed_out = result.files_done < len(request["files"])
                 break
             if message is None:
                 result.error = "the search worker stopped unexpectedly"
