@@ -342,3 +342,9 @@ def test_list_errors(workspace: Path) -> None:
     assert "is a file" in (tool.execute(path="f.txt").error or "")
     assert "unclosed" in (tool.execute(pattern="*.{py").error or "")
     assert "escapes" in (tool.execute(path="..").error or "")
+
+
+def test_write_diff_splits_lines_on_newlines_only(workspace: Path, write: WriteFileTool) -> None:
+    (workspace / "f.txt").write_text("page one\fstill line one\nline two\u2028same line\n")
+    result = write.execute(path="f.txt", content="page one\fstill line one\nline 2\u2028same line\n")
+    assert result.output == "Wrote f.txt (+1 -1 lines)."

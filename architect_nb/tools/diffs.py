@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import difflib
 
+from architect_nb.tools.textmatch import split_lines
+
 __all__ = ["count_changes", "unified_diff"]
 
 _NO_EOL = "\\ No newline at end of file"
@@ -13,8 +15,8 @@ def unified_diff(old: str, new: str, path: str, context: int = 3) -> str:
     """A `git diff`-style unified diff from `old` to `new` for `path`; empty if they are equal."""
     if old == new:
         return ""
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
+    old_lines = split_lines(old)  # on "\n" only: a form feed or U+2028 inside a line is not a line break
+    new_lines = split_lines(new)
     lines = []
     for line in difflib.unified_diff(old_lines, new_lines, f"a/{path}", f"b/{path}", n=context):
         if line.endswith(("\r\n", "\n")):
