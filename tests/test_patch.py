@@ -296,13 +296,14 @@ def test_preview_does_not_write(tool: ApplyPatchTool, workspace: Path) -> None:
         tool.preview(path="x.py", patch="@@ -1 +1 @@\n-nope\n+yes\n")
 
 
-def test_large_file_with_offset_is_fast() -> None:
+def test_large_file_with_offset_stays_linear() -> None:
     text = "".join(f"row {i}\n" for i in range(200_000))
     patch = "@@ -150000,3 +150000,3 @@\n row 150100\n-row 150101\n+changed\n row 150102\n"
     start = time.perf_counter()
     out = apply(text, patch)
     assert out == text.replace("row 150101\n", "changed\n")
-    assert time.perf_counter() - start < 2.0
+    # Milliseconds normally; the bound only catches a quadratic search (minutes), not load on a busy machine.
+    assert time.perf_counter() - start < 10.0
 
 
 # --------------------------------------------------------------------------- the GNU patch fallback
