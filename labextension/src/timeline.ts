@@ -163,11 +163,19 @@ export function renderCall(call: ICallView): HTMLDetailsElement {
     body.push(longText(result.error, 'anb-error', 20));
   }
   if (result?.output) {
+    // With a diff below, the output (which often repeats it) starts folded.
+    const lines = result.output.split('\n').length;
     body.push(
-      h(
-        'div',
-        'anb-section',
-        h('div', 'anb-section-title', 'Output'),
+      card(
+        'anb-output-card',
+        [
+          h(
+            'span',
+            'anb-section-title',
+            `Output (${lines} line${lines === 1 ? '' : 's'})`
+          )
+        ],
+        diff === null,
         longText(result.output, 'anb-output', 30)
       )
     );

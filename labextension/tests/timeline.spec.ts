@@ -52,6 +52,15 @@ describe('renderRun', () => {
       edit.querySelector('.anb-diff tr.anb-line-add .anb-code')?.textContent
     ).toBe('        total = 0.0');
 
+    // The edit's output repeats its diff, so it starts folded; a command's output starts open.
+    const outputOf = (card: HTMLElement): HTMLDetailsElement | null =>
+      card.querySelector<HTMLDetailsElement>('details.anb-output-card');
+    expect(outputOf(edit)?.open).toBe(false);
+    expect(outputOf(edit)?.querySelector('summary')?.textContent).toMatch(
+      /^Output \(\d+ lines\)$/
+    );
+    expect(outputOf(call(host, 'run_command'))?.open).toBe(true);
+
     const command = call(host, 'run_command');
     expect(command.querySelector('.anb-call-arg')?.textContent).toBe(
       'python -m pytest -q'

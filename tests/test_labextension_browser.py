@@ -1,0 +1,306 @@
+"""The run renderer in a real JupyterLab, driven in Debian's headless chromium by Playwright.
+
+The test starts `jupyter lab` on a temporary folder holding a notebook and a copy of the sample project, runs
+an `%%architect` cell on the scripted model in confirm-sensitive mode, clicks Approve for the first edit and
+Deny (with a reason) for the second, and then checks the file on disk, that the cell finished, and what the
+labextension rendered: the approved diff, the hook result, the denial. Screenshots are saved under the test's
+temporary folder (the path is printed) in the light and the dark theme.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from agent_helpers import copy_sample_project, write_script
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+LABEXTENSION = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "architect-nb" / "package.json"
+VENV_BIN = Path(sys.executable).parent
+
+APPROVED = {
+    "name": "edit_file",
+    "arguments": {"path": "shop/cart.py", "old_str": "total = 0\n", "new_str": "total = 0.0\n"},
+}
+DENIED = {
+    "name": "edit_file",
+    "arguments": {
+        "path": "shop/cart.py",
+        "old_str": "def total_with_discount",
+        "new_str": "def discounted_total",
+    },
+}
+HOOK = {"name": "py-compile", "command": "python -m compileall -q shop", "matcher": "edit_file"}
+DENY_REASON = "keep the public API stable"
+
+
+def _require_tools() -> None:
+    """Skip on a developer machine without chromium; CI installs it, so there a missing piece fails."""
+    missing = []
+    if not Path(CHROMIUM).exists():
+        missing.append("Debian's chromium (apt-get install chromium)")
+    if not LABEXTENSION.exists():
+        missing.append("the built labextension (make labextension)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("playwright (pip install -e '.[dev]')")
+    if missing:
+        message = "the browser test needs " + ", ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_server(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"jupyter lab did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+def _write_notebook(root: Path, workspace: Path) -> Path:
+    model = write_script(
+        workspace,
+        [
+            {"content": "I'll make the total a float.", "tool_calls": [APPROVED]},
+            {"content": "And I'll rename the discount method.", "tool_calls": [DENIED]},
+            {"content": "Totals are **floats** now; the rename was *denied*, so the API is unchanged."},
+        ],
+    )
+    (workspace / ".architect.yaml").write_text(yaml.safe_dump({"hooks": {"post_tool_use": [HOOK]}}))
+    cells = [
+        "%load_ext architect_nb",
+        f"%%architect --model {model} --mode confirm-sensitive --workspace {workspace}\n"
+        "Make cart totals floats, and rename total_with_discount to discounted_total.",
+    ]
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": f"cell-{i}",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for i, source in enumerate(cells)
+        ],
+    }
+    path = root / "demo.ipynb"
+    path.write_text(json.dumps(notebook, indent=1))
+    return path
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    """A running `jupyter lab` on tmp/root; yields its URL, the workspace and the folder for artifacts."""
+    _require_tools()
+    root = tmp_path / "root"
+    root.mkdir()
+    workspace = copy_sample_project(root / "project")
+    _write_notebook(root, workspace)
+    home = tmp_path / "home"
+    # No "get Jupyter news?" toast over the screenshots (and no fetch of it).
+    notification = (
+        home / "settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    )
+    notification.parent.mkdir(parents=True)
+    notification.write_text('{"fetchNews": "false"}')
+    env = {
+        **os.environ,
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    env.pop("PYTHONPATH", None)
+    port = _free_port()
+    log = tmp_path / "jupyter-lab.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "jupyterlab",
+                "--no-browser",
+                "--allow-root",
+                f"--port={port}",
+                "--ip=127.0.0.1",
+                f"--ServerApp.root_dir={root}",
+                "--IdentityProvider.token=",
+                "--ServerApp.password=",
+                "--LabApp.expose_app_in_browser=True",
+                "--LabApp.news_url=None",
+                "--LabApp.extension_manager=readonly",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ],
+            cwd=root,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_server(url, proc, log)
+        artifacts = tmp_path / "screenshots"
+        artifacts.mkdir()
+        yield url, workspace, artifacts
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _kernel_idle(page: Any) -> None:
+    page.wait_for_function(
+        """() => {
+            const widget = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+            const kernel = widget && widget.sessionContext && widget.sessionContext.session
+                && widget.sessionContext.session.kernel;
+            return !!kernel && kernel.status === 'idle';
+        }""",
+        timeout=90_000,
+    )
+
+
+def _wait_for_file(path: Path, text: str, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        source = path.read_text()
+        if text in source:
+            return source
+        time.sleep(0.2)
+    pytest.fail(f"{path} never contained {text!r}:\n{path.read_text()}")
+
+
+def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
+    lab: tuple[str, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    url, workspace, artifacts = lab
+    cart = workspace / "shop" / "cart.py"
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(artifacts.parent / "chromium-profile"),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": 1100, "height": 2600},
+        )
+        try:
+            page = context.pages[0] if context.pages else context.new_page()
+            page.set_default_timeout(60_000)
+            page.goto(f"{url}/lab/tree/demo.ipynb")
+            page.wait_for_selector(".jp-Notebook .jp-Cell")
+            _kernel_idle(page)
+            # Not awaited: the command's promise settles only when every cell has finished.
+            page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+
+            # The first question: the edit, with its diff; click Approve.
+            approve = page.get_by_role("button", name="Approve", exact=True)
+            approve.wait_for(state="visible", timeout=90_000)
+            page.screenshot(path=str(artifacts / "1-approval-prompt.png"))
+            approve.click()
+            source = _wait_for_file(cart, "total = 0.0\n")
+
+            # The second question: the rename; type a reason and click Deny.
+            deny = page.get_by_role("button", name="Deny", exact=True)
+            deny.wait_for(state="visible")
+            page.get_by_placeholder("Reason (optional; sent to the model with Deny)").fill(DENY_REASON)
+            deny.click()
+
+            # The cell finishes and its live view is replaced by the static output our extension renders.
+            run = page.locator(".anb-RunRenderer")
+            expect(run.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=90_000)
+            cell = page.locator(".jp-CodeCell").nth(1)
+            expect(cell.locator(".jp-InputPrompt")).to_have_text("[2]:")
+            _kernel_idle(page)
+            source = cart.read_text()
+            assert "total = 0.0\n" in source and "def total_with_discount" in source
+
+            approved = run.locator('details.anb-call[data-status="approved"]')
+            expect(approved).to_have_count(1)
+            expect(approved.locator(".anb-diff tr.anb-line-add .anb-code")).to_have_text(
+                "        total = 0.0"
+            )
+            expect(approved.locator(".anb-diff tr.anb-line-del .anb-code")).to_have_text("        total = 0")
+            expect(approved.locator(".anb-more-bar")).to_be_hidden()  # an 11-line diff needs no "show more"
+            hook = approved.locator("details.anb-hook")
+            expect(hook.locator(".anb-hook-name")).to_have_text("py-compile")
+            expect(hook.locator("summary .anb-badge")).to_have_text("passed")
+
+            denied = run.locator('details.anb-call[data-status="denied"]')
+            expect(denied.locator("summary .anb-badge")).to_have_text("denied")
+            expect(denied.locator(".anb-answer")).to_have_text(f"Answer: denied — {DENY_REASON}")
+            expect(run.locator(".anb-markdown strong").last).to_have_text("floats")
+
+            run.scroll_into_view_if_needed()
+            run.screenshot(path=str(artifacts / "2-timeline-light.png"))
+            approved.get_by_role("button", name="Side by side").click()
+            expect(approved.locator("table.anb-diff-split")).to_have_count(1)
+            approved.screenshot(path=str(artifacts / "3-diff-side-by-side.png"))
+
+            # The dark theme: the same output, recoloured through JupyterLab's CSS variables.
+            light_bg = run.locator(".anb-summary").evaluate("n => getComputedStyle(n).backgroundColor")
+            dark = {"theme": "JupyterLab Dark"}
+            page.evaluate("t => window.jupyterapp.commands.execute('apputils:change-theme', t)", dark)
+            page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'")
+            page.wait_for_timeout(500)
+            dark_bg = run.locator(".anb-summary").evaluate("n => getComputedStyle(n).backgroundColor")
+            assert dark_bg != light_bg
+            run.screenshot(path=str(artifacts / "4-timeline-dark.png"))
+        finally:
+            context.close()
+
+    with capsys.disabled():
+        print(f"\nscreenshots: {artifacts}")
