@@ -85,7 +85,7 @@ def click_latency(fe: FrontEnd, tmp: Path) -> tuple[list[float], list[float]]:
             30,
             "the approved call",
         )
-        decided.append((_seen(fe, "<b>approve</b>", start, i + 1) or sent) - sent)
+        decided.append((_seen(fe, "<b>approved</b>", start, i + 1) or sent) - sent)
         executed.append((_seen(fe, ">ok</span>", start, i + 1) or sent) - sent)
     fe.wait(lambda: cell.done, 60, "the run")
     return decided, executed

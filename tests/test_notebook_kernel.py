@@ -6,6 +6,7 @@ buttons' `comm_open` on iopub and clicks by sending the same `comm_msg` JupyterL
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Iterator
@@ -211,3 +212,65 @@ def test_each_kernel_waits_the_way_the_design_note_found_working(kernel: FrontEn
     version, native = cell.text().split()
     assert version.startswith(("7.", "6."))
     assert native == str(not version.startswith(("6.", "7.0.", "7.1.", "7.2.", "7.3.")))
+
+
+class _SlowModel:
+    """An OpenAI-compatible endpoint that streams one word every 0.2 s for a minute (a slow model)."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                try:
+                    for i in range(300):
+                        chunk = {
+                            "id": "c",
+                            "object": "chat.completion.chunk",
+                            "created": 0,
+                            "model": "stub",
+                            "choices": [
+                                {"index": 0, "delta": {"content": f"word{i} "}, "finish_reason": None}
+                            ],
+                        }
+                        self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                        self.wfile.flush()
+                        time.sleep(0.2)
+                except OSError:
+                    return
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_interrupt_while_the_model_streams(fe: FrontEnd) -> None:
+    model = _SlowModel()
+    try:
+        fe.run("import os; os.environ['STUB_API_KEY'] = 'sk-stub-0000'")
+        fe.run(f"%architect config llm.api_base={model.url} llm.api_key_env=STUB_API_KEY llm.retries=0")
+        c1 = fe.execute("%%architect --model openai/stub\nTalk slowly")
+        c2 = fe.execute("print('queued')")
+        fe.wait(lambda: any("word2" in v for _t, _c, v in fe.values[-3:]), 60, "the model to stream")
+        sent = fe.interrupt()
+        fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")
+        assert c1.reply_at is not None and c1.reply_at - sent < 1.0
+        assert c1.status == "error" and c2.status == "aborted", fe.describe()
+        assert _finished(_run_output(c1))["stop_reason"] == "interrupted"
+    finally:
+        fe.run("%architect config llm.api_base=null llm.api_key_env=null")
+        model.close()

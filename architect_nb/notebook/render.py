@@ -32,6 +32,7 @@ _COLLAPSE_LINES = 12
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 _PRE = f"margin:4px 0;padding:6px;white-space:pre-wrap;word-break:break-word;{_MONO}"
 _CARD = "border:1px solid #d0d7de;border-radius:6px;padding:6px 8px;margin:4px 0"
+_DECISIONS = {"approve": "approved", "deny": "denied", "abort": "aborted the run"}
 _STATUS_COLOURS = {
     "ok": "#1a7f37",
     "success": "#1a7f37",
@@ -190,9 +191,10 @@ def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
         )
     if kind == "confirmation_answered":
         reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""
+        decision = str(event.get("decision"))
         return (
             f'<div style="color:#57606a;font-size:12px">{_e(event.get("tool"))}: '
-            f"<b>{_e(event.get('decision'))}</b>{reason}</div>"
+            f"<b>{_e(_DECISIONS.get(decision, decision))}</b>{reason}</div>"
         )
     if kind == "warning":
         return f'<div style="color:#9a6700">⚠ {_e(event.get("message"))}</div>'

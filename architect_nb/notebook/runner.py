@@ -4,8 +4,8 @@ The agent runs synchronously in one worker thread started under `contextvars.cop
 needs the cell's context vars in threads that touch widgets). The cell awaits it through `pump_until`, so the
 cell stays busy (Run All keeps its order) while button clicks are handled. An interrupt arrives as
 `CancelledError` (or `KeyboardInterrupt`): the run is cancelled, a pending question denied, running commands'
-process groups killed, requests stashed by jupyter-ui-poll aborted, the worker given up to 2 s to stop, the
-output finalised as interrupted, and the error re-raised so Jupyter aborts the queued cells.
+process groups killed, requests stashed by jupyter-ui-poll aborted, the worker given up to 0.7 s to stop, the
+output finalised as interrupted, and `RunInterruptedError` raised so Jupyter aborts the queued cells.
 """
 
 from __future__ import annotations
@@ -29,9 +29,23 @@ from architect_nb.notebook.state import RunRecord, Session, get_session
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.process import kill_running_processes
 
-__all__ = ["CellRun", "run_cell"]
+__all__ = ["CellRun", "RunInterruptedError", "run_cell"]
 
-_STOP_GRACE = 2.0
+_STOP_GRACE = 0.7  # then the cell ends anyway (a model call that sends nothing); the worker is left to stop
+
+
+class RunInterruptedError(Exception):
+    """The cell's run was interrupted. An error like any other, so Jupyter aborts the queued cells.
+
+    It renders as one line (`_render_traceback_`): IPython formatting the asyncio frames of the original
+    `CancelledError` took a few hundred milliseconds of the one-second interrupt budget.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("The run was interrupted; queued cells were not run.")
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"{type(self).__name__}: {self}"]
 
 
 class CellRun:
@@ -160,7 +174,7 @@ async def run_cell(line: str, body: str) -> None:
         abort_stashed_requests(shell)
         run.wait_stopped()
         _finish(session, run, display)
-        raise
+        raise RunInterruptedError() from None
     _finish(session, run, display)
 
 

@@ -1,0 +1,209 @@
+"""The widget confirmer and the static rendering, without a kernel (the Python twins of the buttons)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from architect_nb.execution.confirm import Approval, ConfirmationAnswer, ConfirmationRequest
+from architect_nb.execution.policies import CommandCheck
+from architect_nb.notebook.approval import BUTTON_LABELS, ApprovalPrompt, WidgetConfirmer, like_key
+from architect_nb.notebook.render import MessageOutput, RunOutput, diff_html, hooks_html, tool_card_html
+
+DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-total = 0\n+total = 0.0\n"
+
+
+def _request(**kw: Any) -> ConfirmationRequest:
+    base: dict[str, Any] = {"tool_name": "edit_file", "args": {"path": "x.py"}, "sensitivity": "sensitive"}
+    return ConfirmationRequest(**{**base, **kw})
+
+
+class _View:
+    def __init__(self) -> None:
+        self.shown: list[Any] = []
+        self.removed: list[Any] = []
+
+
+def _confirmer(timeout: float = 5.0) -> tuple[WidgetConfirmer, _View]:
+    view = _View()
+    return WidgetConfirmer(view.shown.append, view.removed.append, timeout=timeout), view
+
+
+def _ask(confirmer: WidgetConfirmer, request: ConfirmationRequest) -> tuple[threading.Thread, list[Any]]:
+    out: list[Any] = []
+    thread = threading.Thread(target=lambda: out.append(confirmer.confirm(request)))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while confirmer.pending is None and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return thread, out
+
+
+def test_the_buttons_are_labelled_as_the_document_says() -> None:
+    prompt = ApprovalPrompt(_request())
+    assert [b.description for b in prompt.buttons] == list(BUTTON_LABELS)
+    assert BUTTON_LABELS == ("Approve", "Deny", "Abort run", "Approve all like this")
+
+
+def test_the_question_shows_hidden_characters_the_diff_and_the_verdict() -> None:
+    request = _request(
+        tool_name="run_command",
+        args={"command": "echo \u202eevil\x1b[2J"},
+        sensitivity="dev",
+        command=CommandCheck(command="echo", sensitivity="dev", reason="a dev tool"),
+        preview=DIFF,
+    )
+    html = ApprovalPrompt(request).question.value
+    assert "\u202e" not in html and "\\u202e" in html and "\x1b" not in html
+    assert "classified dev: a dev tool" in html
+    assert "background:#dafbe1" in html  # the added line of the diff, coloured
+
+
+@pytest.mark.parametrize(
+    ("decision", "reason", "expected"),
+    [
+        ("approve", "", ConfirmationAnswer.approve()),
+        ("deny", "use a test file", ConfirmationAnswer.deny("use a test file")),
+        ("abort", "", ConfirmationAnswer.abort("the user pressed Abort run")),
+    ],
+)
+def test_a_click_answers_the_worker_at_once(decision: str, reason: str, expected: ConfirmationAnswer) -> None:
+    confirmer, view = _confirmer()
+    thread, out = _ask(confirmer, _request())
+    assert confirmer.pending is not None and view.shown == [confirmer.pending.box]
+    confirmer.pending.reason.value = reason
+    started = time.perf_counter()
+    confirmer.pending.click(decision)
+    thread.join(2)
+    assert out == [expected] and time.perf_counter() - started < 0.1
+    assert view.removed == view.shown  # the prompt gave way to the decision in the run's log
+
+
+def test_approve_all_like_this_covers_the_rest_of_the_run_only_for_like_calls() -> None:
+    confirmer, view = _confirmer()
+    thread, _ = _ask(confirmer, _request())
+    assert confirmer.pending is not None
+    confirmer.pending.click("approve_all")
+    thread.join(2)
+    assert confirmer.confirm(_request(args={"path": "y.py"})).decision is Approval.APPROVE
+    assert len(view.shown) == 1
+    command = _request(
+        tool_name="run_command", command=CommandCheck(command="rm -rf x", sensitivity="dangerous")
+    )
+    thread, out = _ask(confirmer, command)
+    assert confirmer.pending is not None  # a different kind of call is asked again
+    confirmer.cancel()
+    thread.join(2)
+    assert out[0].decision is Approval.DENY
+    assert like_key(command) == "run_command:rm:dangerous"
+
+
+def test_nobody_answering_is_a_denial_that_says_how_to_run_unattended() -> None:
+    confirmer, _ = _confirmer(timeout=0.2)
+    answer = confirmer.confirm(_request())
+    assert answer.decision is Approval.DENY
+    for hint in ("never approved", "--mode yolo", "--dry-run", "allow rules in .architect.yaml"):
+        assert hint in answer.reason
+
+
+def test_a_click_after_the_deadline_changes_nothing() -> None:
+    prompt = ApprovalPrompt(_request())
+    assert prompt.resolve(ConfirmationAnswer.deny("late")).reason == "late"
+    prompt.click("approve")
+    assert prompt.answer == ConfirmationAnswer.deny("late")
+
+
+def test_interrupt_ends_the_wait_within_a_tick() -> None:
+    confirmer, _ = _confirmer(timeout=60)
+    thread, out = _ask(confirmer, _request())
+    started = time.perf_counter()
+    confirmer.cancel()
+    thread.join(2)
+    assert out[0] == ConfirmationAnswer.deny("the run was interrupted")
+    assert time.perf_counter() - started < 0.2
+    assert confirmer.confirm(_request()).decision is Approval.DENY  # and nothing more is asked
+
+
+def _payload(**finished: Any) -> dict[str, Any]:
+    events = [
+        {
+            "kind": "run_started",
+            "run_id": "r1",
+            "task": "<b>fix</b>",
+            "agent": "build",
+            "model": "m",
+            "mode": "yolo",
+        },
+        {"kind": "text_delta", "run_id": "r1", "step": 1, "text": "I'll <script>alert(1)</script> edit."},
+        {
+            "kind": "tool_call",
+            "run_id": "r1",
+            "step": 1,
+            "call_id": "c1",
+            "tool": "edit_file",
+            "arguments": {},
+        },
+        {
+            "kind": "tool_result",
+            "run_id": "r1",
+            "call_id": "c1",
+            "tool": "edit_file",
+            "status": "ok",
+            "output": "",
+            "error": None,
+            "diff": DIFF,
+            "hooks": [{"name": "lint", "exit_code": 1, "output": "\n".join(f"E{i}" for i in range(40))}],
+            "duration_s": 0.01,
+        },
+        {
+            "kind": "run_finished",
+            "run_id": "r1",
+            "status": "success",
+            "stop_reason": "completed",
+            "message": "Done.",
+            "steps": 1,
+            "files_changed": ["x.py"],
+            "total_tokens": 10,
+            "total_cost_usd": 0.0,
+            "duration_s": 0.1,
+            **finished,
+        },
+    ]
+    return {"version": 1, "run_id": "r1", "events": events}
+
+
+def test_the_static_bundle_is_escaped_self_contained_and_collapses_long_hook_output() -> None:
+    bundle = RunOutput.from_payload(_payload())._repr_mimebundle_()
+    assert set(bundle) == {"application/vnd.architect-nb.run+json", "text/html", "text/plain"}
+    html = bundle["text/html"]
+    assert "<script" not in html and "&lt;script&gt;" in html and "&lt;b&gt;fix" in html
+    assert "http" not in html and "<link" not in html and "<style" not in html
+    assert "<details><summary" in html and "hook lint" in html and "failed" in html
+    assert "background:#dafbe1" in html and "background:#ffebe9" in html
+    assert "%architect undo r1" in html and "%architect undo r1" in bundle["text/plain"]
+    assert bundle["application/vnd.architect-nb.run+json"] == _payload()
+
+
+def test_secrets_are_redacted_in_the_bundle(monkeypatch: pytest.MonkeyPatch) -> None:
+    from architect_nb.redaction import default_redactor
+
+    monkeypatch.setenv("SHOP_API_KEY", "hunter2-very-secret")
+    default_redactor().refresh()
+    try:
+        bundle = RunOutput.from_payload(_payload(message="key hunter2-very-secret"))._repr_mimebundle_()
+        assert "hunter2-very-secret" not in str(bundle)
+        assert "[REDACTED:SHOP_API_KEY]" in bundle["text/html"]
+        assert "hunter2" not in str(MessageOutput("bad hunter2-very-secret")._repr_mimebundle_())
+    finally:
+        monkeypatch.delenv("SHOP_API_KEY")
+        default_redactor().refresh()
+
+
+def test_fragments() -> None:
+    assert diff_html("+a\n-b\n").count("<span") == 2
+    assert hooks_html([{"name": "fmt", "exit_code": 0}]).count(">ok</span>") == 1
+    card = tool_card_html(tool="run_command", arguments={"command": "ls"}, status="blocked", error="nope")
+    assert "blocked" in card and "nope" in card
