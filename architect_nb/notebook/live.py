@@ -34,7 +34,7 @@ _REDRAW_EVERY = 0.1  # seconds between redraws for streamed text (each redraw is
 class LiveView:
     """Shown once by the starting cell, with a display id; `finish` swaps in the static output."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, approval_timeout: float = 300.0) -> None:
         self._lock = threading.RLock()
         self._events = Transcript()
         self.header = widgets.HTML(self._header_html("starting", 0, 0, 0.0))
@@ -45,7 +45,11 @@ class LiveView:
         self._dirty = False
         self._step = 0
         self._closed = False
-        self.handle = _show(self.box, display_id=True)
+        fallback = (
+            "architect: a run is in progress. Its approval buttons need a front end with ipywidgets; "
+            f"an unanswered approval is denied after {approval_timeout:g} s."
+        )
+        self.handle = _show(_WithFallback(self.box, fallback), display_id=True)
 
     # ------------------------------------------------------------------ worker side
 
@@ -106,6 +110,19 @@ class LiveView:
             self.header.value = self.log.value = ""
             for widget in _walk(self.box):
                 widget.close()
+
+
+class _WithFallback:
+    """A widget's bundle with a readable `text/plain` for front ends that cannot show widgets."""
+
+    def __init__(self, widget: Any, text: str) -> None:
+        self.widget = widget
+        self.text = text
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data = dict(self.widget._repr_mimebundle_(**kwargs))
+        data["text/plain"] = self.text
+        return data
 
 
 def _walk(widget: Any) -> list[Any]:

@@ -148,7 +148,7 @@ async def run_cell(line: str, body: str) -> None:
     from architect_nb.notebook.live import LiveView
 
     _retire_undo_buttons(session)
-    live = LiveView()
+    live = LiveView(approval_timeout=config.notebook.approval_timeout)
     confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
     try:
         loop = create_loop(
