@@ -271,9 +271,11 @@ def _shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
         if operand is None:
             out.blocked = f"{base} -c takes its script from its input"
         elif operand.value is None:
-            if _computed(operand):
+            if _computed(operand) or operand.template is None:
                 out.blocked = f"{base} -c runs shell code only known at run time ({operand.text[:60]})"
-            out.scripts.append(operand.skeleton)  # benign variables ($HOME) only: judge the rest
+                out.scripts.append(operand.skeleton)
+            else:  # benign variables only (`"ls $HOME"`): judge the code with them in place
+                out.scripts.append(operand.template)
         else:
             out.scripts.append(operand.value)
         return out
@@ -295,5 +297,5 @@ def _eval(args: Sequence[Word]) -> Unwrapped:
     out = Unwrapped(floor=(DANGEROUS, "eval runs a string as shell code"))
     if any(_computed(w) for w in args):
         out.blocked = "eval runs shell code only known at run time"
-    out.scripts.append(" ".join(w.value if w.value is not None else w.skeleton for w in args))
+    out.scripts.append(" ".join(w.template if w.template is not None else w.skeleton for w in args))
     return out

@@ -25,6 +25,8 @@ MAX_NESTING = 200
 
 _GLOB_CHARS = re.compile(r"(?<!\\)[*?\[]")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_BARE_BLANK = re.compile(r"(?<!\\)[ \t\n]")
+_GAP = re.compile(rb"[ \t\n]+|\\\n")  # bash splits words on these only
 _LOCAL_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 _DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -82,6 +84,13 @@ class Word:
     variables: tuple[str, ...] = ()
     #: Programs run inside its substitutions (to spot `bash -c "$(curl ...)"`).
     inner_programs: tuple[str, ...] = ()
+    #: The value with each plain expansion kept as `${NAME}`: what a `bash -c` given this word would parse.
+    #: None when a part is computed (substitutions, parameter operators).
+    template: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.template is None and self.value is not None:
+            self.template = self.value
 
 
 @dataclass(slots=True, kw_only=True)
@@ -127,9 +136,12 @@ def _parser() -> Parser:
 def parse_script(script: bytes) -> ParsedScript:
     """Parse `script` (already encoded as bash will receive it) and collect its simple commands."""
     tree = _parser().parse(script)
-    walker = _Walker()
-    if tree.root_node.has_error:
+    walker = _Walker(script)
+    root = tree.root_node
+    if root.has_error:
         walker.problem(_UNMODELLED["ERROR"])
+    if _GAP.sub(b"", script[: root.start_byte]) or _GAP.sub(b"", script[root.end_byte :]):
+        walker.problem("has text the shell grammar skipped")
     walker.statement(tree.root_node, 0)
     return walker.out
 
@@ -139,7 +151,8 @@ def _text(node: Node) -> str:
 
 
 class _Walker:
-    def __init__(self) -> None:
+    def __init__(self, source: bytes) -> None:
+        self.source = source
         self.out = ParsedScript()
         self._pipelines = 0
 
@@ -149,10 +162,25 @@ class _Walker:
 
     # ------------------------------------------------------------------ statements
 
+    def gaps(self, node: Node) -> None:
+        """Bytes between a node's children that are not blanks: text the grammar skipped but bash will read.
+
+        (tree-sitter-bash drops a leading `\\ `, for instance, where bash makes it part of the word.)
+        """
+        position = node.start_byte
+        for child in [*node.children, None]:
+            end = node.end_byte if child is None else child.start_byte
+            if end > position and _GAP.sub(b"", self.source[position:end]):
+                self.problem("has text the shell grammar skipped")
+                return
+            if child is not None:
+                position = max(position, child.end_byte)
+
     def statement(self, node: Node, depth: int) -> None:
         if depth > MAX_NESTING:
             self.problem("is nested too deeply to analyse")
             return
+        self.gaps(node)
         kind = node.type
         if kind == "command":
             self.command(node, depth)
@@ -291,6 +319,7 @@ class _Walker:
                     out.extend(self.redirect(child, depth + 1)[0])
             out.append(Redirect(op="<<", target=body))
             return out, body.value if body is not None else None
+        self.gaps(node)
         op = ""
         fd: str | None = None
         target: Word | None = None
@@ -302,6 +331,8 @@ class _Walker:
             elif child.type == "ERROR":
                 self.problem(_UNMODELLED["ERROR"])
             else:
+                if target is not None:  # `2>&1 /dev/null`: bash runs the second word as a command
+                    self.problem("has text the shell grammar misread")
                 target = self.word(child, depth + 1)
         if node.type == "herestring_redirect":
             return [Redirect(op="<<<", target=target)], target.value if target else None
@@ -310,6 +341,7 @@ class _Walker:
     # ------------------------------------------------------------------ simple commands
 
     def command(self, node: Node, depth: int) -> None:
+        self.gaps(node)
         cmd = SimpleCommand(words=[])
         nested_start = len(self.out.commands)
         for child in node.children:
@@ -348,7 +380,11 @@ class _Walker:
             return Word(text=_text(node), value=None, skeleton="", substituted=True)
         kind = node.type
         text = _text(node)
+        if node.child_count and kind not in ("heredoc_body", "string", "concatenation"):
+            self.gaps(node)  # (compound words check their own gaps)
         if kind == "word":
+            if _BARE_BLANK.search(text):  # the grammar glued words together (`<<< { {`)
+                self.problem("has text the shell grammar misread")
             value = _ESCAPE.sub(r"\1", text)
             globbed = bool(_GLOB_CHARS.search(text) or _BRACE_EXPANSION.search(text))
             return Word(text=text, value=value, skeleton=value, globbed=globbed)
@@ -364,7 +400,13 @@ class _Walker:
                     if child.type not in ("variable_name", "special_variable_name"):
                         self._nested(child, depth + 1)
             var = _text(names[0]) if plain else "${...}"
-            return Word(text=text, value=None, skeleton="", variables=(var,))
+            return Word(
+                text=text,
+                value=None,
+                skeleton="",
+                variables=(var,),
+                template=f"${{{var}}}" if plain else None,
+            )
         if kind in ("command_substitution", "process_substitution"):
             start = len(self.out.commands)
             for child in node.children:
@@ -399,8 +441,11 @@ class _Walker:
             self.scavenge(node, depth)
 
     def _compound_word(self, node: Node, text: str, depth: int) -> Word:
+        if node.type != "heredoc_body":
+            self.gaps(node)
         is_string = node.type == "string"
         value: str | None = ""
+        template: str | None = ""
         skeleton = ""
         substituted = globbed = False
         variables: list[str] = []
@@ -409,16 +454,18 @@ class _Walker:
             if not child.is_named:
                 if not (is_string and child.type == '"'):
                     self.problem(f"uses unexpected syntax '{child.type}'")
-                    value = None
+                    value = template = None
                 continue
             if child.type in ("string_content", "heredoc_content"):
                 part = _text(child)
                 literal = _DQ_ESCAPE.sub(r"\1", part) if is_string else part
                 value = None if value is None else value + literal
+                template = None if template is None else template + literal
                 skeleton += literal
                 continue
             sub = self.word(child, depth + 1)
             value = None if value is None or sub.value is None else value + sub.value
+            template = None if template is None or sub.template is None else template + sub.template
             skeleton += sub.skeleton
             substituted |= sub.substituted
             globbed |= sub.globbed and not is_string
@@ -436,6 +483,7 @@ class _Walker:
             globbed=globbed,
             variables=tuple(variables),
             inner_programs=tuple(programs),
+            template=template,
         )
 
 

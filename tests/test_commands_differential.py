@@ -1,0 +1,211 @@
+"""Differential test of the parser against bash itself.
+
+Random command strings built from tricky shell fragments are classified; every one judged `safe` is then run
+by the real bash with tracing on and a PATH holding only do-nothing stand-ins, so nothing real executes except
+bash builtins. Every command bash actually ran must be one the classifier considers read-only: if bash runs
+anything else, the grammar and bash disagree about where commands are.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from architect_nb.tools.command_rules import SAFE_PROGRAMS, SHELLS
+from architect_nb.tools.commands import classify_command
+
+BASH = shutil.which("bash")
+#: What a `safe` command may run: the safe programs, plus wrappers whose inner command was judged too.
+ALLOWED = (
+    set(SAFE_PROGRAMS) | SHELLS | {"env", "nice", "nohup", "timeout", "stdbuf", "xargs", "command", "time"}
+)
+ALLOWED |= {"for", "case", "select"}  # bash traces the head of these compound commands
+
+FRAGMENTS = [
+    "ls",
+    "cat",
+    "echo",
+    "git status",
+    "grep -rn x",
+    "rm",
+    "sudo",
+    "id",
+    "pwd",
+    "wc -l",
+    "x=1",
+    "$x",
+    "$HOME",
+    "'",
+    '"',
+    "\\",
+    "`",
+    "$(",
+    ")",
+    "(",
+    "{",
+    "}",
+    "<(",
+    "|",
+    "||",
+    "&&",
+    ";",
+    "&",
+    "\n",
+    "#",
+    "<<",
+    "<<<",
+    "EOF",
+    "'EOF'",
+    ">",
+    "2>&1",
+    "/dev/null",
+    "*",
+    "?",
+    "[",
+    "]",
+    "!",
+    "-exec",
+    "find .",
+    "bash -c",
+    "sh -c",
+    "env",
+    "xargs",
+    "$'\\x72m'",
+    "{a,b}",
+    "$((1))",
+    "${x}",
+    "\\\n",
+    "\t",
+    "<>",
+    ">|",
+    "&>",
+    ";;",
+    "case x in",
+    "esac",
+    "if",
+    "then",
+    "fi",
+    "do",
+    "done",
+    "while",
+    "function",
+    "coproc",
+    "time",
+    "[[",
+    "]]",
+    "$[1]",
+    '$"x"',
+    "~",
+    "=",
+    ":",
+    "\r",
+    "\x0b",
+    "\x0c",
+    "$@",
+    "$1",
+    "$?",
+    "$_",
+    "%",
+    "^",
+    ",",
+    " ",
+    " ",
+    " ",
+]
+
+commands = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12).map(" ".join)
+
+
+@pytest.fixture(scope="module")
+def stand_ins(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("bin")
+    for name in [*ALLOWED, "rm", "sudo", "id", "touch", "curl", "python", "x", "a", "b"]:
+        if name in SHELLS or "/" in name or name == "[":
+            continue
+        stub = folder / name
+        stub.write_text("#!/bin/sh\nexit 0\n")
+        stub.chmod(0o755)
+    assert BASH is not None
+    for shell in ("bash", "sh"):
+        (folder / shell).symlink_to(BASH)
+    return folder
+
+
+def traced_programs(command: str, stand_ins: Path, cwd: Path) -> list[str]:
+    """The programs and builtins bash ran for `command`, from its xtrace written to a file of our own."""
+    trace = cwd.parent / f"{cwd.name}.trace"
+    with trace.open("wb") as sink:
+        env = {
+            "PATH": str(stand_ins),
+            "SHELLOPTS": "xtrace",
+            "BASH_XTRACEFD": str(sink.fileno()),
+            "HOME": str(cwd),
+        }
+        subprocess.run(
+            [str(BASH), "-c", command],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
+            pass_fds=(sink.fileno(),),
+        )
+    programs = []
+    for line in trace.read_bytes().decode("utf-8", "replace").splitlines():
+        if not line.startswith("+"):
+            continue  # a traced command spanning lines
+        text = line.lstrip("+").removeprefix(" ")
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            words = text.split()
+        if words:
+            programs.append(words[0])
+    return programs
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@settings(
+    max_examples=2000,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
+)
+@given(command=commands)
+def test_bash_runs_only_what_the_classifier_saw(command: str, stand_ins: Path, tmp_path: Path) -> None:
+    if classify_command(command).sensitivity != "safe":
+        return  # only safe commands are run for real; most random strings are not
+    ran = traced_programs(command, stand_ins, tmp_path)
+    unexpected = [p for p in ran if p not in ALLOWED]
+    assert not unexpected, f"{command!r} was judged safe but bash ran {unexpected}"
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls && echo ok | wc -l",
+        "echo $(pwd) `pwd` && diff README.md README.md",
+        "cat <<EOF\n$(pwd)\nEOF",
+        "if [ -f x ]; then cat x; else ls; fi",
+        "for f in a b; do echo $f; done",
+        "bash -c 'ls; git status'",
+        "ls \\\n -la",
+    ],
+)
+def test_tracing_sees_what_safe_commands_run(command: str, stand_ins: Path, tmp_path: Path) -> None:
+    assert classify_command(command).sensitivity == "safe"
+    ran = traced_programs(command, stand_ins, tmp_path)
+    assert ran and set(ran) <= ALLOWED, ran
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+def test_the_trace_would_catch_a_divergence(stand_ins: Path, tmp_path: Path) -> None:
+    assert "rm" in traced_programs("ls; rm -f nothing", stand_ins, tmp_path)
