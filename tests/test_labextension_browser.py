@@ -240,6 +240,15 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
         try:
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(60_000)
+            outside: list[
+                str
+            ] = []  # the renderer (and this JupyterLab setup) must need nothing from the network
+            page.on(
+                "request",
+                lambda request: (
+                    None if request.url.startswith((url, "data:", "blob:")) else outside.append(request.url)
+                ),
+            )
             page.goto(f"{url}/lab/tree/demo.ipynb")
             page.wait_for_selector(".jp-Notebook .jp-Cell")
             _kernel_idle(page)
@@ -299,6 +308,7 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             dark_bg = run.locator(".anb-summary").evaluate("n => getComputedStyle(n).backgroundColor")
             assert dark_bg != light_bg
             run.screenshot(path=str(artifacts / "4-timeline-dark.png"))
+            assert outside == []
         finally:
             context.close()
 
