@@ -104,11 +104,25 @@ def _write_notebook(root: Path, workspace: Path) -> Path:
             {"content": "Totals are **floats** now; the rename was *denied*, so the API is unchanged."},
         ],
     )
+    body = "".join(f"def f{i}(x: int) -> int:\n    return x + {i}\n\n" for i in range(1700))
+    long_model = write_script(
+        workspace,
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "shop/generated.py", "content": body}}
+                ]
+            },
+            {"content": "Wrote 5,100 lines."},
+        ],
+        name="long.yaml",
+    )
     (workspace / ".architect.yaml").write_text(yaml.safe_dump({"hooks": {"post_tool_use": [HOOK]}}))
     cells = [
         "%load_ext architect_nb",
         f"%%architect --model {model} --mode confirm-sensitive --workspace {workspace}\n"
         "Make cart totals floats, and rename total_with_discount to discounted_total.",
+        f"%%architect --model {long_model} --mode yolo --workspace {workspace}\nGenerate 1,700 functions.",
     ]
     notebook = {
         "nbformat": 4,
@@ -269,7 +283,7 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             deny.click()
 
             # The cell finishes and its live view is replaced by the static output our extension renders.
-            run = page.locator(".anb-RunRenderer")
+            run = page.locator(".anb-RunRenderer").first
             expect(run.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=90_000)
             cell = page.locator(".jp-CodeCell").nth(1)
             expect(cell.locator(".jp-InputPrompt")).to_have_text("[2]:")
@@ -299,6 +313,19 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             expect(approved.locator("table.anb-diff-split")).to_have_count(1)
             approved.screenshot(path=str(artifacts / "3-diff-side-by-side.png"))
 
+            # The third cell writes a 5,100-line file unasked: its diff renders 400 rows, then all on demand.
+            long_run = page.locator(".anb-RunRenderer").nth(1)
+            expect(long_run.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=90_000)
+            rows = long_run.locator(".anb-diff tbody tr")
+            expect(rows).to_have_count(400)
+            expect(long_run.locator(".anb-diff-stats")).to_have_text("+5100 −0 in 1 file")
+            started = time.monotonic()
+            long_run.get_by_role("button", name="Show all (4,702 hidden)").click()
+            expect(rows).to_have_count(5102)
+            shown_all_s = time.monotonic() - started
+            assert shown_all_s < 10, f"showing all 5,102 rows took {shown_all_s:.1f} s"
+            assert page.evaluate("() => 1 + 1") == 2  # the page still answers
+
             # The dark theme: the same output, recoloured through JupyterLab's CSS variables.
             light_bg = run.locator(".anb-summary").evaluate("n => getComputedStyle(n).backgroundColor")
             dark = {"theme": "JupyterLab Dark"}
@@ -313,4 +340,4 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             context.close()
 
     with capsys.disabled():
-        print(f"\nscreenshots: {artifacts}")
+        print(f"\nscreenshots: {artifacts}; all 5,102 rows of the long diff shown in {shown_all_s:.2f} s")
