@@ -73,13 +73,13 @@ function headerRow(
   return h('tr', 'anb-diff-hunk', cell);
 }
 
+type LineRow = Extract<UnifiedRow, { kind: 'line' }>;
+type PairRow = Extract<SplitRow, { kind: 'pair' }>;
+
 function unifiedRow(
-  row: UnifiedRow,
+  row: LineRow,
   languageOf: (file: IDiffFile) => ILanguage | null
 ): HTMLTableRowElement {
-  if (row.kind !== 'line') {
-    return headerRow(row, 4);
-  }
   const { line } = row;
   return h(
     'tr',
@@ -92,12 +92,9 @@ function unifiedRow(
 }
 
 function splitRow(
-  row: SplitRow,
+  row: PairRow,
   languageOf: (file: IDiffFile) => ILanguage | null
 ): HTMLTableRowElement {
-  if (row.kind !== 'pair') {
-    return headerRow(row, 4);
-  }
   const language = languageOf(row.file);
   return h(
     'tr',
@@ -118,7 +115,7 @@ export function renderDiff(
   const files = parseDiff(text);
   const languageOf = languageCache();
   let mode: DiffMode = options.mode ?? 'unified';
-  let rows: Array<UnifiedRow | SplitRow> = [];
+  let rows: UnifiedRow[] | SplitRow[] = [];
   let shown = 0;
 
   const added = files.reduce((sum, file) => sum + file.added, 0);
@@ -142,16 +139,20 @@ export function renderDiff(
     button.type = 'button';
   }
 
-  const makeRow = (row: UnifiedRow | SplitRow): HTMLTableRowElement =>
-    mode === 'unified'
-      ? unifiedRow(row as UnifiedRow, languageOf)
-      : splitRow(row as SplitRow, languageOf);
-
   const showUpTo = (count: number): void => {
     const target = Math.min(count, rows.length);
     const fragment = document.createDocumentFragment();
-    for (let i = shown; i < target; i++) {
-      fragment.append(makeRow(rows[i]));
+    for (const row of rows.slice(shown, target)) {
+      switch (row.kind) {
+        case 'line':
+          fragment.append(unifiedRow(row, languageOf));
+          break;
+        case 'pair':
+          fragment.append(splitRow(row, languageOf));
+          break;
+        default:
+          fragment.append(headerRow(row, 4));
+      }
     }
     body.append(fragment);
     shown = target;
