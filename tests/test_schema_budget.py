@@ -23,7 +23,17 @@ def test_every_argument_has_a_description() -> None:
             assert prop.get("description"), f"{function['name']}.{name} has no description"
 
 
-def test_ten_schemas_cost_well_under_the_reference() -> None:
+NOTEBOOK_TOOLS = ("read_notebook", "edit_notebook_cell", "insert_notebook_cell", "delete_notebook_cell")
+
+
+def test_schemas_cost_well_under_the_reference() -> None:
+    """The reference's ten tools cost 2,644 tokens. Our same ten stay under 75% of that; the four notebook
+    tools (about 590 tokens, mostly the fixed cost of a function schema) may bring all fourteen to 93%, so
+    fourteen tools still cost less than the reference's ten."""
     tokens = schema_tokens()
-    assert len(tokens) == 10
-    assert sum(tokens.values()) < 0.75 * REFERENCE_TOKENS, tokens
+    assert len(tokens) == 14
+    original = {name: n for name, n in tokens.items() if name not in NOTEBOOK_TOOLS}
+    assert len(original) == 10
+    assert sum(original.values()) < 0.75 * REFERENCE_TOKENS, original
+    assert sum(tokens[name] for name in NOTEBOOK_TOOLS) < 650, tokens
+    assert sum(tokens.values()) < 0.93 * REFERENCE_TOKENS, tokens

@@ -11,6 +11,12 @@ from architect_nb.tools.filesystem import (
     ReadFileTool,
     WriteFileTool,
 )
+from architect_nb.tools.notebook_tools import (
+    DeleteNotebookCellTool,
+    EditNotebookCellTool,
+    InsertNotebookCellTool,
+    ReadNotebookTool,
+)
 from architect_nb.tools.patch import ApplyPatchTool
 from architect_nb.tools.registry import ToolRegistry
 
@@ -30,6 +36,10 @@ def register_filesystem_tools(registry: ToolRegistry, workspace_config: Workspac
     registry.register(ListFilesTool(root))
     registry.register(EditFileTool(root))
     registry.register(ApplyPatchTool(root))
+    registry.register(ReadNotebookTool(root))
+    registry.register(EditNotebookCellTool(root))
+    registry.register(InsertNotebookCellTool(root))
+    registry.register(DeleteNotebookCellTool(root, workspace_config.allow_delete))
 
 
 def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
