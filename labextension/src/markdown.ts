@@ -63,6 +63,7 @@ const HEADING = /^(#{1,6})\s+(.*)$/;
 const BULLET = /^\s*[-*+]\s+(.*)$/;
 const ORDERED = /^\s*\d+[.)]\s+(.*)$/;
 const QUOTE = /^\s*>\s?(.*)$/;
+const HEADING_TAGS = ['h3', 'h4', 'h5', 'h6', 'h6', 'h6'] as const;
 const RULE = /^\s*([-*_])(\s*\1){2,}\s*$/;
 
 function isBlockStart(line: string): boolean {
@@ -101,8 +102,8 @@ export function renderMarkdownSafe(text: string): HTMLElement {
     }
     const heading = HEADING.exec(line);
     if (heading !== null) {
-      const level = Math.min(heading[1].length + 2, 6);
-      const node = h(`h${level}` as 'h3', '');
+      // Headings start at h3 and stop at h6, so a message's "# Title" does not outshout the notebook.
+      const node = h(HEADING_TAGS[heading[1].length - 1], '');
       appendInline(node, heading[2]);
       root.append(node);
       i += 1;
