@@ -205,5 +205,7 @@ def test_secrets_are_redacted_in_the_bundle(monkeypatch: pytest.MonkeyPatch) -> 
 def test_fragments() -> None:
     assert diff_html("+a\n-b\n").count("<span") == 2
     assert hooks_html([{"name": "fmt", "exit_code": 0}]).count(">ok</span>") == 1
+    failed = hooks_html([{"name": "lint", "passed": False, "warning": "exit code 1", "output": "E1"}])
+    assert ">failed</span>" in failed and "exit code 1" in failed and "E1" in failed
     card = tool_card_html(tool="run_command", arguments={"command": "ls"}, status="blocked", error="nope")
     assert "blocked" in card and "nope" in card

@@ -102,12 +102,17 @@ def hooks_html(hooks: Sequence[Mapping[str, Any]]) -> str:
     """Hook results: pass or fail with the hook's name; long output collapsed."""
     parts = []
     for hook in hooks:
-        failed = bool(hook.get("warning")) or str(hook.get("decision", "")).lower() == "block"
-        failed = failed or hook.get("exit_code") not in (0, None)
+        if "passed" in hook:  # the engine's HookResult.to_dict()
+            failed = not hook["passed"]
+        else:
+            failed = bool(hook.get("warning")) or hook.get("exit_code") not in (0, None)
         name = _e(hook.get("name", "hook"))
         badge = status_badge("failed" if failed else "ok")
+        warning = f' <span style="color:#9a6700">{_e(hook["warning"])}</span>' if hook.get("warning") else ""
         output = str(hook.get("output") or hook.get("reason") or "")
-        parts.append(f"<div>hook {name} {badge}</div>" + _text_block(f"hook {hook.get('name', '')}", output))
+        parts.append(
+            f"<div>hook {name} {badge}{warning}</div>" + _text_block(f"hook {hook.get('name', '')}", output)
+        )
     return "".join(parts)
 
 
