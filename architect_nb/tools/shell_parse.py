@@ -209,6 +209,11 @@ class _Walker:
         elif kind == "redirected_statement":
             self.redirected(node, depth)
         elif kind in _STRUCTURAL:
+            if kind == "compound_statement" and (
+                not node.named_child_count
+                or self.source[node.start_byte + 1 : node.start_byte + 2] not in b" \t\n"
+            ):
+                self.problem("has text the shell grammar misread")  # `{}` and `{ls;}` are words to bash
             for child in node.children:
                 if kind == "for_statement" and child.type == "variable_name":
                     name = _text(child)
