@@ -107,6 +107,7 @@ def test_registered_with_their_schemas(registry: ToolRegistry) -> None:
         "recursive",
         "case_sensitive",
         "max_results",
+        "include_outputs",
     ]
     assert list(registry.get("search_code").args_model.model_fields) == [
         "pattern",
@@ -114,6 +115,7 @@ def test_registered_with_their_schemas(registry: ToolRegistry) -> None:
         "file_pattern",
         "context_lines",
         "max_results",
+        "include_outputs",
     ]
     assert list(registry.get("find_files").args_model.model_fields) == ["pattern", "path", "recursive"]
 

@@ -31,9 +31,10 @@ from architect_nb.tools._search.grep import (
     available_backend,
     searchable,
 )
+from architect_nb.tools._search.notebooks import NotebookHits, grep_notebook
 from architect_nb.tools._search.programs import ProgramError
 from architect_nb.tools._search.results import FileHits, Outcome, format_outcome, plural, shown
-from architect_nb.tools._search.scan import clip
+from architect_nb.tools._search.scan import NOTEBOOK_SUFFIX, clip
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.globs import GlobError, compile_glob
 from architect_nb.tools.walk import scan
@@ -56,6 +57,7 @@ DEFAULT_MAX_FILES = 200
 
 _SEARCH_PATH = "Folder or file to search, relative to the workspace root."
 _FILE_PATTERN = "Glob on file names ('*.py', '*.{js,ts}'), or on paths below `path` if it contains '/'."
+_OUTPUTS = "Also search .ipynb outputs."
 _SKIPS_NAMES = "Skips .git, virtualenvs, node_modules, caches and .gitignored paths."
 _SKIPS = _SKIPS_NAMES.replace(" and .gitignored paths", ", .gitignored paths and binary files")
 
@@ -63,9 +65,10 @@ _SKIPS = _SKIPS_NAMES.replace(" and .gitignored paths", ", .gitignored paths and
 class SearchCodeArgs(ToolArgs):
     pattern: str = Field(description="Python regular expression; ^ and $ match at line starts and ends.")
     path: str = Field(".", description=_SEARCH_PATH)
-    file_pattern: str = Field("*.py", description=_FILE_PATTERN)
+    file_pattern: str = Field("*.{py,ipynb}", description=_FILE_PATTERN)
     context_lines: int = Field(2, ge=0, le=20, description="Lines shown before and after each match.")
     max_results: int = Field(50, ge=1, le=1000, description="Most matching lines to show.")
+    include_outputs: bool = Field(False, description=_OUTPUTS)
 
 
 class GrepArgs(ToolArgs):
@@ -75,6 +78,7 @@ class GrepArgs(ToolArgs):
     recursive: bool = Field(True, description="Search subfolders too.")
     case_sensitive: bool = Field(True, description="Match letter case exactly.")
     max_results: int = Field(100, ge=1, le=1000, description="Most matching lines to show.")
+    include_outputs: bool = Field(False, description=_OUTPUTS)
 
 
 class FindFilesArgs(ToolArgs):
@@ -167,6 +171,7 @@ class SearchCodeTool(_SearchTool):
             time_bound=self.time_bound,
             use_rg=self.use_rg,
             in_process=self.in_process,
+            notebook_outputs=args.include_outputs,
         )
         outcome = search.run()
         outcome.timed_out |= walk_cut
@@ -217,23 +222,47 @@ class GrepTool(_SearchTool):
         )
         needle = Needle(args.pattern, ignore_case=not args.case_sensitive)
         rels = [rel for _path, rel in files]
+        notebooks = self._notebooks(rels, needle, args.include_outputs, deadline)
         backend = self.backend
         try:
-            outcome = self._search(backend, rels, needle, args.max_results, deadline)
+            outcome = self._search(backend, rels, needle, args.max_results, deadline, notebooks)
         except ProgramError:  # rg or grep broke: Python gives the same answer, only slower
             backend = PythonBackend()
-            outcome = self._search(backend, rels, needle, args.max_results, deadline)
+            outcome = self._search(backend, rels, needle, args.max_results, deadline, notebooks)
         outcome.timed_out |= walk_cut
         if not outcome.hits:
             return self._no_matches(f"{shown(args.pattern)!r}", start, len(files), args.file_pattern, outcome)
         text, metadata = format_outcome(outcome, args.max_results, 0)
         return ToolResult.ok(text, backend=backend.name, **metadata)
 
+    def _notebooks(
+        self, rels: list[str], needle: Needle, outputs: bool, deadline: float
+    ) -> dict[str, NotebookHits]:
+        """Notebooks are searched by cell here, not by the backend (which would see their JSON)."""
+        found: dict[str, NotebookHits] = {}
+        for rel in rels:
+            if rel.endswith(NOTEBOOK_SUFFIX) and time.monotonic() < deadline:
+                hits = grep_notebook(os.path.join(self.workspace_root, rel), needle, outputs)
+                if hits is not None:
+                    found[rel] = hits
+        return found
+
     def _search(
-        self, backend: GrepBackend, rels: list[str], needle: Needle, max_results: int, deadline: float
+        self,
+        backend: GrepBackend,
+        rels: list[str],
+        needle: Needle,
+        max_results: int,
+        deadline: float,
+        notebooks: dict[str, NotebookHits] | None = None,
     ) -> Outcome:
         root = str(self.workspace_root)
-        counts, searched = backend.counts(root, rels, needle, deadline)
+        notebooks = notebooks or {}
+        counts, searched = backend.counts(
+            root, [rel for rel in rels if rel not in notebooks], needle, deadline
+        )
+        counts.update((rel, hits[0]) for rel, hits in notebooks.items() if hits[0])
+        searched += len(notebooks)
         order = {rel: i for i, rel in enumerate(rels)}
         matched = sorted(
             (rel for rel in counts if rel in order and searchable(os.path.join(root, rel))),
@@ -247,14 +276,24 @@ class GrepTool(_SearchTool):
             display.append(rel)
             budget -= counts[rel]
         lines: dict[str, list[tuple[int, bool, str]]] = {rel: [] for rel in display}
-        for rel, number, raw in backend.lines(root, display, needle, deadline):
+        for rel in display:
+            if rel in notebooks:
+                lines[rel] = notebooks[rel][1]
+        for rel, number, raw in backend.lines(
+            root, [r for r in display if r not in notebooks], needle, deadline
+        ):
             if rel in lines:
                 col = len(raw[: max(needle.find(raw, 0), 0)].decode("utf-8", "replace"))
                 lines[rel].append((number, True, clip(raw.decode("utf-8", "replace"), col)))
         for rel in display:  # a file swapped for a symlink while rg read it shows nothing
             if lines[rel] and not searchable(os.path.join(root, rel)):
                 lines[rel] = []
-        hits = [FileHits(rel, counts[rel], sorted(lines.get(rel, []))) for rel in matched]
+        hits = [
+            FileHits(
+                rel, counts[rel], sorted(lines.get(rel, [])), notebooks[rel][2] if rel in notebooks else None
+            )
+            for rel in matched
+        ]
         return Outcome(
             hits=hits,
             files_searched=searched,

@@ -8,15 +8,15 @@ import re
 from typing import Any
 
 from architect_nb.tools._notebook.model import Notebook, cell_label, cell_source
+from architect_nb.tools._search.scan import notebook_output_text  # one reading of outputs, search's too
 from architect_nb.tools.fileio import describe_size
 from architect_nb.tools.textmatch import numbered, split_lines
 
-__all__ = ["outline", "output_text"]
+__all__ = ["outline"]
 
 _EXCERPT_LINES = 20
 _EXCERPT_CHARS = 2000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-_TEXT_MIMES = ("text/plain", "text/markdown", "application/json")
 
 
 def outline(notebook: Notebook, include_outputs: bool, max_chars: int) -> tuple[str, int]:
@@ -93,29 +93,9 @@ def _output_summary(output: Any) -> str:
     return kind
 
 
-def output_text(output: Any) -> str:
-    """The text of an output that is worth reading or searching: a stream, a text result, an error."""
-    if not isinstance(output, dict):
-        return ""
-    kind = output.get("output_type")
-    if kind == "stream":
-        return _joined(output.get("text"))
-    if kind == "error":
-        trace = output.get("traceback")
-        if isinstance(trace, list) and trace:
-            return _ANSI.sub("", "\n".join(str(t) for t in trace))
-        return f"{output.get('ename', '')}: {output.get('evalue', '')}"
-    data = output.get("data")
-    if isinstance(data, dict):
-        for mime in _TEXT_MIMES:
-            if mime in data:
-                return _joined(data[mime])
-    return ""
-
-
 def _output_block(n: int, output: Any) -> str:
     head = f"  [output {n}] {_output_summary(output)}"
-    text = output_text(output)
+    text = notebook_output_text(output)
     if not text or (isinstance(output, dict) and output.get("output_type") == "error" and not text.strip()):
         return head
     lines = text.split("\n")

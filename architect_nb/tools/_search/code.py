@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from architect_nb.tools._search.literals import required_needles
 from architect_nb.tools._search.programs import ProgramError, chunks, find_rg, run_program
 from architect_nb.tools._search.results import FileHits, Outcome, shown
+from architect_nb.tools._search.scan import NOTEBOOK_SUFFIX
 from architect_nb.tools._search.translate import rg_superset
 from architect_nb.tools._search.workers import run_scans
 from architect_nb.tools.fileio import describe_size
@@ -77,6 +78,8 @@ class CodeSearch:
     time_bound: float
     use_rg: bool = True
     in_process: bool = False
+    #: Search notebooks' cell outputs too (their sources always are).
+    notebook_outputs: bool = False
 
     def run(self) -> Outcome:
         candidates, prefilter_done = self._prefilter()
@@ -92,6 +95,7 @@ class CodeSearch:
                 "context": self.context,
                 "max_lines": self.max_results,
                 "max_bytes": MAX_FILE_BYTES,
+                "outputs": self.notebook_outputs,
             }
             for part in range(parts)
         ]
@@ -101,7 +105,7 @@ class CodeSearch:
         for event in result.events:
             rel = candidates[event[1]][1]
             if event[0] == "hits":
-                hits.append(FileHits(rel, event[2], event[3]))
+                hits.append(FileHits(rel, event[2], event[3], event[4] if len(event) > 4 else None))
             elif event[0] == "big":
                 big.append(f"{shown(rel)} ({describe_size(event[2])})")
         ruled_out = prefilter_done - len(candidates)
@@ -152,7 +156,10 @@ class CodeSearch:
                 break
             kept.update(os.fsdecode(name) for name in out.split(b"\x00") if name)
             done += len(batch)
-        candidates = [entry for entry in self.files[:done] if entry[1] in kept]
+        # A notebook's JSON escapes quotes and backslashes, so rg's verdict on it says nothing: keep them all.
+        candidates = [
+            entry for entry in self.files[:done] if entry[1] in kept or entry[1].endswith(NOTEBOOK_SUFFIX)
+        ]
         return candidates, done
 
 

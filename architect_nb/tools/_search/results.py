@@ -22,11 +22,16 @@ def shown(text: str) -> str:
 
 @dataclass(slots=True)
 class FileHits:
-    """The matches in one file: how many lines match, and the lines to show (matches and their context)."""
+    """The matches in one file: how many lines match, and the lines to show (matches and their context).
+
+    A notebook's lines are numbered in its cells' joined text, and `labels` names each shown line's place
+    (`cell 3, line 2`), which is what the model sees instead of the number.
+    """
 
     rel: str
     count: int
     lines: list[Line] = field(default_factory=list)
+    labels: dict[int, str] | None = None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -72,7 +77,11 @@ def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[st
                 break
             if context and out and (previous is None or number != previous + 1):
                 out.append("--")
-            out.append(f"{name}:{number}: {text}" if is_match else f"{name}-{number}- {text}")
+            if hit.labels is not None:
+                where = f"{name} [{hit.labels.get(number, number)}]"
+                out.append(f"{where}: {text}" if is_match else f"{where}- {text}")
+            else:
+                out.append(f"{name}:{number}: {text}" if is_match else f"{name}-{number}- {text}")
             shown_count += is_match
             shown_here += is_match
             previous = number

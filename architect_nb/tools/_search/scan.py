@@ -9,11 +9,15 @@ A match is reported on the line where it starts and on every further line it spa
 on the line after it, so each line is reported once. Files are decoded as UTF-8 (or UTF-16 with a BOM), with
 undecodable bytes replaced. Binary files (a NUL byte in the first 8 KB, git's rule) are skipped, and so is
 anything that is not a regular file with a single name: symlinks, FIFOs and hard links.
+
+A Jupyter notebook (`.ipynb`) is searched as its cells' sources, not as JSON (`notebook_lines`), and its
+matches carry labels such as `cell 3, line 2`; cell outputs are searched only when the request asks.
 """
 
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import pickle
 import re
@@ -29,8 +33,14 @@ MAX_LINE_CHARS = 240
 
 #: One shown line: (1-based line number, is it a match line, text).
 Line = tuple[int, bool, str]
-#: A scan event: ("hits", file index, matching lines, shown lines) or ("big", file index, size in bytes).
+#: A scan event: ("hits", file index, matching lines, shown lines[, {line number: label} for a notebook])
+#: or ("big", file index, size in bytes).
 Event = tuple[Any, ...]
+
+#: Files searched as notebooks, by cell.
+NOTEBOOK_SUFFIX = ".ipynb"
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_OUTPUT_MIMES = ("text/plain", "text/markdown", "application/json")
 
 #: open() flags that refuse symlinks and never block on a FIFO.
 NOFOLLOW_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -89,6 +99,63 @@ def read_regular(path: str, max_bytes: int, skip_binary: bool = False) -> bytes 
         return None
     finally:
         os.close(fd)
+
+
+def _joined(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(part for part in value if isinstance(part, str))
+    return ""
+
+
+def notebook_output_text(output: Any) -> str:
+    """The readable text of one notebook output: a stream, an error's traceback (without colour codes), or a
+    result's text/plain (or markdown, or JSON). Images and HTML have none."""
+    if not isinstance(output, dict):
+        return ""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _joined(output.get("text"))
+    if kind == "error":
+        trace = output.get("traceback")
+        if isinstance(trace, list) and trace:
+            return _ANSI.sub("", "\n".join(str(t) for t in trace))
+        return f"{output.get('ename', '')}: {output.get('evalue', '')}"
+    data = output.get("data")
+    if isinstance(data, dict):
+        for mime in _OUTPUT_MIMES:
+            if mime in data:
+                value = data[mime]
+                return _joined(value) if isinstance(value, (str, list)) else json.dumps(value)
+    return ""
+
+
+def notebook_lines(text: str, outputs: bool = False) -> list[tuple[str, str]] | None:
+    """Each line of a notebook's cell sources as (label, text), labels like `cell 3, line 2` (cells from 0,
+    lines from 1); with `outputs`, output text too (`cell 3, output 0, line 1`). None if not a notebook."""
+    try:
+        notebook = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    if not isinstance(cells, list):
+        return None
+    found: list[tuple[str, str]] = []
+    for i, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        parts = [(f"cell {i}", _joined(cell.get("source")))]
+        if outputs and isinstance(cell.get("outputs"), list):
+            parts += [
+                (f"cell {i}, output {k}", notebook_output_text(o)) for k, o in enumerate(cell["outputs"])
+            ]
+        for where, body in parts:
+            lines = body.split("\n")
+            if len(lines) > 1 and lines[-1] == "":
+                lines.pop()
+            found.extend((f"{where}, line {n}", line) for n, line in enumerate(lines, start=1) if body)
+    return found
 
 
 def match_lines(regex: re.Pattern[str], text: str) -> dict[int, int]:
@@ -152,13 +219,21 @@ def scan(request: dict[str, Any]) -> Iterator[tuple[int, Event | None]]:
             yield position, None
             continue
         text = decode(data)
+        cells = (
+            notebook_lines(text, request.get("outputs", False)) if path.endswith(NOTEBOOK_SUFFIX) else None
+        )
+        if cells is not None:
+            text = "".join(line + "\n" for _, line in cells)
         found = match_lines(regex, text)
         if not found:
             yield position, None
             continue
         lines = shown_lines(text, found, request["context"], budget) if budget > 0 else []
         budget -= sum(1 for _, is_match, _ in lines if is_match)
-        yield position, ("hits", index, len(found), lines)
+        if cells is None:
+            yield position, ("hits", index, len(found), lines)
+        else:  # the lines are numbered in the cells' joined text; the labels say where each one is
+            yield position, ("hits", index, len(found), lines, {n: cells[n - 1][0] for n, _, _ in lines})
 
 
 def serve() -> None:
