@@ -32,8 +32,14 @@ $(IPK6_STAMP): $(STAMP)
 
 setup-ipk6: $(IPK6_STAMP)
 
+# Runs notebooks/01-quickstart.ipynb headless on the scripted model and prints it as a terminal transcript.
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
+
+# JupyterLab on notebooks/, with the venv first on PATH so the agent's commands and hooks use its tools.
+.PHONY: lab
+lab: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/jupyter lab --notebook-dir=notebooks
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

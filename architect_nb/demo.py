@@ -1,8 +1,10 @@
-"""`make demo`: the build agent fixes a small project on the scripted model, printed as it goes.
+"""`make demo`: runs `notebooks/01-quickstart.ipynb` headless and prints it as a terminal transcript.
 
-The run works on a copy of `notebooks/sample_project/` and replays `notebooks/scripts/quickstart.yaml` (no API
-key). It asks for approval before each edit and command (auto-approved here, and shown), then undoes its
-change to show the checkpoints.
+The notebook runs in a real kernel on the scripted model (no API key), on a copy of `notebooks/`, so the
+repository is left untouched. Nobody sits at a headless run, so this front end clicks Approve on the one
+approval the run asks for, as a person would in JupyterLab; the transcript shows the question, the diff and
+the answer. Each cell is printed as soon as it finishes: the code, its output, and each agent run replayed
+step by step (tool calls, diffs, approvals, hook results, tokens and cost).
 """
 
 from __future__ import annotations
@@ -10,41 +12,33 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from architect_nb.agent import create_loop
-from architect_nb.agent.console import ConsolePrinter
-from architect_nb.config import load_config
-from architect_nb.execution.confirm import ConfirmationAnswer, ConfirmationRequest
+from architect_nb.testing.notebook_run import print_cell, run_notebook
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
-
-
-class AutoApprove:
-    """Approves every request and says so; the notebook shows Approve / Deny buttons instead."""
-
-    def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
-        return ConfirmationAnswer.approve()
+NOTEBOOK = "01-quickstart.ipynb"
 
 
 def main() -> int:
+    started = time.perf_counter()
+    color = sys.stdout.isatty()
     with tempfile.TemporaryDirectory(prefix="architect-demo-") as tmp:
-        workspace = Path(tmp) / "sample_project"
-        shutil.copytree(NOTEBOOKS / "sample_project", workspace)
-        config = load_config(overrides={"workspace.root": str(workspace)}, environ={})
-        printer = ConsolePrinter(sys.stdout, color=sys.stdout.isatty())
-        loop = create_loop(
-            config,
-            model=f"scripted/{NOTEBOOKS / 'scripts' / 'quickstart.yaml'}",
-            mode="confirm-sensitive",
-            confirmer=AutoApprove(),
-            on_event=printer,
+        copy = Path(tmp) / "notebooks"
+        shutil.copytree(NOTEBOOKS, copy, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        print(
+            f"Running notebooks/{NOTEBOOK} in a fresh kernel, headless, on the scripted model (no API key)."
         )
-        print("(Approvals are given automatically in this terminal demo; a notebook asks with buttons.)")
-        result = loop.run("Make Cart.total() always return a float, and keep the tests passing.")
-        report = loop.engine.checkpoints.undo(result.run_id)
-        print(f"\nUndo: {report}")
-        return 0 if result.status == "success" else 1
+        print("This front end clicks Approve when the run asks, as you would in JupyterLab.")
+        nb, clicks = run_notebook(
+            copy / NOTEBOOK,
+            env={"TMPDIR": tmp},  # the notebook's scratch workspace goes where this demo cleans up
+            on_cell=lambda cell, index: print_cell(cell, index, sys.stdout, color=color),
+        )
+    errors = [o for c in nb.cells for o in c.get("outputs", ()) if o.get("output_type") == "error"]
+    print(f"\nNotebook finished in {time.perf_counter() - started:.1f} s; approvals clicked: {len(clicks)}.")
+    return 1 if errors or not clicks else 0
 
 
 if __name__ == "__main__":
