@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from architect_nb.tools.shell_words import ParsedScript, Redirect, SimpleCommand, Word, ansi_c
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -65,64 +66,6 @@ _UNMODELLED = {
     "translated_string": 'uses locale quoting $"..."',
     "ERROR": "does not parse as shell",
 }
-
-
-@dataclass(slots=True, kw_only=True)
-class Word:
-    """One shell word (a command name or argument) as written and, when knowable, as bash will see it."""
-
-    text: str
-    #: The literal value after quote removal; None if any part expands at run time.
-    value: str | None
-    #: The literal parts only, expansions dropped: what an obfuscated name looks like with them empty.
-    skeleton: str
-    #: Contains `$(...)`, backticks or `<(...)`.
-    substituted: bool = False
-    #: Unquoted glob characters or brace expansion: bash may turn it into other words.
-    globbed: bool = False
-    #: Names expanded with `$NAME` / `${NAME}`; "${...}" for any other parameter expansion.
-    variables: tuple[str, ...] = ()
-    #: Programs run inside its substitutions (to spot `bash -c "$(curl ...)"`).
-    inner_programs: tuple[str, ...] = ()
-    #: The value with each plain expansion kept as `${NAME}`: what a `bash -c` given this word would parse.
-    #: None when a part is computed (substitutions, parameter operators).
-    template: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.template is None and self.value is not None:
-            self.template = self.value
-
-
-@dataclass(slots=True, kw_only=True)
-class Redirect:
-    op: str
-    target: Word | None
-    fd: str | None = None
-
-
-@dataclass(slots=True, kw_only=True)
-class SimpleCommand:
-    """A command bash runs: assignments, words and the redirections that apply to it."""
-
-    words: list[Word]
-    assignments: list[str] = field(default_factory=list)
-    redirects: list[Redirect] = field(default_factory=list)
-    #: Static text fed by a here-doc or here-string, for shells that would read it as a script.
-    stdin_text: str | None = None
-    #: (pipeline id, 0-based stage) for every pipeline this command is part of, innermost first.
-    pipes: list[tuple[int, int]] = field(default_factory=list)
-
-
-@dataclass(slots=True, kw_only=True)
-class ParsedScript:
-    commands: list[SimpleCommand] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    #: (name, programs its body calls) for each function definition, to spot fork bombs.
-    functions: list[tuple[str, set[str]]] = field(default_factory=list)
-    #: Words outside commands (for-loop values, case words), judged like arguments.
-    loose_words: list[Word] = field(default_factory=list)
-    #: Lower-case for-loop variables: their values are the loop words, already judged.
-    loop_variables: set[str] = field(default_factory=set)
 
 
 @functools.cache
@@ -428,7 +371,7 @@ class _Walker:
             return Word(text=text, value=None, skeleton=echoed, substituted=True, inner_programs=programs)
         if kind == "ansi_c_string":
             self.problem(_UNMODELLED[kind])
-            decoded = _ansi_c(text[2:-1])
+            decoded = ansi_c(text[2:-1])
             return Word(text=text, value=decoded, skeleton=decoded)
         if kind in ("string", "concatenation", "heredoc_body"):
             return self._compound_word(node, text, depth)
@@ -509,27 +452,3 @@ _WORD_TYPES = frozenset(
         "translated_string",
     }
 )
-
-
-_ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
-_ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
-_ANSI_C_SIMPLE |= {"v": "\v"}
-
-
-def _ansi_c(body: str) -> str:
-    """The value of `$'...'`, so that `$'\\x73udo'` is seen as `sudo` (the blocklist then applies)."""
-
-    def one(match: re.Match[str]) -> str:
-        esc = match.group(1)
-        try:
-            if esc[0] in "xuU":
-                return chr(int(esc[1:], 16))
-            if esc[0] in "01234567":
-                return chr(int(esc, 8) & 0xFF)
-        except (ValueError, OverflowError):
-            return esc
-        if esc[0] == "c" and len(esc) == 2:
-            return chr(ord(esc[1]) & 0x1F)
-        return _ANSI_C_SIMPLE.get(esc, esc)
-
-    return _ANSI_C.sub(one, body)
