@@ -239,6 +239,16 @@ def test_a_foreign_layout_is_kept(workspace: Path) -> None:
     assert changed_lines(before, path.read_bytes()) == 2
 
 
+def test_crlf_line_ends_are_kept(notebook: Path, workspace: Path) -> None:
+    crlf = notebook.read_bytes().replace(b"\n", b"\r\n")
+    notebook.write_bytes(crlf)
+    result = EditNotebookCellTool(workspace).execute(
+        path="analysis.ipynb", cell_id="index:4", old_str="side = 3", new_str="side = 4"
+    )
+    assert result.success and "standard layout" not in result.output
+    assert notebook.read_bytes() == crlf.replace(b'"side = 3\\n"', b'"side = 4\\n"')
+
+
 def test_a_layout_that_cannot_be_kept_is_said(workspace: Path) -> None:
     path = workspace / "odd.ipynb"
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1")])

@@ -9,7 +9,7 @@ from architect_nb.config.schema import AppConfig, ConfirmMode
 
 __all__ = ["BUILTIN_AGENTS", "READ_ONLY_TOOLS", "AgentConfig", "UnknownAgentError", "resolve_agent"]
 
-READ_ONLY_TOOLS = ("read_file", "list_files", "search_code", "grep", "find_files")
+READ_ONLY_TOOLS = ("read_file", "list_files", "search_code", "grep", "find_files", "read_notebook")
 
 
 class UnknownAgentError(ValueError):

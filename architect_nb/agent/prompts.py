@@ -16,6 +16,7 @@ To change files, prefer the smallest tool that fits:
 1. edit_file: one contiguous block; old_str must match the file exactly once (add context lines if needed).
 2. apply_patch: several changes to one file, or a unified diff you already have.
 3. write_file: new files, or rewriting a whole file.
+Notebooks (.ipynb): read_notebook, then edit_notebook_cell or insert_notebook_cell; never edit their JSON.
 
 After changing code, run the project's tests or linters with run_command if it has them; fix what fails."""
 

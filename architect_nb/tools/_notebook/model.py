@@ -53,10 +53,12 @@ class Layout:
     sort_keys: bool
     ensure_ascii: bool
     final_newline: bool
+    crlf: bool = False
 
     def dumps(self, data: dict[str, Any]) -> str:
         text = json.dumps(data, indent=self.indent, sort_keys=self.sort_keys, ensure_ascii=self.ensure_ascii)
-        return text + "\n" if self.final_newline else text
+        text = text + "\n" if self.final_newline else text
+        return text.replace("\n", "\r\n") if self.crlf else text  # JSON strings hold no raw newline
 
 
 #: What `nbformat.write` produces.
@@ -259,7 +261,7 @@ def _fresh_id(taken: set[str], seed: str) -> str:
 
 def _detect_layout(text: str, data: dict[str, Any]) -> Layout:
     indent: int | str | None = None
-    second = text.split("\n", 2)[1] if text.count("\n") >= 2 else None
+    second = text.split("\n", 2)[1].rstrip("\r") if text.count("\n") >= 2 else None
     if second is not None:
         stripped = second.lstrip(" \t")
         lead = second[: len(second) - len(stripped)]
@@ -269,6 +271,7 @@ def _detect_layout(text: str, data: dict[str, Any]) -> Layout:
         sort_keys=_keys_sorted(data),
         ensure_ascii=text.isascii(),
         final_newline=text.endswith("\n"),
+        crlf="\r\n" in text,
     )
 
 
