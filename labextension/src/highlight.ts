@@ -132,6 +132,11 @@ const BY_NAME: Record<string, ILanguage> = {
 
 /** The language of a file path by its extension, or null for plain text. */
 export function languageForPath(path: string): ILanguage | null {
+  // A notebook cell's diff section: 'analysis.ipynb [cell 3 id=ab12 code]'.
+  const cell = / \[cell \d+(?: id=\S+)? (\w+)\]$/.exec(path);
+  if (cell !== null) {
+    return cell[1] === 'code' ? PYTHON : null;
+  }
   const base = path.split('/').pop() ?? '';
   if (base === 'Makefile' || base === 'Dockerfile') {
     return SHELL;

@@ -1,4 +1,9 @@
-import { parseDiff, splitRows, unifiedRows } from '../src/diffparse';
+import {
+  displayPath,
+  parseDiff,
+  splitRows,
+  unifiedRows
+} from '../src/diffparse';
 import { renderDiff } from '../src/diffview';
 import { languageForPath, tokenize } from '../src/highlight';
 import { buildRunView } from '../src/model';
@@ -83,6 +88,24 @@ describe('highlight', () => {
       '    return x + 12  # "not a string"'
     );
     expect(languageForPath('README')).toBeNull();
+  });
+
+  it('colours notebook code cells as Python, from their cell diff header', () => {
+    expect(languageForPath('nb.ipynb [cell 3 id=ab12 code]')?.name).toBe(
+      'python'
+    );
+    expect(languageForPath('nb.ipynb [cell 0 code]')?.name).toBe('python');
+    expect(languageForPath('nb.ipynb [cell 1 id=x markdown]')).toBeNull();
+    expect(languageForPath('nb.ipynb')?.name).not.toBe('python');
+    const files = parseDiff(
+      '--- a/nb.ipynb [cell 1 id=ab code]\n+++ b/nb.ipynb [cell 1 id=ab code]\n' +
+        '@@ -1 +1 @@\n-x = 1\n+x = 2\n' +
+        '--- /dev/null\n+++ b/nb.ipynb [cell 2 id=cd markdown]\n@@ -0,0 +1 @@\n+# Notes\n'
+    );
+    expect(files.map(displayPath)).toEqual([
+      'nb.ipynb [cell 1 id=ab code]',
+      'nb.ipynb [cell 2 id=cd markdown]'
+    ]);
   });
 });
 
