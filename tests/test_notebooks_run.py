@@ -106,6 +106,25 @@ def test_01_quickstart_edits_with_one_approval_then_undoes(notebooks: Path) -> N
     _saved_cleanly(nb)
 
 
+def test_01_quickstart_headless_with_nobody_to_click_denies_the_edit(notebooks: Path) -> None:
+    """Plain nbclient, as `jupyter execute` runs it: the unanswered approval is denied, never approved."""
+    scratch = notebooks.parent / "scratch"
+    nb, clicks = run_notebook(
+        notebooks / "01-quickstart.ipynb",
+        answer=None,
+        env={"TMPDIR": str(scratch), "ARCHITECT_NOTEBOOK__APPROVAL_TIMEOUT": "2"},
+    )
+    assert clicks == []
+    [run] = _runs(nb)
+    [answer] = _events(run, "confirmation_answered")
+    assert answer["decision"] == "deny" and "--mode yolo" in answer["reason"]
+    [done] = _events(run, "run_finished")
+    assert done["files_changed"] == []
+    ws = _workspace(scratch, "architect-quickstart-", "sample_project")
+    assert "        total = 0\n" in (ws / "shop" / "cart.py").read_text()
+    assert "approvals: [('edit_file', 'deny')]" in _text(nb)
+
+
 def test_02_refactor_extracts_cleaning_adds_passing_tests_and_keeps_the_numbers(notebooks: Path) -> None:
     nb, clicks, scratch = _execute(notebooks, "02-refactor-a-data-science-repo.ipynb", None)
     assert clicks == []
