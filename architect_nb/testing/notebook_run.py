@@ -135,7 +135,15 @@ def run_notebook(
         "extra_arguments": ["--IPKernelApp.log_level=ERROR"],  # no start-up chatter in the transcript
     }
     if on_cell is not None:
-        kwargs["on_cell_executed"] = lambda cell, cell_index, **_: on_cell(cell, cell_index)
+        reported = [-1]  # nbclient reports code cells only; the markdown before each goes first
+
+        def report(cell: Any, cell_index: int, **_: Any) -> None:
+            for index in range(reported[0] + 1, cell_index):
+                on_cell(nb.cells[index], index)
+            on_cell(cell, cell_index)
+            reported[0] = cell_index
+
+        kwargs["on_cell_executed"] = report
     client = (
         _client_class()(nb, answer=answer, **kwargs) if answer is not None else NotebookClient(nb, **kwargs)
     )
