@@ -230,3 +230,12 @@ def test_committed_notebooks_are_stripped_and_end_with_how_to_use_a_real_model(n
     assert last.cell_type == "markdown"
     assert "--model gpt-4o-mini" in last.source and "api_base" in last.source and "Ollama" in last.source
     assert json.dumps(nb.metadata).count("secret") == 0
+
+
+def test_the_sample_data_is_what_its_seeded_generator_writes(tmp_path: Path) -> None:
+    repo = ROOT / "notebooks" / "sample_ds_repo"
+    shutil.copy(repo / "make_data.py", tmp_path / "make_data.py")
+    subprocess.run([sys.executable, "make_data.py"], cwd=tmp_path, check=True)
+    made = (tmp_path / "data" / "raw" / "sales.csv").read_bytes()
+    assert made == (repo / "data" / "raw" / "sales.csv").read_bytes()
+    assert made.count(b"\n") == 361  # a header and 360 orders
