@@ -89,8 +89,9 @@ class ConsolePrinter:
         self._write(f"  {mark} {e.status} in {e.duration_s * 1000:.0f} ms\n")
         text = e.output if e.success else f"{e.error}\n{e.output}".strip()
         show_diff = bool(e.diff and e.success)
-        if show_diff:
-            text = text.split("\n--- a/", 1)[0]  # the diff is printed below, coloured
+        if show_diff and e.diff:
+            # The diff is printed below, coloured; drop the copy inside the output.
+            text = text.replace(e.diff.rstrip("\n"), "").strip() if e.diff.rstrip("\n") in text else text
         lines = show_block(text).splitlines()
         for line in lines[:_MAX_OUTPUT_LINES]:
             self._write(f"    {line}\n")

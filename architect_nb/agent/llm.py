@@ -155,6 +155,7 @@ class LiteLLMClient:
     ):
         self.config = config
         self.model = config.model
+        self.display_name = config.model  # what the user wrote; `model` becomes an absolute script path
         self.workspace = workspace
         self._context_window = context_window
         self._price_as: str | None = None

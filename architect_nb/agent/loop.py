@@ -151,7 +151,7 @@ class AgentLoop:
                 run_id=self.run_id,
                 task=task,
                 agent=self.agent.name,
-                model=self.llm.model,
+                model=str(getattr(self.llm, "display_name", self.llm.model)),
                 mode=self.engine.policy.mode,
                 dry_run=self.engine.dry_run,
                 workspace=str(getattr(self.engine.hook_executor, "workspace_root", "") or ""),

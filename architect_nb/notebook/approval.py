@@ -31,8 +31,7 @@ def headless_message(timeout: float) -> str:
     return (
         f"Nobody answered within {timeout:g} s, so the call was denied (an unanswered approval is never "
         "approved). To run unattended, use --mode yolo, --dry-run, or allow rules in .architect.yaml "
-        "(commands.safe_commands, or a pre_tool_use hook that allows the call); or raise "
-        "notebook.approval_timeout."
+        "(commands.safe_commands lists commands that never ask); or raise notebook.approval_timeout."
     )
 
 
