@@ -122,4 +122,5 @@ def test_agent_run_over_http(server: OpenAIStubServer, tmp_path: Path) -> None:
         "search_code",
         "grep",
         "find_files",
+        "read_notebook",
     }
