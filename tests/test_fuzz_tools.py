@@ -56,7 +56,9 @@ def fresh_registry(root: Path) -> ToolRegistry:
     registry = ToolRegistry()
     # Commands: 1 s timeout so nothing stalls the suite, and allowed_only so no fuzzed dangerous command runs.
     register_all_tools(
-        registry, WorkspaceConfig(root=root, allow_delete=True), CommandsConfig(default_timeout=1)
+        registry,
+        WorkspaceConfig(root=root, allow_delete=True),
+        CommandsConfig(default_timeout=1, allowed_only=True),
     )
     return registry
 
