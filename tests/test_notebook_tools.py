@@ -153,7 +153,7 @@ def test_edit_markdown_and_raw_cells(notebook: Path, workspace: Path, index: int
     assert changed_lines(before, notebook.read_bytes()) == 2
 
 
-@pytest.mark.parametrize("ref", ["index:4", "4", "-1", "#4", "INDEX: 4"])
+@pytest.mark.parametrize("ref", ["index:4", "4", "-1", "#4", "INDEX: 4", "cell 4"])
 def test_cells_are_named_by_index_too(notebook: Path, workspace: Path, ref: str) -> None:
     result = EditNotebookCellTool(workspace).execute(
         path="analysis.ipynb", cell_id=ref, old_str="side = 3", new_str="side = 4"

@@ -38,7 +38,8 @@ __all__ = [
 
 #: Notebooks with outputs are often large; their outputs are never sent to the model whole.
 MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
-_INDEX_REF = re.compile(r"(?:index\s*[:=]?\s*|#)?(-?\d+)", re.IGNORECASE)
+#: 'index:3', 'index 3', 'cell 3' (as outlines and search results say), '#3' or '3'.
+_INDEX_REF = re.compile(r"(?:(?:index|cell)\s*[:=]?\s*|#)?(-?\d+)", re.IGNORECASE)
 
 
 class NotebookError(ValueError):
