@@ -9,6 +9,7 @@ import pytest
 from agent_helpers import copy_sample_project
 
 from architect_nb.agent import AgentLoop, LiteLLMClient, LLMError, resolve_agent
+from architect_nb.agent.config import READ_ONLY_TOOLS
 from architect_nb.config import LLMConfig, load_config
 from architect_nb.execution.engine import build_engine
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
@@ -116,11 +117,4 @@ def test_agent_run_over_http(server: OpenAIStubServer, tmp_path: Path) -> None:
     assert (result.stop_reason, result.final_text) == ("completed", "It is a cart."), result.message
     second = server.requests[1]["messages"]
     assert second[-1]["role"] == "tool" and "class Cart" in second[-1]["content"]
-    assert {t["function"]["name"] for t in server.requests[0]["tools"]} <= {
-        "read_file",
-        "list_files",
-        "search_code",
-        "grep",
-        "find_files",
-        "read_notebook",
-    }
+    assert {t["function"]["name"] for t in server.requests[0]["tools"]} == set(READ_ONLY_TOOLS)
