@@ -3,6 +3,7 @@ with an import. The notebook runs under nbclient before and after, with the same
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -46,9 +47,11 @@ def run_notebook(path: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> list
     for key, value in kernel_env().items():
         monkeypatch.setenv(key, value)
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(
+    client = NotebookClient(
         nb, timeout=60, kernel_name="architect-ipk7", resources={"metadata": {"path": str(path.parent)}}
-    ).execute()
+    )
+    # asyncio.run closes its loop; client.execute() would leave one open for a later test's GC to complain of.
+    asyncio.run(client.async_execute())
     return [
         "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
         for cell in nb.cells
