@@ -97,7 +97,11 @@ class ReadNotebookTool(WorkspaceTool):
             return ToolResult.fail(str(exc))
         text, cells_shown = outline(notebook, args.include_outputs, self.max_chars)
         return ToolResult.ok(
-            text, path=shown, cells=len(notebook.cells), cells_shown=cells_shown, nbformat=notebook.version
+            text,
+            path=shown,
+            cells=len(notebook.cells),
+            cells_shown=cells_shown,
+            nbformat="{}.{}".format(*notebook.version),
         )
 
 
