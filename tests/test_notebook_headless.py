@@ -7,6 +7,7 @@ static run output (no live widget), and no secret from the environment reaches i
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,8 @@ def _run(tmp: Path, ws: Path, kernel: str, cells: list[str], monkeypatch: pytest
     client = NotebookClient(
         nb, timeout=60, kernel_name=f"architect-{kernel}", resources={"metadata": {"path": str(ws)}}
     )
-    client.execute()
+    # asyncio.run closes its event loop; client.execute() would leave one open for a later test's GC to flag.
+    asyncio.run(client.async_execute())
     return nb
 
 

@@ -12,6 +12,7 @@ hook results and cost.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import sys
@@ -147,7 +148,8 @@ def run_notebook(
     client = (
         _client_class()(nb, answer=answer, **kwargs) if answer is not None else NotebookClient(nb, **kwargs)
     )
-    client.execute(env=kernel_environment(env))
+    # asyncio.run closes its event loop; nbclient's execute() would leave one open (a ResourceWarning at GC).
+    asyncio.run(client.async_execute(env=kernel_environment(env)))
     return nb, list(getattr(client, "clicks", []))
 
 
