@@ -6,7 +6,9 @@ need from its modules (`architect_nb.tools.registry`, `architect_nb.config`, ...
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs milliseconds to import; annotations here are only for type checkers
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0.dev0"
 
