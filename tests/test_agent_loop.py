@@ -255,3 +255,18 @@ def test_mcp_server_that_is_down_is_a_warning(project: Path) -> None:
     loop.close()
     assert result.stop_reason == "completed"
     assert any(isinstance(e, Warning) and e.category == "mcp" and "gone" in e.message for e in events)
+
+
+def test_on_error_fires_for_a_failed_tool_but_not_for_a_denial(project: Path) -> None:
+    log = project.parent / "errors.log"
+    model = write_script(
+        project,
+        [
+            {"tool_calls": [{"name": "read_file", "arguments": {"path": "missing.py"}}]},
+            {"tool_calls": [{"name": "write_file", "arguments": {"path": "x.txt", "content": "x"}}]},
+            {"content": "done"},
+        ],
+    )
+    overrides = {"hooks.on_error": [{"command": f"echo $ARCHITECT_TOOL_NAME >> {log}"}]}
+    make_loop(project, model, answers=["deny"], overrides=overrides).run("go")
+    assert log.read_text().split() == ["read_file"]

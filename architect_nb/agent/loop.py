@@ -309,6 +309,8 @@ class AgentLoop:
                 duration_s=round(time.monotonic() - started, 4),
             )
         )
+        if _status(result) == "failed":  # a tool that broke, not a person's or a rule's refusal
+            self._notify(HookEvent.ON_ERROR, {"tool_name": call.name, "error": result.error or ""})
         return result
 
     # ------------------------------------------------------------------ hooks, gates, compression
