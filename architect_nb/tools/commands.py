@@ -11,6 +11,7 @@ The tool refuses blocked commands itself too, so it is safe even when called wit
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -28,10 +29,13 @@ from architect_nb.tools.command_classifier import (
     Sensitivity,
     classify_command,
 )
+from architect_nb.tools.git_config_risk import risky_git_config
 from architect_nb.tools.process import run_process
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
 
 __all__ = ["CommandVerdict", "RunCommandArgs", "RunCommandTool", "Sensitivity", "classify_command"]
+
+_MENTIONS_GIT = re.compile(r"\bgit\b")
 
 #: bash takes one argument of at most 128 KiB; longer scripts belong in a file.
 MAX_RUN_CHARS = 64 * 1024
@@ -79,7 +83,13 @@ class RunCommandTool(WorkspaceTool):
 
     def classify(self, command: str, env: Mapping[str, str] | None = None) -> CommandVerdict:
         """The full verdict for `command` under this tool's configuration."""
-        return classify_command(command, self.commands_config, env=env)
+        verdict = classify_command(command, self.commands_config, env=env)
+        if verdict.sensitivity == "safe" and _MENTIONS_GIT.search(command):
+            risk = risky_git_config(self.workspace_root)
+            if risk is not None:
+                reason = f"this repository's git config ({risk}) can make git run programs, so git asks first"
+                return dataclasses.replace(verdict, sensitivity="dangerous", reason=reason)
+        return verdict
 
     def classify_sensitivity(self, command: str, env: Mapping[str, str] | None = None) -> Sensitivity:
         """'safe', 'dev' or 'dangerous': what the engine's confirmation table needs. Runs nothing."""
