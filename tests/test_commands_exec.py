@@ -306,3 +306,13 @@ def test_the_tool_never_raises(workspace: Path, command: str, cwd: str | None, t
     assert isinstance(result, ToolResult)
     if not result.success:
         assert result.error
+
+
+def test_output_has_no_forced_colour(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ipykernel sets FORCE_COLOR=1; colour codes would reach the model's context and saved transcripts.
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    monkeypatch.setenv("CLICOLOR_FORCE", "1")
+    result = make_tool(workspace).execute(
+        command="echo ${FORCE_COLOR:-unset} ${CLICOLOR_FORCE:-unset} $NO_COLOR"
+    )
+    assert result.success and result.output.splitlines()[-1] == "unset unset 1", result

@@ -42,6 +42,10 @@ MAX_RUN_CHARS = 64 * 1024
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Inherited variables that would make bash run code before the command (`bash -c` reads $BASH_ENV).
 _DROPPED_ENV = ("BASH_ENV", "ENV")
+# Output goes to the model, not a terminal: no colour codes, even when a kernel forces them (ipykernel sets
+# FORCE_COLOR=1). The model's own `env` argument can still ask for colour.
+_COLOR_FORCING_ENV = ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS")
+_NO_COLOR_ENV = {"NO_COLOR": "1", "TERM": "dumb"}
 
 
 class RunCommandArgs(ToolArgs):
@@ -124,7 +128,8 @@ class RunCommandTool(WorkspaceTool):
         if not cwd.is_dir():
             return ToolResult.fail(f"cwd '{self.rel(cwd)}' is not a directory in the workspace.", **meta)
         bash = shutil.which("bash") or "/bin/bash"
-        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV}
+        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV and k not in _COLOR_FORCING_ENV}
+        env.update(_NO_COLOR_ENV)
         env.update(args.env or {})
         timeout = args.timeout or self.commands_config.default_timeout
         try:
