@@ -166,7 +166,7 @@ def test_parallel_read_only_calls(project: Path) -> None:
     assert sorted(statuses) == [("read_file", "failed"), ("read_file", "ok"), ("read_file", "ok")]
 
 
-def test_bad_json_arguments_go_back_to_the_model(project: Path) -> None:
+def test_invalid_json_arguments_are_flagged_not_guessed(project: Path) -> None:
     from architect_nb.agent.llm import _make_call
 
     call = _make_call("c1", "read_file", '{"path": ')
