@@ -62,8 +62,8 @@ def load_ext_time(fe: FrontEnd) -> float:
 
 
 def _seen(fe: FrontEnd, needle: str, start: int, count: int = 1) -> float | None:
-    """When a widget first showed `needle` `count` times, after the `start`-th value update."""
-    return next((t for t, _c, v in fe.values[start:] if v.count(needle) >= count), None)
+    """When the live view first showed `needle` `count` times, after the `start`-th display update."""
+    return next((t for t, _d, html in fe.updates[start:] if html.count(needle) >= count), None)
 
 
 def click_latency(fe: FrontEnd, tmp: Path) -> tuple[list[float], list[float]]:
@@ -77,7 +77,7 @@ def click_latency(fe: FrontEnd, tmp: Path) -> tuple[list[float], list[float]]:
     decided, executed = [], []
     for i in range(CLICKS):
         button = fe.wait_for_button("Approve", timeout=60)
-        start = len(fe.values)
+        start = len(fe.updates)
         sent = fe.click(button.comm_id)
 
         fe.wait(
@@ -104,7 +104,7 @@ def interrupt_latency(fe: FrontEnd, tmp: Path, *, command: bool) -> list[float]:
         mode = "--mode yolo" if command else ""
         cell = fe.execute(f"%%architect --model {model} --workspace {ws} {mode}\nwait")
         if command:
-            fe.wait(lambda: any("sleep 40" in v for _t, _c, v in fe.values[-3:]), 30, "the command")
+            fe.wait(lambda: any("sleep 40" in v for _t, _d, v in fe.updates[-3:]), 30, "the command")
             time.sleep(0.3)
         else:
             fe.wait_for_button("Approve", timeout=60)
@@ -153,6 +153,7 @@ def notebook_size(tmp: Path, kernel: str) -> dict[str, int]:
         "added_total": after - before,
         **sizes,
         "metadata": len(json.dumps(nb.metadata).encode()),
+        "widget_state": len(json.dumps(nb.metadata.get("widgets", {})).encode()),
     }
 
 

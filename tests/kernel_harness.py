@@ -117,6 +117,7 @@ class FrontEnd:
         self.clicks: list[tuple[str, float]] = []
         self.stray: list[dict[str, Any]] = []  # output messages whose parent is no cell
         self.values: list[tuple[float, str, str]] = []  # (time, comm id, new `value`) of widget models
+        self.updates: list[tuple[float, str | None, str]] = []  # (time, display id, text/html) of updates
 
     # ------------------------------------------------------------------ sending
 
@@ -207,6 +208,7 @@ class FrontEnd:
                 self.comms[content["comm_id"]].open = False
         elif kind == "update_display_data":
             display_id = content.get("transient", {}).get("display_id")
+            self.updates.append((time.perf_counter(), display_id, str(content["data"].get("text/html", ""))))
             for other in self.order:
                 for output in other.outputs:
                     if display_id and output.get("display_id") == display_id:

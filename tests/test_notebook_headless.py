@@ -88,6 +88,12 @@ def test_an_unanswered_approval_is_denied_after_the_timeout(
     saved = nbformat.writes(nb)
     assert WIDGET_MIME not in json.dumps([c.outputs for c in nb.cells])
     assert "never approved" in saved
+    # nbclient saves the state of every widget it ever saw, closed or not: here only the one prompt's, with
+    # its text emptied (the diff it showed is not kept twice), a few KB.
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    print(f"widget state kept for one unanswered prompt: {len(json.dumps(state))} B, {len(state)} models")
+    assert len(state) <= 14 and len(json.dumps(state)) < 12_000
+    assert "total = 0.0" not in json.dumps(state) and "shop/cart.py" not in json.dumps(state)
 
 
 @pytest.mark.parametrize("kernel", ["ipk7"])
@@ -120,6 +126,7 @@ def test_a_yolo_run_completes_headless_and_keeps_no_secret(
     [env_result] = [e for e in payload["events"] if e["kind"] == "tool_result" and e["tool"] == "run_command"]
     assert "FAKE_SERVICE_API_KEY=[REDACTED" in env_result["output"]  # the value did flow, and was redacted
     saved = nbformat.writes(nb)
+    assert "widgets" not in nb.metadata, "a run that asked nothing opened a widget"
     assert FAKE_SECRET not in saved
     assert log.exists() and log.stat().st_size > 0
     assert FAKE_SECRET not in log.read_text()

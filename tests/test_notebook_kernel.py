@@ -65,6 +65,11 @@ def _run_output(cell: Cell) -> dict[str, Any]:
     return dict(first["data"][RUN_MIME])
 
 
+def _live_html(cell: Cell) -> str:
+    """What the cell's live view shows now (its first output, redrawn through `update_display_data`)."""
+    return str(cell.outputs[0]["data"].get("text/html", "")) if cell.outputs else ""
+
+
 def _finished(payload: dict[str, Any]) -> dict[str, Any]:
     assert payload["events"][-1]["kind"] == "run_finished"
     return dict(payload["events"][-1])
@@ -81,6 +86,7 @@ def test_approve_while_busy_keeps_run_all_order(fe: FrontEnd, ws: Path) -> None:
     c1 = fe.execute(f"%%architect --model {model}\nMake totals floats")
     c2 = fe.execute("print('cell two')")
     c3 = fe.execute("print('cell three')")
+    cart_before = (ws / "shop" / "cart.py").read_text()
     button = fe.wait_for_button("Approve")
     fe.pump()
     assert not c1.done and not c2.done and not c3.done, "queued cells ran before the agent cell ended"
@@ -97,9 +103,20 @@ def test_approve_while_busy_keeps_run_all_order(fe: FrontEnd, ws: Path) -> None:
     # The run's output is all in its own cell; the queued cells hold only their own prints.
     assert [o.get("text") for o in c2.outputs] == ["cell two\n"]
     assert [o.get("text") for o in c3.outputs] == ["cell three\n"]
-    assert any(WIDGET_MIME in o.get("data", {}) for o in c1.outputs[1:])  # the Undo this run button
+    # No widget is left in the finished cell: the prompt's output is emptied, so a saved notebook reopened
+    # without the kernel shows no "Error displaying widget" (the labextension draws the Undo button).
+    assert not any(WIDGET_MIME in o.get("data", {}) for o in c1.outputs), c1.outputs
     assert not fe.buttons("Approve"), "the buttons were not replaced by the decision"
+    assert not [c for c in fe.comms.values() if c.open], "widgets left open after the run"
     _no_stray_output(fe)
+    undo = fe.run("%architect undo")
+    assert undo.status == "ok" and "restored 1 file(s)" in undo.text(), fe.describe()
+    [result] = [o for o in undo.outputs if o["output_type"] == "execute_result"]
+    assert result["metadata"] == {"architect_nb": {"level": "info"}}
+    assert (ws / "shop" / "cart.py").read_text() == cart_before
+    again = fe.run("%architect undo")
+    [result] = [o for o in again.outputs if o["output_type"] == "execute_result"]
+    assert result["metadata"] == {"architect_nb": {"level": "error"}} and "already undone" in again.text()
 
 
 def test_deny_with_a_reason_reaches_the_model(fe: FrontEnd, ws: Path) -> None:
@@ -265,7 +282,7 @@ def test_interrupt_while_the_model_streams(fe: FrontEnd) -> None:
         fe.run(f"%architect config llm.api_base={model.url} llm.api_key_env=STUB_API_KEY llm.retries=0")
         c1 = fe.execute("%%architect --model openai/stub\nTalk slowly")
         c2 = fe.execute("print('queued')")
-        fe.wait(lambda: any("word2" in v for _t, _c, v in fe.values[-3:]), 60, "the model to stream")
+        fe.wait(lambda: "word2" in _live_html(c1), 60, "the model to stream")
         sent = fe.interrupt()
         fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")
         assert c1.reply_at is not None and c1.reply_at - sent < 1.0

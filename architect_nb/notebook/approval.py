@@ -76,20 +76,21 @@ class ApprovalPrompt:
         self.approve_all = False
         self.clicked_at: float | None = None
         self._lock = threading.Lock()
-        self.question = widgets.HTML(_question_html(request))
+        # Layout and style models are shared where the look allows: fewer comm models to open, close and (in
+        # a client that records widget state, like nbclient) save. `button_style` is the Button's own trait.
+        layout, style = widgets.Layout(width="auto"), widgets.ButtonStyle()
+        self.question = widgets.HTML(_question_html(request), layout=layout)
         self.reason = widgets.Text(
             placeholder="Reason (optional; sent to the model with Deny)", layout=widgets.Layout(width="320px")
         )
-        styles = ("success", "danger", "warning", "")
         self.buttons = [
-            widgets.Button(description=label, button_style=style, tooltip=label)
-            for label, style in zip(BUTTON_LABELS, styles, strict=True)
+            widgets.Button(description=label, button_style=kind, tooltip=label, style=style, layout=layout)
+            for label, kind in zip(BUTTON_LABELS, ("success", "danger", "warning", ""), strict=True)
         ]
         self.buttons[3].tooltip = "Approve this call and every call like it for the rest of this run"
-        self.buttons[3].layout = widgets.Layout(width="auto")
         for button, decision in zip(self.buttons, ("approve", "deny", "abort", "approve_all"), strict=True):
             button.on_click(self._callback(decision))
-        self.controls = widgets.HBox([*self.buttons, self.reason])
+        self.controls = widgets.HBox([*self.buttons, self.reason], layout=layout)
         self.box = widgets.VBox(
             [self.question, self.controls],
             layout=widgets.Layout(border="1px solid #d4a72c", padding="4px 8px", margin="4px 0"),

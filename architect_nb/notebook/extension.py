@@ -54,10 +54,3 @@ def unload(ipython: Any) -> None:
     while transform_cell in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(transform_cell)
     ipython.magics_manager.magics["line"].pop("architect", None)
-    import sys
-
-    if "architect_nb.notebook.undo_button" in sys.modules:
-        from architect_nb.notebook.state import get_session
-        from architect_nb.notebook.undo_button import UndoButton
-
-        UndoButton.retire_all(get_session())

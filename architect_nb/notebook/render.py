@@ -239,9 +239,15 @@ def _plain(payload: Mapping[str, Any]) -> str:
                 f"files changed: {files}; {event.get('total_tokens')} tokens, "
                 f"${float(event.get('total_cost_usd', 0.0)):.4f}"
             )
-    if payload.get("run_id"):
+    if _undoable(payload):
         lines.append(f"Undo this run: %architect undo {payload['run_id']}")
     return "\n".join(lines)
+
+
+def _undoable(payload: Mapping[str, Any]) -> bool:
+    """A run with an id that changed files (the labextension draws an Undo button for the same runs)."""
+    finished = [e for e in payload.get("events", []) if e.get("kind") == "run_finished"]
+    return bool(payload.get("run_id")) and bool(finished and finished[-1].get("files_changed"))
 
 
 @dataclass(frozen=True)
@@ -260,7 +266,7 @@ class RunOutput:
         undo = (
             f'<div style="color:#6e7781;font-size:12px">Run {_e(run_id)} · undo with '
             f"<code>%architect undo {_e(run_id)}</code></div>"
-            if run_id
+            if _undoable(self.payload)
             else ""
         )
         return f'<div class="architect-nb-run" style="font-size:13px;line-height:1.4">{body}{undo}</div>'
@@ -283,13 +289,18 @@ class MessageOutput:
     text: str
     level: str = "error"
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
+    def _repr_mimebundle_(
+        self, include: Any = None, exclude: Any = None, **kwargs: Any
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         text = default_redactor().redact(self.text)
         colour = "#cf222e" if self.level == "error" else "#57606a"
-        return {
+        data = {
             "text/plain": text,
             "text/html": f'<div style="color:{colour};white-space:pre-wrap">{_e(text)}</div>',
         }
+        # The level rides in metadata so a caller (the labextension's Undo button) can tell success from
+        # failure without parsing the text, and no extra MIME type competes for the front end's choice.
+        return data, {"architect_nb": {"level": self.level}}
 
     def __repr__(self) -> str:
         return default_redactor().redact(self.text)

@@ -147,7 +147,6 @@ async def run_cell(line: str, body: str) -> None:
     from architect_nb.notebook.approval import WidgetConfirmer
     from architect_nb.notebook.live import LiveView
 
-    _retire_undo_buttons(session)
     live = LiveView(approval_timeout=config.notebook.approval_timeout)
     confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
     try:
@@ -201,13 +200,3 @@ def _finish(session: Session, run: CellRun, display: Any) -> None:
     )
     if error is not None:
         display(MessageOutput(f"The run stopped on an internal error: {type(error).__name__}: {error}"))
-    if finished is not None and finished.files_changed:
-        from architect_nb.notebook.undo_button import UndoButton
-
-        UndoButton.show(session, run.loop.run_id)
-
-
-def _retire_undo_buttons(session: Session) -> None:
-    from architect_nb.notebook.undo_button import UndoButton
-
-    UndoButton.retire_all(session)

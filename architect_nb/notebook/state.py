@@ -47,7 +47,6 @@ class Session:
         self.overrides: dict[str, Any] = {}
         self.mode: ConfirmMode | None = None
         self.history: list[RunRecord] = []
-        self.undo_hooks: list[Any] = []  # callables told about an undo (to retire "Undo this run" buttons)
 
     # ------------------------------------------------------------------ config
 
@@ -80,12 +79,12 @@ class Session:
 
     def undo(self, run: str | None = None) -> UndoReport:
         record = self.find(run)
+        if record.undone is not None:
+            raise UsageError(f"%architect undo: run {record.run_id} was already undone ({record.undone}).")
         if record.engine is None:
             raise UsageError(f"%architect undo: run {record.run_id} kept no checkpoints.")
         report = record.engine.checkpoints.undo(record.run_id)
         record.undone = report
-        for hook in list(self.undo_hooks):
-            hook(record.run_id)
         return report
 
     # ------------------------------------------------------------------ the line magic

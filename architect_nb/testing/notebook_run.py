@@ -198,7 +198,7 @@ def print_cell(cell: Any, index: int, stream: IO[str], *, color: bool = False) -
             if RUN_MIME in data:
                 replay(data[RUN_MIME], TranscriptPrinter(stream, color=color))
             elif _WIDGET_MIME in data:
-                continue  # a live widget (the "Undo this run" button): nothing to read in a terminal
+                continue  # an approval prompt: nothing to read in a terminal
             elif "text/plain" in data:
                 stream.write(str(data["text/plain"]) + "\n")
     stream.flush()
