@@ -1,22 +1,42 @@
 /**
- * architect-nb's JupyterLab extension: a MIME renderer for run transcripts
- * (`application/vnd.architect-nb.run+json`).
+ * architect-nb's JupyterLab extension: a renderer for run transcripts
+ * (`application/vnd.architect-nb.run+json`) whose "Undo this run" button runs
+ * `%architect undo` in the notebook's kernel. It is a regular plugin rather
+ * than a MIME extension because a MIME extension cannot reach a kernel.
  */
 
-import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import type {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { INotebookTracker } from '@jupyterlab/notebook';
+import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
-import { rendererFactory } from './widget';
+import { notebookUndoRunner } from './kernelundo';
+import { createRendererFactory } from './widget';
 
 export { RUN_MIME_TYPE } from './types';
-export { RunRenderer, rendererFactory } from './widget';
+export { RunRenderer, createRendererFactory, rendererFactory } from './widget';
+export type { IUndoResult, IUndoRunner } from './undo';
 
-const extension: IRenderMime.IExtension = {
+/** The renderer's rank, as the MIME extension had it: ahead of JSON (50), behind HTML and Markdown. */
+export const RENDERER_RANK = 40;
+
+const plugin: JupyterFrontEndPlugin<void> = {
   id: 'architect-nb:run-renderer',
   description:
-    'Renders architect-nb runs as a timeline of steps, tool calls, diffs and costs.',
-  rendererFactory,
-  rank: 40,
-  dataType: 'json'
+    'Renders architect-nb runs as a timeline of steps, tool calls, diffs and costs, with an undo button.',
+  autoStart: true,
+  requires: [IRenderMimeRegistry],
+  optional: [INotebookTracker],
+  activate: (
+    app: JupyterFrontEnd,
+    rendermime: IRenderMimeRegistry,
+    notebooks: INotebookTracker | null
+  ) => {
+    const runner = notebooks === null ? null : notebookUndoRunner(notebooks);
+    rendermime.addFactory(createRendererFactory(runner), RENDERER_RANK);
+  }
 };
 
-export default extension;
+export default plugin;

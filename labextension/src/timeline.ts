@@ -23,6 +23,7 @@ import {
   IStepView
 } from './model';
 import type { IRunPayload, IRunWarning } from './types';
+import { isValidRunId, IUndoRunner, UndoControl } from './undo';
 
 /** The badge style of each call status. */
 const STATUS_STYLE: Record<CallStatus, string> = {
@@ -278,7 +279,24 @@ function fact(label: string, value: string | Node): HTMLElement {
   return h('span', 'anb-fact', h('span', 'anb-fact-label', label), value);
 }
 
-function renderSummary(view: IRunView): HTMLElement {
+/** The undo button: only for a finished run that changed files, with a run id safe to put in kernel code. */
+function undoControl(
+  view: IRunView,
+  runId: string,
+  runner: IUndoRunner | null
+): UndoControl | null {
+  const done = view.finished;
+  if (
+    done === null ||
+    done.files_changed.length === 0 ||
+    !isValidRunId(runId)
+  ) {
+    return null;
+  }
+  return new UndoControl(runId, runner);
+}
+
+function renderSummary(view: IRunView, undo: UndoControl | null): HTMLElement {
   const done = view.finished;
   if (done === null) {
     const cost = view.lastCost;
@@ -318,28 +336,37 @@ function renderSummary(view: IRunView): HTMLElement {
     files,
     done.untracked_changes_note
       ? h('div', 'anb-muted anb-note', done.untracked_changes_note)
-      : null
+      : null,
+    undo?.node
   );
 }
 
-/** Render a whole transcript into `host`, replacing what was there. */
+/**
+ * Render a whole transcript into `host`, replacing what was there. Returns the
+ * undo button's control, if the run has one, so the caller can `update()` it
+ * once `host` is in the page.
+ */
 export async function renderRun(
   payload: IRunPayload,
   host: HTMLElement,
-  services: IMarkdownServices = {}
-): Promise<void> {
+  services: IMarkdownServices = {},
+  undoRunner: IUndoRunner | null = null
+): Promise<UndoControl | null> {
   const view = buildRunView(payload.events);
   const steps = await Promise.all(
     view.steps.map(step => renderStep(step, services))
   );
+  const undo = undoControl(view, payload.run_id, undoRunner);
   const root = h(
     'div',
     'anb-run',
     renderHeader(view),
     renderWarnings(view.warnings),
     h('div', 'anb-timeline', ...steps),
-    renderSummary(view)
+    renderSummary(view, undo)
   );
   root.dataset.runId = payload.run_id;
   host.replaceChildren(root);
+  undo?.update();
+  return undo;
 }

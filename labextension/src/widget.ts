@@ -6,12 +6,18 @@ import { Widget } from '@lumino/widgets';
 import { h } from './dom';
 import { renderRun } from './timeline';
 import { parsePayload, PayloadError, RUN_MIME_TYPE } from './types';
+import type { IUndoRunner, UndoControl } from './undo';
 
 /** The CSS class on every run renderer. */
 const CLASS_NAME = 'anb-RunRenderer';
 
 export class RunRenderer extends Widget implements IRenderMime.IRenderer {
-  constructor(private readonly options: IRenderMime.IRendererOptions) {
+  private undo: UndoControl | null = null;
+
+  constructor(
+    private readonly options: IRenderMime.IRendererOptions,
+    private readonly undoRunner: IUndoRunner | null = null
+  ) {
     super();
     this.addClass(CLASS_NAME);
   }
@@ -20,11 +26,17 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
     const data = model.data[this.options.mimeType ?? RUN_MIME_TYPE];
     try {
       const payload = parsePayload(data);
-      await renderRun(payload, this.node, {
-        markdownParser: this.options.markdownParser,
-        sanitizer: this.options.sanitizer
-      });
+      this.undo = await renderRun(
+        payload,
+        this.node,
+        {
+          markdownParser: this.options.markdownParser,
+          sanitizer: this.options.sanitizer
+        },
+        this.undoRunner
+      );
     } catch (error) {
+      this.undo = null;
       const message =
         error instanceof PayloadError
           ? error.message
@@ -32,12 +44,28 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
       this.node.replaceChildren(h('div', 'anb-render-error', message));
     }
   }
+
+  /** Only in the page can the undo button tell whether a notebook's kernel is at hand. */
+  protected onAfterAttach(): void {
+    this.undo?.update();
+  }
 }
 
-/** Creates a `RunRenderer` for the run-transcript MIME type. */
-export const rendererFactory: IRenderMime.IRendererFactory = {
-  safe: true,
-  mimeTypes: [RUN_MIME_TYPE],
-  defaultRank: 40,
-  createRenderer: options => new RunRenderer(options)
-};
+/**
+ * A factory of `RunRenderer`s for the run-transcript MIME type. With an
+ * `undoRunner`, runs that changed files get a working "Undo this run" button;
+ * without one, the button is disabled and says which magic to run instead.
+ */
+export function createRendererFactory(
+  undoRunner: IUndoRunner | null = null
+): IRenderMime.IRendererFactory {
+  return {
+    safe: true,
+    mimeTypes: [RUN_MIME_TYPE],
+    defaultRank: 40,
+    createRenderer: options => new RunRenderer(options, undoRunner)
+  };
+}
+
+/** The factory without a kernel: for contexts that only render. */
+export const rendererFactory = createRendererFactory();

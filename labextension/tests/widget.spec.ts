@@ -1,7 +1,19 @@
+import type { JupyterFrontEnd } from '@jupyterlab/application';
+import type { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
+import { Widget } from '@lumino/widgets';
 
-import extension, { RUN_MIME_TYPE } from '../src/index';
-import { rendererFactory } from '../src/widget';
+// The plugin needs only the tokens from these packages; their real modules are ES modules jest does not load.
+jest.mock('@jupyterlab/notebook', () => ({
+  INotebookTracker: 'notebook-tracker'
+}));
+jest.mock('@jupyterlab/rendermime', () => ({
+  IRenderMimeRegistry: 'rendermime'
+}));
+
+import plugin, { RUN_MIME_TYPE } from '../src/index';
+import type { IUndoRunner } from '../src/undo';
+import { createRendererFactory, rendererFactory } from '../src/widget';
 import { rawFixture } from './helpers';
 
 function model(data: unknown): IRenderMime.IMimeModel {
@@ -21,21 +33,83 @@ const options: IRenderMime.IRendererOptions = {
   latexTypesetter: null
 };
 
-describe('the MIME extension', () => {
-  it('registers a JSON renderer for the run MIME type', () => {
-    expect(extension.id).toBe('architect-nb:run-renderer');
-    expect(extension.dataType).toBe('json');
-    expect(rendererFactory.mimeTypes).toEqual([
-      'application/vnd.architect-nb.run+json'
-    ]);
-    expect(rendererFactory.safe).toBe(true);
+/** Activate the plugin against a registry that records what it is given. */
+function activate(
+  tracker: unknown
+): Array<{ factory: IRenderMime.IRendererFactory; rank?: number }> {
+  const added: Array<{ factory: IRenderMime.IRendererFactory; rank?: number }> =
+    [];
+  const registry = {
+    addFactory: (factory: IRenderMime.IRendererFactory, rank?: number) =>
+      added.push({ factory, rank })
+  } as unknown as IRenderMimeRegistry;
+  void plugin.activate({} as JupyterFrontEnd, registry, tracker);
+  return added;
+}
+
+describe('the plugin', () => {
+  it('starts by itself, needs the rendermime registry and uses notebooks if there are any', () => {
+    expect(plugin.id).toBe('architect-nb:run-renderer');
+    expect(plugin.autoStart).toBe(true);
+    expect(plugin.requires).toEqual(['rendermime']);
+    expect(plugin.optional).toEqual(['notebook-tracker']);
   });
 
+  it('registers a safe renderer for the run MIME type at rank 40, with or without notebooks', () => {
+    for (const tracker of [null, { find: () => undefined }]) {
+      const added = activate(tracker);
+      expect(added).toHaveLength(1);
+      expect(added[0].rank).toBe(40);
+      expect(added[0].factory.mimeTypes).toEqual([
+        'application/vnd.architect-nb.run+json'
+      ]);
+      expect(added[0].factory.safe).toBe(true);
+    }
+  });
+
+  it('gives the renderer an undo button that finds the notebook only once attached', async () => {
+    const panel = document.createElement('div');
+    document.body.replaceChildren(panel);
+    const [{ factory }] = activate({
+      find: (test: (panel: { node: HTMLElement }) => boolean) =>
+        test({ node: panel }) ? { node: panel } : undefined
+    });
+    const widget = factory.createRenderer(options);
+    await widget.renderModel(model(rawFixture('whole_job')));
+    const undo =
+      widget.node.querySelector<HTMLButtonElement>('.anb-undo-button');
+    expect(undo?.disabled).toBe(true);
+    Widget.attach(widget, panel);
+    expect(undo?.disabled).toBe(false);
+    Widget.detach(widget);
+  });
+});
+
+describe('the renderer', () => {
   it('renders a real transcript into the widget node', async () => {
     const widget = rendererFactory.createRenderer(options);
     await widget.renderModel(model(rawFixture('whole_job')));
     expect(widget.node.classList).toContain('anb-RunRenderer');
     expect(widget.node.querySelectorAll('details.anb-step')).toHaveLength(6);
+  });
+
+  it('re-checks the undo button when attached, and keeps it off without a runner', async () => {
+    const runner: IUndoRunner = {
+      canRun: node => node.isConnected,
+      run: async () => ({ ok: true, message: '' })
+    };
+    for (const [factory, enabled] of [
+      [createRendererFactory(runner), true],
+      [rendererFactory, false]
+    ] as const) {
+      const widget = factory.createRenderer(options);
+      await widget.renderModel(model(rawFixture('whole_job')));
+      Widget.attach(widget, document.body);
+      const undo =
+        widget.node.querySelector<HTMLButtonElement>('.anb-undo-button');
+      expect(undo?.disabled).toBe(!enabled);
+      Widget.detach(widget);
+    }
   });
 
   it('says what is wrong with a payload it cannot show', async () => {

@@ -1,0 +1,109 @@
+/**
+ * The `IUndoRunner` of a JupyterLab session: finds the notebook that shows a
+ * run and executes `%architect undo RUN_ID` in its kernel. Only types are
+ * imported from JupyterLab, so tests can pass plain fakes.
+ */
+
+import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
+
+import { IUndoResult, IUndoRunner, undoCode } from './undo';
+
+/** The metadata the kernel puts on the undo's `execute_result`. */
+interface IUndoMetadata {
+  level?: unknown;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Read the undo's `execute_result`: the report, and whether it says the undo failed. */
+function readResult(
+  content: KernelMessage.IExecuteResultMsg['content']
+): IUndoResult {
+  const text = content.data?.['text/plain'];
+  const report = (
+    Array.isArray(text) ? text.join('') : String(text ?? '')
+  ).trim();
+  const meta = content.metadata?.['architect_nb'];
+  const level = isRecord(meta) ? (meta as IUndoMetadata).level : undefined;
+  return {
+    ok: level === 'info',
+    message: report || 'The kernel gave no report for the undo.'
+  };
+}
+
+/** Run the undo of `runId` in `kernel` and read the kernel's answer; never rejects. */
+export async function executeUndo(
+  kernel: Kernel.IKernelConnection,
+  runId: string
+): Promise<IUndoResult> {
+  let code: string;
+  try {
+    code = undoCode(runId);
+  } catch (error) {
+    return { ok: false, message: String(error) };
+  }
+  // Set from the IOPub callback, so typed here rather than narrowed to null.
+  let answer = null as IUndoResult | null;
+  try {
+    const future = kernel.requestExecute({
+      code,
+      silent: false,
+      store_history: false,
+      stop_on_error: false,
+      // Nothing in an undo asks for input; if something did, it must fail rather than wait for ever.
+      allow_stdin: false
+    });
+    future.onIOPub = msg => {
+      const type = msg.header.msg_type;
+      if (type === 'execute_result') {
+        answer = readResult((msg as KernelMessage.IExecuteResultMsg).content);
+      } else if (type === 'error') {
+        const { ename, evalue } = (msg as KernelMessage.IErrorMsg).content;
+        answer = { ok: false, message: `${ename}: ${evalue}` };
+      }
+    };
+    const reply = await future.done;
+    const content = reply.content;
+    if (content.status === 'error') {
+      return answer !== null && !answer.ok
+        ? answer
+        : { ok: false, message: `${content.ename}: ${content.evalue}` };
+    }
+    if (content.status === 'aborted') {
+      return { ok: false, message: 'The kernel aborted the undo.' };
+    }
+  } catch (error) {
+    return {
+      ok: false,
+      message: `The undo did not finish in the kernel: ${String(error)}`
+    };
+  }
+  return (
+    answer ?? {
+      ok: false,
+      message: `The kernel did not report on the undo; run %architect undo ${runId} in a cell to see why.`
+    }
+  );
+}
+
+/** Undo through the kernel of whichever tracked notebook contains the run's output. */
+export function notebookUndoRunner(tracker: INotebookTracker): IUndoRunner {
+  const panelOf = (node: HTMLElement): NotebookPanel | undefined =>
+    tracker.find(panel => panel.node.contains(node));
+  return {
+    canRun: node => panelOf(node) !== undefined,
+    run: async (runId, node) => {
+      const kernel = panelOf(node)?.sessionContext.session?.kernel;
+      if (!kernel) {
+        return {
+          ok: false,
+          message: `This notebook has no running kernel. Start one and click again, or run %architect undo ${runId} in a cell.`
+        };
+      }
+      return executeUndo(kernel, runId);
+    }
+  };
+}
