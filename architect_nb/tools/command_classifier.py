@@ -36,7 +36,30 @@ MAX_SHELL_DEPTH = 8
 _OK_WRITE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _FD_DUP = re.compile(r"^(?:\d+|-)$")
 _DOWNLOADERS = frozenset({"curl", "wget"})
+#: Programs that turn encoded or compressed bytes back into text, and the options that make them decode.
+#: Piped into an interpreter they hide the code from every check (`echo cm0g... | base64 -d | bash`).
+_DECODERS: dict[str, frozenset[str] | None] = {
+    "base64": frozenset({"-d", "--decode", "-D", "-di", "-id"}),
+    "basenc": frozenset({"-d", "--decode"}),
+    "base32": frozenset({"-d", "--decode"}),
+    "xxd": frozenset({"-r", "-revert", "-rp", "-pr"}),
+    "openssl": frozenset({"-d", "-decode"}),
+    "uudecode": None,
+    "gunzip": None,
+    "zcat": None,
+    "bzcat": None,
+    "xzcat": None,
+    "unxz": None,
+    "zstdcat": None,
+    "gzip": frozenset({"-d", "--decompress", "-dc", "-cd"}),
+    "bzip2": frozenset({"-d", "--decompress", "-dc", "-cd"}),
+    "xz": frozenset({"-d", "--decompress", "-dc", "-cd"}),
+    "zstd": frozenset({"-d", "--decompress", "-dc", "-cd"}),
+    "rev": None,
+    "tr": None,
+}
 _INTERPRETERS = rules.SHELLS | {"eval", "source", ".", "python", "perl", "ruby", "node", "php", "busybox"}
+_VERSIONED = re.compile(r"^(?:python|pypy|perl|ruby|node|nodejs|php|lua|tclsh|Rscript)[\d.]*$")
 _FAIL_CLOSED = {
     "eval": "eval runs a string as shell code",
     "source": "source runs a file as shell code",
@@ -246,7 +269,7 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
     program = cmd.words[0].value
     if program is not None:
         base = program.rsplit("/", 1)[-1]
-        if base in _INTERPRETERS or base in ("env", "xargs", "sudo", "timeout", "nice", "nohup"):
+        if _interpreter(base) or base in ("env", "xargs", "sudo", "timeout", "nice", "nohup"):
             _piped_into(cmd, parsed, base, judgement, depth)
     _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
 
@@ -289,6 +312,8 @@ def _piped_into(
                 name = other.words[0].skeleton.rsplit("/", 1)[-1]
                 if name in _DOWNLOADERS:
                     judgement.block(f"pipes a download ({name}) into {base}")
+                if _decodes(name, other.words[1:]):
+                    judgement.block(f"pipes decoded data ({name}) into {base}; run the code as written")
                 if (
                     other_stage == stage - 1
                     and name in ("echo", "printf")
@@ -296,6 +321,18 @@ def _piped_into(
                     and all(w.value is not None for w in other.words[1:])
                 ):
                     _script(" ".join(w.value or "" for w in other.words[1:]), judgement, depth + 1)
+
+
+def _interpreter(base: str) -> bool:
+    """Runs code it is given (`python3.12` as much as `python`)."""
+    return base in _INTERPRETERS or bool(_VERSIONED.match(base))
+
+
+def _decodes(name: str, args: Sequence[Word]) -> bool:
+    if name not in _DECODERS:
+        return False
+    options = _DECODERS[name]
+    return options is None or any((w.value or w.text) in options for w in args)
 
 
 def _argv(
@@ -330,10 +367,13 @@ def _argv(
     normalized = " ".join([base, *(v if v is not None else t for v, t in zip(values, texts, strict=True))])
     _raw_backstop(normalized, judgement)
     for word in args:
-        if word.inner_programs and base in _INTERPRETERS:
+        if word.inner_programs and _interpreter(base):
             downloads = _DOWNLOADERS.intersection(p.rsplit("/", 1)[-1] for p in word.inner_programs)
             if downloads:
                 judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
+            decoded = set(_DECODERS).intersection(p.rsplit("/", 1)[-1] for p in word.inner_programs)
+            if decoded and base in rules.SHELLS | {"eval", "source", "."}:
+                judgement.block(f"runs code decoded by {sorted(decoded)[0]}; run the code as written")
     wrapped = unwrap(base, args, stdin_text)
     if wrapped is not None:
         if wrapped.blocked is not None:
