@@ -118,3 +118,38 @@ def test_agent_run_over_http(server: OpenAIStubServer, tmp_path: Path) -> None:
     second = server.requests[1]["messages"]
     assert second[-1]["role"] == "tool" and "class Cart" in second[-1]["content"]
     assert {t["function"]["name"] for t in server.requests[0]["tools"]} == set(READ_ONLY_TOOLS)
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_arguments_that_are_not_a_json_object_go_back_to_the_model(
+    server: OpenAIStubServer, tmp_path: Path, stream: bool
+) -> None:
+    """Broken arguments (cut off, not an object) become failed results; nothing runs, the run goes on."""
+    project = copy_sample_project(tmp_path / "p")
+    cart = project / "shop" / "cart.py"
+    before = cart.read_bytes()
+    server.queue(
+        Reply.calls(
+            ("edit_file", '{"path": "shop/cart.py", "old_str": "total = 0\\n", "new_str": '),
+            ("write_file", '["shop/cart.py", ""]'),
+        ),
+        Reply.text("I will send valid arguments next time."),
+    )
+    config = load_config(
+        overrides={
+            "workspace.root": str(project),
+            "llm": {"model": "openai/stub", "api_base": server.url, "api_key_env": "STUB_API_KEY"},
+            "llm.stream": stream,
+        },
+        environ={},
+    )
+    loop = AgentLoop(build_engine(config, mode="yolo"), LiteLLMClient(config.llm), resolve_agent("build"))
+    result = loop.run("Make totals floats")
+    assert result.stop_reason == "completed", result.message
+    assert cart.read_bytes() == before
+    tool_messages = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_0", "call_1"]
+    assert "not valid JSON" in tool_messages[0]["content"]
+    assert "must be a JSON object" in tool_messages[1]["content"]
+    results = [e for e in loop.transcript.events if e.kind == "tool_result"]
+    assert [r.status for r in results] == ["failed", "failed"]

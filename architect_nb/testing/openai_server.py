@@ -27,7 +27,7 @@ class Reply:
     """One canned answer."""
 
     content: str | None = None
-    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()  # a str is sent as raw arguments
     status: int = 200
     error_body: dict[str, Any] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()
@@ -39,7 +39,7 @@ class Reply:
         return cls(content=content)
 
     @classmethod
-    def calls(cls, *calls: tuple[str, dict[str, Any]], content: str | None = None) -> Reply:
+    def calls(cls, *calls: tuple[str, dict[str, Any] | str], content: str | None = None) -> Reply:
         return cls(content=content, tool_calls=tuple(calls))
 
     @classmethod
@@ -144,7 +144,11 @@ def _usage(reply: Reply) -> dict[str, int]:
 
 def _tool_call_list(reply: Reply) -> list[dict[str, Any]]:
     return [
-        {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+        }
         for i, (name, args) in enumerate(reply.tool_calls)
     ]
 
