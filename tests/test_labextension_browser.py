@@ -3,8 +3,9 @@
 The test starts `jupyter lab` on a temporary folder holding a notebook and a copy of the sample project, runs
 an `%%architect` cell on the scripted model in confirm-sensitive mode, clicks Approve for the first edit and
 Deny (with a reason) for the second, and then checks the file on disk, that the cell finished, and what the
-labextension rendered: the approved diff, the hook result, the denial. Screenshots are saved under the test's
-temporary folder (the path is printed) in the light and the dark theme.
+labextension rendered: the approved diff, the hook result, the denial. Last it clicks the renderer's
+"Undo this run", which runs `%architect undo RUN` in the notebook's kernel, and checks that the file is back.
+Screenshots are saved under the test's temporary folder (the path is printed) in the light and the dark theme.
 """
 
 from __future__ import annotations
@@ -243,6 +244,7 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
 
     url, workspace, artifacts = lab
     cart = workspace / "shop" / "cart.py"
+    original = cart.read_bytes()
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
             str(artifacts.parent / "chromium-profile"),
@@ -335,6 +337,20 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             dark_bg = run.locator(".anb-summary").evaluate("n => getComputedStyle(n).backgroundColor")
             assert dark_bg != light_bg
             run.screenshot(path=str(artifacts / "4-timeline-dark.png"))
+
+            # Undo the first run from its rendered output: the labextension runs `%architect undo RUN` in this
+            # notebook's kernel and shows the kernel's report in place of the button.
+            _kernel_idle(page)
+            undo = run.locator(".anb-summary").get_by_role("button", name="Undo this run", exact=True)
+            expect(undo).to_be_enabled()
+            undo.click()
+            done = run.locator(".anb-summary .anb-undo-done")
+            expect(done).to_contain_text("Undone", timeout=60_000)
+            expect(done).to_contain_text("restored 1 file(s)")
+            expect(run.locator(".anb-undo-error")).to_be_hidden()
+            assert cart.read_bytes() == original
+            expect(long_run.get_by_role("button", name="Undo this run", exact=True)).to_be_enabled()
+            run.locator(".anb-summary").screenshot(path=str(artifacts / "5-undone-dark.png"))
             assert outside == []
         finally:
             context.close()
