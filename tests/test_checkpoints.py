@@ -36,6 +36,35 @@ def test_undo_restores_edits_and_removes_created_files(workspace: Path) -> None:
     assert engine.checkpoints.files(run) == []
 
 
+def test_undo_does_not_follow_a_folder_swapped_for_a_symlink_since_the_run(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command may replace a folder by a link after the run; undo must not write or delete through it."""
+    outside = tmp_path / "not-the-workspace"
+    outside.mkdir()
+    (outside / "a.py").write_text("outside a\n")
+    (outside / "b.txt").write_text("outside b\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "a.py").write_text("inside a\n")
+    (workspace / "keep.txt").write_text("keep\n")
+    engine, _ = make_engine(workspace)
+    run = engine.run_id
+    assert engine.execute_tool_call("write_file", {"path": "sub/a.py", "content": "edited\n"}).success
+    assert engine.execute_tool_call("write_file", {"path": "sub/b.txt", "content": "created\n"}).success
+    assert engine.execute_tool_call("write_file", {"path": "keep.txt", "content": "changed\n"}).success
+    (workspace / "sub" / "a.py").unlink()
+    (workspace / "sub" / "b.txt").unlink()
+    (workspace / "sub").rmdir()
+    (workspace / "sub").symlink_to(outside, target_is_directory=True)
+
+    report = engine.checkpoints.undo(run)
+    assert (outside / "a.py").read_text() == "outside a\n"  # not overwritten through the link
+    assert (outside / "b.txt").read_text() == "outside b\n"  # not deleted through the link
+    assert (workspace / "keep.txt").read_text() == "keep\n"  # the rest of the run is still undone
+    assert len(report.errors) == 2 and all("symbolic link" in e for e in report.errors)
+    assert not report.ok and "Problems:" in str(report)
+
+
 def test_failed_and_dry_run_calls_leave_nothing_to_undo(workspace: Path) -> None:
     engine, _ = make_engine(workspace, dry_run=True)
     engine.execute_tool_call("write_file", {"path": "a.txt", "content": "x"})

@@ -8,6 +8,10 @@ says so whenever the run executed commands.
 
 Snapshots live in memory. A file larger than `max_bytes` is not snapshotted; `record` says so and undo
 leaves it alone.
+
+Paths are recorded resolved (symlink-free, as `validate_path` returns them). Undo restores a path only if it
+still resolves to itself: a folder swapped for a symlink since the run (by a command, say) would otherwise
+carry the restore, or the removal of a created file, outside the workspace.
 """
 
 from __future__ import annotations
@@ -170,13 +174,28 @@ def _missing_parents(path: Path) -> tuple[Path, ...]:
     return tuple(missing)
 
 
+def _moved(path: Path) -> bool:
+    """True when `path` no longer resolves to itself: one of its folders (or itself) became a symlink."""
+    try:
+        return os.path.realpath(path) != os.fspath(path)
+    except (OSError, ValueError):
+        return True
+
+
 def _restore(checkpoint: Checkpoint, report: UndoReport) -> None:
     path = checkpoint.path
+    if _moved(path):
+        report.errors.append(
+            f"{path}: not restored, because it is now reached through a symbolic link (changed since the run)"
+        )
+        return
     if checkpoint.content is None:
         if os.path.lexists(path) and not path.is_dir():
             path.unlink()
             report.removed.append(str(path))
         for folder in checkpoint.created_dirs:  # deepest first
+            if _moved(folder):
+                break
             with contextlib.suppress(OSError):
                 folder.rmdir()
         return
