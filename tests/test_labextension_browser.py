@@ -4,7 +4,8 @@ The test starts `jupyter lab` on a temporary folder holding a notebook and a cop
 an `%%architect` cell on the scripted model in confirm-sensitive mode, clicks Approve for the first edit and
 Deny (with a reason) for the second, and then checks the file on disk, that the cell finished, and what the
 labextension rendered: the approved diff, the hook result, the denial. Last it clicks the renderer's
-"Undo this run", which runs `%architect undo RUN` in the notebook's kernel, and checks that the file is back.
+"Undo this run", which runs `%architect undo RUN` in the notebook's kernel, and checks that the file is back,
+then restarts the kernel and checks that undoing the other run now fails with the kernel's message.
 Screenshots are saved under the test's temporary folder (the path is printed) in the light and the dark theme.
 """
 
@@ -351,6 +352,18 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             assert cart.read_bytes() == original
             expect(long_run.get_by_role("button", name="Undo this run", exact=True)).to_be_enabled()
             run.locator(".anb-summary").screenshot(path=str(artifacts / "5-undone-dark.png"))
+
+            # After a kernel restart the checkpoints are gone: the kernel says so and the button stays usable.
+            generated = workspace / "shop" / "generated.py"
+            page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
+            _kernel_idle(page)
+            long_undo = long_run.get_by_role("button", name="Undo this run", exact=True)
+            long_undo.click()
+            error = long_run.locator(".anb-undo-error")
+            expect(error).to_contain_text("no run in this kernel", timeout=60_000)
+            expect(long_undo).to_be_enabled()
+            assert generated.exists()
+            long_run.locator(".anb-summary").screenshot(path=str(artifacts / "6-undo-failed-dark.png"))
             assert outside == []
         finally:
             context.close()
