@@ -5,7 +5,8 @@ an `%%architect` cell on the scripted model in confirm-sensitive mode, clicks Ap
 Deny (with a reason) for the second, and then checks the file on disk, that the cell finished, and what the
 labextension rendered: the approved diff, the hook result, the denial. Last it clicks the renderer's
 "Undo this run", which runs `%architect undo RUN` in the notebook's kernel, and checks that the file is back,
-then restarts the kernel and checks that undoing the other run now fails with the kernel's message.
+then restarts the kernel and checks that undoing the other run now fails with the kernel's message, and that
+the saved notebook, reloaded, shows both buttons again and no widget error.
 Screenshots are saved under the test's temporary folder (the path is printed) in the light and the dark theme.
 """
 
@@ -364,6 +365,22 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             expect(long_undo).to_be_enabled()
             assert generated.exists()
             long_run.locator(".anb-summary").screenshot(path=str(artifacts / "6-undo-failed-dark.png"))
+
+            # Saved and reopened, the notebook has no widget left to fail; the buttons come back, enabled.
+            page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+            page.wait_for_function(
+                "() => !window.jupyterapp.shell.currentWidget.context.model.dirty", timeout=30_000
+            )
+            page.reload()
+            page.wait_for_selector(".jp-Notebook .jp-Cell")
+            _kernel_idle(page)
+            reopened = page.locator(".anb-RunRenderer")
+            expect(reopened).to_have_count(2)
+            for index in range(2):
+                expect(
+                    reopened.nth(index).get_by_role("button", name="Undo this run", exact=True)
+                ).to_be_enabled()
+            expect(page.get_by_text("Error displaying widget")).to_have_count(0)
             assert outside == []
         finally:
             context.close()
