@@ -100,7 +100,7 @@ export function notebookUndoRunner(tracker: INotebookTracker): IUndoRunner {
       if (!kernel) {
         return {
           ok: false,
-          message: `This notebook has no running kernel. Start one and click again, or run %architect undo ${runId} in a cell.`
+          message: `This notebook has no running kernel. Undo (%architect undo ${runId}) works only in the kernel that made the run; a new kernel has no record of it.`
         };
       }
       return executeUndo(kernel, runId);
