@@ -1,14 +1,14 @@
-"""The live view of a run: two display outputs created by the starting cell, updated from the worker thread.
+"""The live view of a run: one display output created by the starting cell, updated from the worker thread.
 
 Only `update_display_data` messages leave the worker; front ends route them by display id, so everything
 lands in the cell that started the run even while other cells or comm messages are being handled. Nothing
 here calls bare `print` or `display` from the worker.
 
-The first output is the run so far as HTML (a header with status, step, tokens and cost, then the same HTML
-as the static output, so live and saved look alike). The second is empty until an approval prompt, the only
-widget of a run, takes its place. `finish` puts the static output into the first and empties the second.
-The log being plain display data, not a widget, keeps a headless run (nbclient, papermill) from saving any
-widget state in the notebook unless a prompt was actually shown.
+The output shows the run so far as HTML: a header with status, step, tokens and cost, then the same HTML as
+the static output, so live and saved look alike. Only while a call waits for approval does it become a
+widget: the log (an HTML widget) with the prompt under it. When the prompt is settled the output is HTML
+again and those widgets are emptied and closed; `finish` puts the static output in place. So a finished cell
+holds no widget, and a headless run (nbclient, papermill) saves no widget state unless a prompt was shown.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import ipywidgets as widgets
 from IPython.display import display as _display
 
 from architect_nb.agent.events import AgentEvent, CostUpdate, RunFinished, StepStarted, TextDelta, Transcript
@@ -29,7 +30,6 @@ _show: Callable[..., Any] = _display  # IPython has no annotations
 __all__ = ["LiveView"]
 
 _REDRAW_EVERY = 0.1  # seconds between redraws for streamed text (each redraw resends the run's HTML)
-_EMPTY: dict[str, Any] = {}  # an output with no data: front ends draw nothing for it
 
 
 class LiveView:
@@ -46,8 +46,9 @@ class LiveView:
         self._drawn = 0.0
         self._closed = False
         self._prompts: list[Any] = []
+        self._asking: Any = None  # the widget shown while a prompt waits: VBox([log, prompt])
+        self._shell_models: tuple[Any, Any] | None = None  # one layout and style for every such VBox and log
         self.handle = _show(self._bundle(), raw=True, display_id=True)
-        self.prompt_handle = _show(_EMPTY, raw=True, display_id=True)
 
     # ------------------------------------------------------------------ worker side
 
@@ -56,17 +57,15 @@ class LiveView:
         with self._lock:
             if self._closed:
                 return
-            self._redraw()
             self._prompts.append(widget)
-            self._update(self.prompt_handle, _PromptBundle(widget, self._approval_timeout))
+            self._show_prompt()
 
     def remove(self, widget: Any) -> None:
         """Take a settled prompt away (its decision is in the log now) and close its widgets."""
         with self._lock:
             self._prompts = [w for w in self._prompts if w is not widget]
             if not self._closed:
-                shown = _PromptBundle(self._prompts[-1], self._approval_timeout) if self._prompts else None
-                self._update(self.prompt_handle, shown)
+                self._show_prompt()
         _close(widget)
 
     def on_event(self, event: AgentEvent) -> None:
@@ -85,8 +84,29 @@ class LiveView:
             self._redraw()
 
     def _redraw(self) -> None:
-        self._update(self.handle, self._bundle())
+        if self._asking is not None:
+            self._asking.children[0].value = self._bundle()["text/html"]
+        else:
+            self._update(self._bundle())
         self._drawn = time.monotonic()
+
+    def _show_prompt(self) -> None:
+        """Show the newest pending prompt under the log, or the plain log again when none is left."""
+        previous, self._asking = self._asking, None
+        if self._prompts:
+            html = self._bundle()["text/html"]
+            if self._shell_models is None:
+                log = widgets.HTML(html)
+                self._shell_models = (log.layout, log.style)
+            else:
+                log = widgets.HTML(html, layout=self._shell_models[0], style=self._shell_models[1])
+            self._asking = widgets.VBox([log, self._prompts[-1]], layout=self._shell_models[0])
+            self._update(_PromptBundle(self._asking, self._approval_timeout))
+        else:
+            self._update(self._bundle())
+        self._drawn = time.monotonic()
+        if previous is not None:
+            _close_shell(previous)
 
     def _bundle(self) -> dict[str, Any]:
         payload = default_redactor().redact_data(self._events.to_list())
@@ -101,26 +121,29 @@ class LiveView:
             f"${self._usd:.4f}).",
         }
 
-    @staticmethod
-    def _update(handle: Any, content: Any) -> None:
-        if handle is None:
+    def _update(self, content: Any) -> None:
+        if self.handle is None:
             return
-        if content is None or isinstance(content, dict):
-            handle.update(content or _EMPTY, raw=True)
+        if isinstance(content, dict):
+            self.handle.update(content, raw=True)
         else:
-            handle.update(content)
+            self.handle.update(content)
 
     # ------------------------------------------------------------------ cell side
 
     def finish(self, output: Any) -> None:
-        """Replace the live log by `output` (a static bundle) in place; take away and close any prompt."""
+        """Replace the live view by `output` (a static bundle) in place; close any prompt still shown."""
         with self._lock:
             self._closed = True
             prompts, self._prompts = self._prompts, []
-            self._update(self.handle, output)
-            self._update(self.prompt_handle, None)
+            asking, self._asking = self._asking, None
+            self._update(output)
+        if asking is not None:
+            _close_shell(asking)
         for widget in prompts:
             _close(widget)
+        for model in self._shell_models or ():
+            model.close()
 
 
 class _PromptBundle:
@@ -137,6 +160,16 @@ class _PromptBundle:
             f"an unanswered approval is denied after {self.timeout:g} s."
         )
         return data
+
+
+def _close_shell(asking: Any) -> None:
+    """Close the log widget and the box around a prompt, not their shared layout and style (`finish` does),
+    nor the prompt (`remove` does). The log's text is emptied first, as in `_close`."""
+    log = asking.children[0]
+    log.value = ""
+    asking.children = ()
+    log.close()
+    asking.close()
 
 
 def _close(widget: Any) -> None:
