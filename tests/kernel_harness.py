@@ -65,6 +65,7 @@ class Cell:
     reply: dict[str, Any] | None = None
     reply_seq: int | None = None
     reply_at: float | None = None
+    idle: bool = False  # the kernel said `idle` for this request on iopub: every output has arrived
 
     @property
     def done(self) -> bool:
@@ -129,8 +130,9 @@ class FrontEnd:
         return cell
 
     def run(self, code: str, timeout: float = 60) -> Cell:
+        """Execute; wait for the reply and the outputs (iopub can trail the reply, as on ipykernel 6)."""
         cell = self.execute(code)
-        self.wait(lambda: cell.done, timeout, f"cell {code!r} to finish")
+        self.wait(lambda: cell.done and cell.idle, timeout, f"cell {code!r} to finish")
         return cell
 
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
@@ -189,6 +191,8 @@ class FrontEnd:
         content = msg["content"]
         self.iopub_log.append((time.perf_counter(), kind, parent))
         cell = self.cells.get(parent)
+        if kind == "status" and cell is not None and content.get("execution_state") == "idle":
+            cell.idle = True
         if kind == "comm_open":
             state = content.get("data", {}).get("state", {})
             self.comms[content["comm_id"]] = Comm(
