@@ -354,14 +354,15 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             expect(long_run.get_by_role("button", name="Undo this run", exact=True)).to_be_enabled()
             run.locator(".anb-summary").screenshot(path=str(artifacts / "5-undone-dark.png"))
 
-            # After a kernel restart the checkpoints are gone: the kernel says so and the button stays usable.
+            # After a kernel restart the kernel has no record of the run (and the notebook's folder is not the
+            # run's workspace, so no checkpoints saved on disk apply): it says so; the button stays usable.
             generated = workspace / "shop" / "generated.py"
             page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
             _kernel_idle(page)
             long_undo = long_run.get_by_role("button", name="Undo this run", exact=True)
             long_undo.click()
             error = long_run.locator(".anb-undo-error")
-            expect(error).to_contain_text("no run in this kernel", timeout=60_000)
+            expect(error).to_contain_text("no run", timeout=60_000)
             expect(long_undo).to_be_enabled()
             assert generated.exists()
             long_run.locator(".anb-summary").screenshot(path=str(artifacts / "6-undo-failed-dark.png"))
