@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,11 @@ import pytest
 from architect_nb.config import WorkspaceConfig
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.setup import register_all_tools
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Saved checkpoints go to the user's state folder; tests (and the kernels they start) use a fresh one.
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="architect-test-state-")
 
 
 @pytest.fixture

@@ -43,7 +43,20 @@ PUBLIC = {
         "HookResult",
     ],
     "architect_nb.execution.guardrails": ["CodeRuleHit", "GuardrailsEngine", "QualityGateResult"],
-    "architect_nb.execution.checkpoints": ["Checkpoint", "CheckpointStore", "UndoReport"],
+    "architect_nb.execution.checkpoints": [
+        "AlreadyUndoneError",
+        "Checkpoint",
+        "CheckpointError",
+        "CheckpointStore",
+        "UndoReport",
+    ],
+    "architect_nb.execution.checkpoint_files": [
+        "RUN_ID_PATTERN",
+        "CheckpointFiles",
+        "SavedRun",
+        "checkpoint_files",
+        "default_checkpoint_dir",
+    ],
     "architect_nb.execution.audit": ["AuditLog", "AuditRecord", "AuditStep"],
 }
 

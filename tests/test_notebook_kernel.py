@@ -291,3 +291,30 @@ def test_interrupt_while_the_model_streams(fe: FrontEnd) -> None:
     finally:
         fe.run("%architect config llm.api_base=null llm.api_key_env=null")
         model.close()
+
+
+def test_undo_after_a_kernel_restart_uses_the_saved_checkpoints(
+    kernel: FrontEnd, ws: Path, tmp_path: Path
+) -> None:
+    """Checkpoints are on disk too: a new kernel (a restart, a reopened notebook) can undo the run once."""
+    cart = ws / "shop" / "cart.py"
+    before = cart.read_text()
+    model = write_script(ws, [{"tool_calls": [EDIT]}, {"content": "Totals are floats."}])
+    kernel.run(f"%architect config workspace.root={ws}")
+    c1 = kernel.run(f"%%architect --model {model} --mode yolo\nMake totals floats")
+    run_id = _run_output(c1)["run_id"]
+    assert "total = 0.0" in cart.read_text()
+    with front_end(
+        "ipk7", tmp_path / "new-kernel", ws
+    ) as fresh:  # started in the workspace, as a notebook there
+        undo = fresh.run(f"%load_ext architect_nb\n%architect undo {run_id}")
+        assert undo.status == "ok" and "restored 1 file(s)" in undo.text(), fresh.describe()
+        assert cart.read_text() == before
+        again = fresh.run(f"%architect undo {run_id}")
+        assert "already undone" in again.text()
+        unknown = fresh.run("%architect undo 0123456789ab")
+        assert "no run matches '0123456789ab'" in unknown.text()
+        hostile = fresh.run("%architect undo ../../etc")
+        assert "no run matches" in hostile.text()
+    # The kernel that made the run knows too.
+    assert "already undone" in kernel.run(f"%architect undo {run_id}").text()

@@ -4,6 +4,7 @@ from architect_nb.config.loader import ConfigError, find_config_file, load_confi
 from architect_nb.config.schema import (
     AgentSpec,
     AppConfig,
+    CheckpointsConfig,
     CodeRuleConfig,
     CommandsConfig,
     CostsConfig,
@@ -22,6 +23,7 @@ from architect_nb.config.schema import (
 __all__ = [
     "AgentSpec",
     "AppConfig",
+    "CheckpointsConfig",
     "CodeRuleConfig",
     "CommandsConfig",
     "ConfigError",

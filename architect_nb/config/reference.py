@@ -128,6 +128,7 @@ NOTES: dict[str, str] = {
     "logging": "Where logs go; secrets are redacted.",
     "logging.level": "Lowest level written to stderr.",
     "notebook": "The notebook layer.",
+    "checkpoints": "What files held before a run changed them, for `%architect undo`.",
 }
 
 

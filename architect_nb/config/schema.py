@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 __all__ = [
     "AgentSpec",
     "AppConfig",
+    "CheckpointsConfig",
     "CodeRuleConfig",
     "CommandsConfig",
     "CostsConfig",
@@ -177,6 +178,18 @@ class NotebookConfig(_Section):
     )
 
 
+class CheckpointsConfig(_Section):
+    persist: bool = Field(
+        True,
+        description="Also keep each run's checkpoints on disk, for `%architect undo` after a kernel restart.",
+    )
+    dir: Path | None = Field(
+        None,
+        description="Where; default the user's state folder (`~/.local/state/architect-nb/checkpoints`).",
+    )
+    keep_days: float = Field(14.0, gt=0, description="Saved runs older than this are deleted.")
+
+
 class AppConfig(_Section):
     """The whole configuration. Every section has defaults, so `AppConfig()` is a working setup."""
 
@@ -190,3 +203,4 @@ class AppConfig(_Section):
     mcp: MCPConfig = Field(default_factory=MCPConfig)
     logging: LoggingConfig = Field(default_factory=LoggingConfig)
     notebook: NotebookConfig = Field(default_factory=NotebookConfig)
+    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)

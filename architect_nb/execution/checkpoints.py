@@ -6,8 +6,9 @@ are rewritten byte for byte (atomically, keeping their mode), files the run crea
 the folders it created for them, when empty. Changes made by `run_command` are not tracked; `summary`
 says so whenever the run executed commands.
 
-Snapshots live in memory. A file larger than `max_bytes` is not snapshotted; `record` says so and undo
-leaves it alone.
+Snapshots live in memory and, given a `CheckpointFiles`, on disk too, so `undo` also works for a run this
+store never saw (a kernel restarted since). A file larger than `max_bytes` is not snapshotted; `record`
+says so and undo leaves it alone.
 
 Paths are recorded resolved (symlink-free, as `validate_path` returns them). Undo restores a path only if it
 still resolves to itself: a folder swapped for a symlink since the run (by a command, say) would otherwise
@@ -23,11 +24,20 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from architect_nb.execution.checkpoint_files import CheckpointFiles
 from architect_nb.tools.fileio import atomic_write_bytes
 
-__all__ = ["Checkpoint", "CheckpointStore", "UndoReport"]
+__all__ = ["AlreadyUndoneError", "Checkpoint", "CheckpointError", "CheckpointStore", "UndoReport"]
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+
+
+class CheckpointError(Exception):
+    """Saved checkpoints that cannot be used (unreadable, or naming paths outside the workspace)."""
+
+
+class AlreadyUndoneError(CheckpointError):
+    """The run was undone already; its checkpoints are gone."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,8 +84,9 @@ class _Run:
 class CheckpointStore:
     """Per-run snapshots of files before their first change. Thread-safe."""
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, on_disk: CheckpointFiles | None = None) -> None:
         self.max_bytes = max_bytes
+        self.on_disk = on_disk
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
 
@@ -89,14 +100,25 @@ class CheckpointStore:
         with self._lock:
             if checkpoint is None:
                 run.skipped.append(str(path))
-            else:
-                run.checkpoints.setdefault(path, checkpoint)
+                return warning
+            if path in run.checkpoints:
+                return ""
+            run.checkpoints[path] = checkpoint
+        if self.on_disk is not None:
+            c = checkpoint
+            try:
+                self.on_disk.save(run_id, path, c.content, c.mode, c.created_dirs)
+            except (OSError, ValueError) as exc:
+                warning = f"{path} was checkpointed in memory only ({exc}); undo works in this kernel only."
         return warning
 
     def note_command(self, run_id: str) -> None:
         """Remember that the run executed a command, whose changes undo cannot see."""
         with self._lock:
             self._runs.setdefault(run_id, _Run()).commands += 1
+        if self.on_disk is not None:
+            with contextlib.suppress(OSError, ValueError):  # the summary still says so
+                self.on_disk.note_command(run_id)
 
     def runs(self) -> list[str]:
         with self._lock:
@@ -129,9 +151,22 @@ class CheckpointStore:
         return text
 
     def undo(self, run_id: str) -> UndoReport:
-        """Restore every file the run changed, newest first, and forget the run's checkpoints."""
+        """Restore every file the run changed, newest first, and forget the run's checkpoints.
+
+        A run not in memory is read from disk, if there is a `CheckpointFiles`. Raises `AlreadyUndoneError`
+        for a run whose saved checkpoints say it was undone (maybe by another kernel).
+        """
+        if self.on_disk is not None:
+            with contextlib.suppress(ValueError):  # a run id that cannot name a folder was never saved
+                if (done := self.on_disk.undone(run_id)) is not None:
+                    # Another kernel undid it: restoring again would overwrite whatever came since.
+                    with self._lock:
+                        self._runs.pop(run_id, None)
+                    raise AlreadyUndoneError(f"run {run_id} was already undone ({done})")
         with self._lock:
             run = self._runs.pop(run_id, None)
+        if run is None and self.on_disk is not None:
+            run = self._load(run_id)
         report = UndoReport(run_id=run_id, commands_untracked=bool(run and run.commands))
         if run is None:
             return report
@@ -140,7 +175,27 @@ class CheckpointStore:
                 _restore(checkpoint, report)
             except OSError as exc:
                 report.errors.append(f"{checkpoint.path}: {exc.strerror or exc}")
+        if self.on_disk is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.on_disk.mark_undone(run_id, str(report))
         return report
+
+    def _load(self, run_id: str) -> _Run | None:
+        assert self.on_disk is not None
+        try:
+            saved = self.on_disk.load(run_id)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CheckpointError(f"the saved checkpoints of run {run_id} cannot be used: {exc}") from exc
+        if saved is None:
+            return None
+        if saved.undone is not None:
+            raise AlreadyUndoneError(f"run {run_id} was already undone ({saved.undone})")
+        run = _Run(commands=saved.commands)
+        for f in saved.files:
+            run.checkpoints[f.path] = Checkpoint(
+                path=f.path, content=f.content, mode=f.mode, created_dirs=f.created_dirs
+            )
+        return run
 
     def discard(self, run_id: str) -> None:
         with self._lock:

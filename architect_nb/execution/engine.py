@@ -20,6 +20,7 @@ loop checks either and stops. Nothing raises and nothing exits.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from typing import Any
@@ -28,6 +29,7 @@ from pydantic import ValidationError
 
 from architect_nb.config.schema import AppConfig
 from architect_nb.execution.audit import AuditLog, AuditRecord
+from architect_nb.execution.checkpoint_files import checkpoint_files
 from architect_nb.execution.checkpoints import CheckpointStore
 from architect_nb.execution.confirm import (
     Approval,
@@ -90,7 +92,11 @@ class ExecutionEngine:
         self.hook_executor = hook_executor
         self.guardrails = guardrails
         self.confirmer = confirmer
-        self.checkpoints = CheckpointStore()
+        files = checkpoint_files(config)
+        if files is not None:
+            with contextlib.suppress(OSError):
+                files.prune()
+        self.checkpoints = CheckpointStore(on_disk=files)
         self.audit = AuditLog()
         self.aborted = False
         self.abort_reason = ""

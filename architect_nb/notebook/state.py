@@ -15,7 +15,8 @@ import yaml
 
 from architect_nb.config import AppConfig, ConfigError, load_config
 from architect_nb.config.schema import ConfirmMode
-from architect_nb.execution.checkpoints import UndoReport
+from architect_nb.execution.checkpoint_files import RUN_ID_PATTERN, checkpoint_files
+from architect_nb.execution.checkpoints import CheckpointError, CheckpointStore, UndoReport
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.notebook.magics import CellArgs, LineCommand, UsageError
 from architect_nb.notebook.render import MessageOutput, RunOutput
@@ -78,14 +79,39 @@ class Session:
         return matches[0]
 
     def undo(self, run: str | None = None) -> UndoReport:
-        record = self.find(run)
+        """Undo a run of this kernel, or (named by id) one saved on disk by an earlier kernel."""
+        try:
+            record = self.find(run)
+        except UsageError:
+            if run is None:
+                raise
+            return self._undo_saved(run)
         if record.undone is not None:
             raise UsageError(f"%architect undo: run {record.run_id} was already undone ({record.undone}).")
         if record.engine is None:
             raise UsageError(f"%architect undo: run {record.run_id} kept no checkpoints.")
-        report = record.engine.checkpoints.undo(record.run_id)
+        try:
+            report = record.engine.checkpoints.undo(record.run_id)
+        except CheckpointError as exc:
+            raise UsageError(f"%architect undo: {exc}.") from None
         record.undone = report
         return report
+
+    def _undo_saved(self, run: str) -> UndoReport:
+        """A run this kernel did not make: its checkpoints saved on disk for the current workspace."""
+        config = self.config()
+        saved = checkpoint_files(config)
+        where = f"in this kernel or among the saved runs of {config.workspace.root}"
+        if saved is None or not RUN_ID_PATTERN.match(run):
+            raise UsageError(f"%architect undo: no run matches {run!r} in this kernel.")
+        matches = saved.runs(run)
+        if len(matches) != 1:
+            what = "no run" if not matches else "more than one run"
+            raise UsageError(f"%architect undo: {what} matches {run!r} {where}.")
+        try:
+            return CheckpointStore(on_disk=saved).undo(matches[0])
+        except CheckpointError as exc:
+            raise UsageError(f"%architect undo: {exc}.") from None
 
     # ------------------------------------------------------------------ the line magic
 
