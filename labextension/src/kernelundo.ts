@@ -100,7 +100,7 @@ export function notebookUndoRunner(tracker: INotebookTracker): IUndoRunner {
       if (!kernel) {
         return {
           ok: false,
-          message: `This notebook has no running kernel. Undo (%architect undo ${runId}) works only in the kernel that made the run; a new kernel has no record of it.`
+          message: `This notebook has no running kernel. Start one and click again (it runs %architect undo ${runId}); the kernel says whether it still has this run's checkpoints.`
         };
       }
       return executeUndo(kernel, runId);
