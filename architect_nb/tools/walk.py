@@ -5,6 +5,12 @@ virtualenvs (any folder holding `pyvenv.cfg` or `conda-meta`), and whatever `.gi
 depth) and `.git/info/exclude` ignore. Symlinked folders are never entered, so a walk cannot leave the
 workspace or loop.
 
+The rules are read as ripgrep reads them: each path is judged by the rules that match the path itself, and
+an ignored folder is simply not entered. So the folder a walk starts from is walked even when it is ignored
+(or lies in an ignored folder), as ripgrep searches a path it is given: `build/` does not hide the files of
+a `build` the caller named, while `*.log` still hides `build/x.log`. The skip list applies below the start
+all the same: a walk of a named folder never enters a `.git`, a virtualenv or a cache inside it.
+
 `walk` yields `Entry` objects; `scan` is the same walk as plain tuples, for the search tools, which meet
 every file of a large tree and cannot afford an object per file.
 """
@@ -39,6 +45,10 @@ SKIPPED_DIR_NAMES = frozenset(
     }
 )
 _VENV_MARKERS = ("pyvenv.cfg", "conda-meta")
+#: The group pathspec's rule regexes use for the '/' after a folder they match (`build/` in `build/x.py`).
+_DIR_MARK = "ps_d"
+#: `data/**/` means the folders below `data`, as git and ripgrep read it; pathspec reads it as `data/`.
+_FOLDERS_BELOW = re.compile(r"/\*\*/(\s*)$")
 
 #: What `scan` met: a folder, a regular file, a symlink (never followed) or anything else (a FIFO, a socket).
 Kind = Literal["dir", "file", "link", "other"]
@@ -64,17 +74,76 @@ def is_skipped_dir(path: Path, name: str) -> bool:
 class _Spec:
     """One ignore file: pathspec's rules plus one combined regex that rejects most paths in a single match."""
 
-    __slots__ = ("quick", "spec")
+    __slots__ = ("_rules", "quick", "spec")
 
     def __init__(self, spec: pathspec.GitIgnoreSpec) -> None:
         self.spec = spec
         self.quick = _combined_regex(spec)
+        self._rules: list[tuple[bool, re.Pattern[str], bool, bool]] | None = None
 
     def verdict(self, sub: str) -> bool | None:
+        """Git's answer for `sub` (relative to this file's folder; folders end in '/'), or None.
+
+        A file in an ignored folder is ignored too: `build/` matches `build/x.py`.
+        """
         if self.quick is not None and self.quick.match(sub) is None:
             return None
         result = self.spec.check_file(sub).include
         return None if result is None else bool(result)
+
+    def own_verdict(self, sub: str) -> bool | None:
+        """`verdict`, counting only rules that match `sub` itself, not one of its folders: ripgrep's answer.
+
+        `build/` does not match `build/x.py` here, while `*.log` matches `build/x.log` and `data/**` matches
+        `data/x` (but not `data/`). As in pathspec, a rule matching a file by name outranks one matching it as
+        a folder, and among equals the last rule wins.
+        """
+        if self.quick is not None and self.quick.match(sub) is None:
+            return None
+        rules = self._rules if self._rules is not None else self._own_rules()
+        if not rules:
+            return self.verdict(sub)
+        result: bool | None = None
+        rank = 0
+        for include, regex, anchored, contents in rules:
+            if contents:  # `data/**`: a match of sub without its last character is a folder sub lies in
+                m = (regex.match if anchored else regex.search)(sub, 0, len(sub) - 1)
+            else:
+                m = regex.fullmatch(sub) if anchored else _search_to_end(regex, sub)
+            if m is None:
+                continue
+            this_rank = 1 if m.groupdict().get(_DIR_MARK) else 2
+            if this_rank >= rank:
+                result, rank = include, this_rank
+        return result
+
+    def _own_rules(self) -> list[tuple[bool, re.Pattern[str], bool, bool]]:
+        # (ignores?, regex, anchored at the start?, about a folder's contents?) per rule. pathspec writes a
+        # rule ending in `/**` as a regex ending in '/' (`^data/`) and marks a folder rule's last '/' with
+        # _DIR_MARK. A rule not shaped as expected gives an empty list: `own_verdict` falls back to `verdict`.
+        rules: list[tuple[bool, re.Pattern[str], bool, bool]] = []
+        for pattern in getattr(self.spec, "patterns", ()):
+            include = getattr(pattern, "include", None)
+            regex = getattr(pattern, "regex", None)
+            if include is None:
+                continue
+            if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str):
+                rules = []
+                break
+            text = regex.pattern
+            contents = text.endswith("/") and not text.endswith(f"(?P<{_DIR_MARK}>/)")
+            rules.append((bool(include), regex, text.startswith("^"), contents))
+        self._rules = rules
+        return rules
+
+
+def _search_to_end(regex: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """A match of the unanchored `regex` that ends where `text` ends, if any."""
+    for start in range(len(text)):
+        m = regex.fullmatch(text, start)
+        if m is not None:
+            return m
+    return None
 
 
 def _combined_regex(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
@@ -87,7 +156,10 @@ def _combined_regex(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
             continue
         if not isinstance(regex, re.Pattern) or not isinstance(regex.pattern, str) or "(?P=" in regex.pattern:
             return None
-        parts.append("(?:" + re.sub(r"\(\?P<\w+>", "(?:", regex.pattern) + ")")
+        body = re.sub(r"\(\?P<\w+>", "(?:", regex.pattern)
+        # pathspec searches with each rule; the combined regex is matched, so a rule not anchored at the start
+        # may begin anywhere.
+        parts.append("(?:" + ("" if body.startswith("^") else "(?s:.*?)") + body + ")")
     try:
         return re.compile("|".join(parts)) if parts else None
     except re.error:
@@ -108,7 +180,7 @@ class IgnoreRules:
             lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return None
-        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        spec = pathspec.GitIgnoreSpec.from_lines([_FOLDERS_BELOW.sub(r"/**/*/\1", line) for line in lines])
         return _Spec(spec) if len(spec) else None
 
     def _spec_for(self, dir_rel: str) -> _Spec | None:
@@ -119,7 +191,10 @@ class IgnoreRules:
         return self._specs[dir_rel]
 
     def is_ignored(self, rel: str, is_dir: bool) -> bool:
-        """Git's answer for `rel`: the deepest `.gitignore` with a matching rule decides."""
+        """Whether the rules ignore `rel` itself: the deepest `.gitignore` with a rule matching it decides.
+
+        A path inside an ignored folder is not ignored for that alone; a walk never gets there.
+        """
         parts = rel.split("/")
         chain = [(d, s) for d in ("/".join(parts[:i]) for i in range(len(parts))) if (s := self._spec_for(d))]
         return self._ignored_by(chain, rel, is_dir)
@@ -128,11 +203,11 @@ class IgnoreRules:
         """`is_ignored`, given the ignore files of `rel`'s folders (outermost first) already looked up."""
         candidate = rel + "/" if is_dir else rel
         for dir_rel, spec in reversed(chain):
-            verdict = spec.verdict(candidate[len(dir_rel) + 1 :] if dir_rel else candidate)
+            verdict = spec.own_verdict(candidate[len(dir_rel) + 1 :] if dir_rel else candidate)
             if verdict is not None:
                 return verdict
         if self._exclude is not None:
-            return bool(self._exclude.verdict(candidate))
+            return bool(self._exclude.own_verdict(candidate))
         return False
 
     def _chain_into(
@@ -159,7 +234,8 @@ def walk(
 ) -> Iterator[Entry]:
     """Yield entries under `start` (inside `root`, both resolved), sorted by name, depth first.
 
-    Folders are yielded only when `include_dirs` is true. Symlinks are yielded as entries but never followed
+    `start` itself is walked even if ignored (see the module docstring). Folders are yielded only when
+    `include_dirs` is true. Symlinks are yielded as entries but never followed
     into; callers decide whether a symlinked file may be used.
     """
     for path, rel, kind in scan(root, start, recursive=recursive, ignore=ignore, include_dirs=include_dirs):
