@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import subprocess
@@ -29,9 +30,20 @@ INSTALLED = [name for name in BACKENDS if make_backend(name) is not None]
 TRICKY = "aAkKsSiIéÉßẞſKİıΣσς .*()[\\-:"
 
 
-def write_files(root: Path, contents: list[str]) -> None:
+#: How a text file may be stored; grep reads each as rg does (see `rg_view`).
+ENCODINGS = {
+    "utf-8": lambda text: text.encode("utf-8"),
+    "utf-8 BOM": lambda text: codecs.BOM_UTF8 + text.encode("utf-8"),
+    "utf-16-le BOM": lambda text: codecs.BOM_UTF16_LE + text.encode("utf-16-le"),
+    "utf-16-be BOM": lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be"),
+}
+
+
+def write_files(root: Path, contents: list[str], encodings: list[str] | None = None) -> None:
+    root.mkdir(parents=True, exist_ok=True)
     for i, text in enumerate(contents):
-        (root / f"f{i}.txt").write_bytes(text.encode("utf-8"))
+        encoding = encodings[i % len(encodings)] if encodings else "utf-8"
+        (root / f"f{i}.txt").write_bytes(ENCODINGS[encoding](text))
 
 
 def test_rg_is_found_without_path(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,21 +61,42 @@ def test_rg_and_grep_are_installed_here() -> None:
     assert INSTALLED == ["rg", "grep", "python"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+IGNORE_RULES = "out/\n*.log\n"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     needle=st.text(alphabet=TRICKY, min_size=1, max_size=3),
     contents=st.lists(st.text(alphabet=TRICKY + "\n\r", max_size=40), min_size=1, max_size=3),
     case_sensitive=st.booleans(),
+    encodings=st.lists(st.sampled_from(sorted(ENCODINGS)), min_size=1, max_size=3),
+    path=st.sampled_from([".", "out", "out/raw"]),
 )
-def test_grep_backends_agree(needle: str, contents: list[str], case_sensitive: bool) -> None:
+def test_grep_backends_agree(
+    needle: str, contents: list[str], case_sensitive: bool, encodings: list[str], path: str
+) -> None:
+    """Same output from every backend, in any encoding, from the top or a named ignored folder."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(os.path.realpath(tmp))
-        write_files(root, contents)
-        outputs = {
-            name: GrepTool(root, backend=name).execute(pattern=needle, case_sensitive=case_sensitive).output
+        (root / ".gitignore").write_text(IGNORE_RULES)
+        write_files(root, contents, encodings)
+        write_files(root / "out" / "raw", contents, encodings[::-1])
+        (root / "out" / "raw" / "f.log").write_text(TRICKY)
+        results = {
+            name: GrepTool(root, backend=name).execute(
+                pattern=needle, path=path, case_sensitive=case_sensitive
+            )
             for name in INSTALLED
         }
+    outputs = {name: result.output for name, result in results.items()}
     assert len(set(outputs.values())) == 1, outputs
+    searched = {result.metadata["files_searched"] for result in results.values()}
+    # From the top: the top files and .gitignore; in out/raw (ignored, named): its files but not f.log.
+    assert searched == {len(contents) + (path == ".")}
+    if case_sensitive:  # the count a reader of the decoded text would give
+        texts = [*contents, IGNORE_RULES] if path == "." else contents
+        expected = sum(needle in line for text in texts for line in text.split("\n"))
+        assert results["python"].metadata.get("matches", 0) == expected
 
 
 @pytest.mark.parametrize("backend", INSTALLED)

@@ -25,6 +25,7 @@ VISIBLE_TODO = {
     "src/late_nul.txt",
     "src/latin1.txt",
     "src/minified.js",
+    "src/utf16.txt",
     "src/we ird:name.py",
     "sub/kept.py",
 }
@@ -134,8 +135,7 @@ def test_grep_sees_exactly_the_visible_files(tree: Path, backend: BackendName) -
 
 def test_search_code_sees_exactly_the_visible_files(tree: Path) -> None:
     result = SearchCodeTool(tree).execute(pattern="TODO", file_pattern="*", context_lines=0)
-    # search_code decodes UTF-16 with a BOM, so that file is found too; grep compares UTF-8 bytes.
-    assert files_in(result) == VISIBLE_TODO | {"src/utf16.txt"}
+    assert files_in(result) == VISIBLE_TODO
     assert "SECRET" not in result.output
 
 
@@ -168,6 +168,14 @@ def test_no_search_starts_outside(tree: Path, tool: str, path: str) -> None:
 def test_an_ignored_file_named_as_the_path_is_searched(tree: Path) -> None:
     assert files_in(GrepTool(tree).execute(pattern="TODO", path="build/gen.py")) == {"build/gen.py"}
     assert files_in(SearchCodeTool(tree).execute(pattern="TODO", path="app.log")) == {"app.log"}
+
+
+def test_an_ignored_folder_named_as_the_path_is_searched(tree: Path) -> None:
+    # As rg: a path given is searched even if ignored; the rules still apply to what it holds.
+    (tree / "build" / "gen.log").write_text("TODO log in build\n")
+    assert files_in(GrepTool(tree).execute(pattern="TODO", path="build")) == {"build/gen.py"}
+    assert files_in(SearchCodeTool(tree).execute(pattern="TODO", path="build")) == {"build/gen.py"}
+    assert FindFilesTool(tree).execute(pattern="*", path="build").output == "build/gen.py"
 
 
 # --------------------------------------------------------------------------- arguments
@@ -249,6 +257,7 @@ def test_grep_arguments(tree: Path, backend: BackendName) -> None:
     assert files_in(tool.execute(pattern="TODO", file_pattern="*.txt")) == {
         "src/late_nul.txt",
         "src/latin1.txt",
+        "src/utf16.txt",
     }
     assert files_in(tool.execute(pattern="TODO", path="sub")) == {"sub/kept.py"}
     assert tool.execute(pattern="caf\xe9", path="src").output.startswith("No matches")  # latin-1 bytes
@@ -453,7 +462,7 @@ def test_a_broken_program_falls_back_to_python(tree: Path, monkeypatch: pytest.M
     monkeypatch.setattr(code, "find_rg", lambda: str(fake))
     monkeypatch.setattr(code, "_PREFILTER_MIN_FILES", 0)
     searched = SearchCodeTool(tree).execute(pattern="TODO", file_pattern="*", context_lines=0)
-    assert files_in(searched) == VISIBLE_TODO | {"src/utf16.txt"}
+    assert files_in(searched) == VISIBLE_TODO
 
 
 def test_public_names_are_pinned() -> None:

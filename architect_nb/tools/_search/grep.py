@@ -1,15 +1,18 @@
 """Literal search over a list of files with `rg`, `grep` or pure Python, giving the same answer with each.
 
 The walk (`tools.walk`) decides which files are searched; every backend gets that list, so the skip rules are
-the project's, not the program's. All three compare raw bytes: the pattern's UTF-8 against each line
-(lines end at `\\n`). Case-insensitive search expands each character into its case variants (`é` → `é|É`)
-and hands the same alternation to each backend, so no locale or Unicode table decides what matches. Binary
-files (a NUL in the first 8 KB), symlinks and hard-linked files are dropped after the count, the same way for
-every backend.
+the project's, not the program's. All three compare bytes as `rg` reads a file: the pattern's UTF-8 against
+each line (lines end at `\\n`) of the file's raw bytes, except that a UTF-8 BOM is dropped and a file with
+a UTF-16 BOM is read as its text in UTF-8 (`rg_view`). `grep` cannot decode UTF-16, so files with a BOM are
+searched in Python when it is the backend. Case-insensitive search expands each character into its case
+variants (`é` → `é|É`) and hands the same alternation to each backend, so no locale or Unicode table decides
+what matches. Binary files (a NUL in the first 8 KB, unless after a UTF-16 BOM), symlinks and hard-linked
+files are dropped after the count, the same way for every backend.
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
@@ -30,6 +33,7 @@ __all__ = [
     "PythonBackend",
     "available_backend",
     "make_backend",
+    "rg_view",
     "searchable",
 ]
 
@@ -40,6 +44,7 @@ RawLine = tuple[str, int, bytes]
 _ERE_SPECIAL = frozenset(b".[()*+?{|^$\\")
 _COUNT_LINE = re.compile(rb"([^\x00]*)\x00(\d+)\n")
 _MATCH_LINE = re.compile(rb"([^\x00]*)\x00(\d+):([^\n]*)\n")
+_UTF16 = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
 def case_variants(ch: str) -> tuple[str, ...]:
@@ -133,8 +138,9 @@ class _ProgramBackend:
 
     def _command(self, mode: list[str], needle: Needle) -> list[str]:
         if self.name == "rg":
-            # Explicit paths bypass rg's ignore files; -E none and -a make it compare raw bytes, like grep -a.
-            base = [self.program, "--no-config", "--no-messages", "-a", "-E", "none", "-s", "--null", *mode]
+            # Explicit paths bypass rg's ignore files; -a makes it compare raw bytes, like grep -a, after its
+            # default BOM sniffing (see `rg_view`).
+            base = [self.program, "--no-config", "--no-messages", "-a", "-s", "--null", *mode]
             pattern = ["-e", needle.rg_regex] if needle.ignore_case else ["-F", "-e", needle.text]
         else:
             base = [self.program, "-a", "-s", "--null", *mode]
@@ -149,6 +155,7 @@ class _ProgramBackend:
     def counts(
         self, root: str, rels: list[str], needle: Needle, deadline: float
     ) -> tuple[dict[str, int], int]:
+        rels, with_bom = self._split(root, rels)
         found: dict[str, int] = {}
         searched = 0
         for batch in chunks(rels):
@@ -156,20 +163,35 @@ class _ProgramBackend:
                 [*self._command(["-c", "-H"], needle), *batch], root, deadline, self.env
             )
             if timed_out:
-                break
+                return found, searched
             searched += len(batch)
             for m in _COUNT_LINE.finditer(out):
                 count = int(m.group(2))
                 if count:
                     found[os.fsdecode(m.group(1))] = count
+        if with_bom:
+            in_python, done = PythonBackend().counts(root, with_bom, needle, deadline)
+            found.update(in_python)
+            searched += done
         return found, searched
 
     def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+        rels, with_bom = self._split(root, rels)
         found: list[RawLine] = []
         for batch in chunks(rels):
             out, _ = run_program([*self._command(["-n", "-H"], needle), *batch], root, deadline, self.env)
             found.extend((os.fsdecode(m[1]), int(m[2]), m[3]) for m in _MATCH_LINE.finditer(out))
-        return found
+        return found + PythonBackend().lines(root, with_bom, needle, deadline)
+
+    def _split(self, root: str, rels: list[str]) -> tuple[list[str], list[str]]:
+        """(files for the program, files with a BOM, which `grep` cannot read as `rg` does)."""
+        if self.name == "rg":
+            return rels, []
+        plain: list[str] = []
+        with_bom: list[str] = []
+        for rel in rels:
+            (with_bom if _has_bom(os.path.join(root, rel)) else plain).append(rel)
+        return plain, with_bom
 
 
 class PythonBackend:
@@ -201,7 +223,34 @@ class PythonBackend:
 
 def _read_text(path: str) -> bytes | None:
     data = read_regular(path, sys.maxsize, skip_binary=True)
-    return data if isinstance(data, bytes) else None
+    return rg_view(data) if isinstance(data, bytes) else None
+
+
+def rg_view(data: bytes) -> bytes:
+    """The bytes `rg` searches in a file holding `data`: the same, but for a BOM.
+
+    A UTF-8 BOM is dropped. UTF-16 with a BOM is decoded (undecodable units become U+FFFD) and encoded as
+    UTF-8, also dropping a second BOM right after the first, as `rg` does.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:]
+    for bom, codec in _UTF16:
+        if data.startswith(bom):
+            return data[2:].decode(codec, "replace").removeprefix("\ufeff").encode("utf-8")
+    return data
+
+
+def _has_bom(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW_FLAGS)
+    except OSError:
+        return False
+    try:
+        return os.read(fd, 3).startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _matching_lines(data: bytes, needle: Needle) -> list[tuple[int, int, int]]:
