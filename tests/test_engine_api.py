@@ -56,6 +56,7 @@ PUBLIC = {
         "SavedRun",
         "checkpoint_files",
         "default_checkpoint_dir",
+        "saved_run_root",
     ],
     "architect_nb.execution.audit": ["AuditLog", "AuditRecord", "AuditStep"],
 }

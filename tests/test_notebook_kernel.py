@@ -304,17 +304,18 @@ def test_undo_after_a_kernel_restart_uses_the_saved_checkpoints(
     c1 = kernel.run(f"%%architect --model {model} --mode yolo\nMake totals floats")
     run_id = _run_output(c1)["run_id"]
     assert "total = 0.0" in cart.read_text()
-    with front_end(
-        "ipk7", tmp_path / "new-kernel", ws
-    ) as fresh:  # started in the workspace, as a notebook there
+    # A new kernel started elsewhere: the run's saved manifest knows its workspace.
+    with front_end("ipk7", tmp_path / "new-kernel", tmp_path) as fresh:
         undo = fresh.run(f"%load_ext architect_nb\n%architect undo {run_id}")
         assert undo.status == "ok" and "restored 1 file(s)" in undo.text(), fresh.describe()
         assert cart.read_text() == before
         again = fresh.run(f"%architect undo {run_id}")
         assert "already undone" in again.text()
         unknown = fresh.run("%architect undo 0123456789ab")
-        assert "no run matches '0123456789ab'" in unknown.text()
+        assert "no run '0123456789ab'" in unknown.text()
         hostile = fresh.run("%architect undo ../../etc")
-        assert "no run matches" in hostile.text()
+        assert "no run '../../etc'" in hostile.text()
+        prefix = fresh.run(f"%architect undo {run_id[:6]}")
+        assert "give the whole id" in prefix.text()
     # The kernel that made the run knows too.
     assert "already undone" in kernel.run(f"%architect undo {run_id}").text()

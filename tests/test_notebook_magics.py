@@ -266,3 +266,35 @@ def test_undo_restores_the_files_a_run_changed(shell: tuple[InteractiveShell, Pa
     again = ip.run_line_magic("architect", "undo")
     assert "already undone" in repr(again) and again.level == "error"
     assert cart.read_text() == before
+
+
+def test_undo_needs_the_whole_run_id(shell: tuple[InteractiveShell, Path]) -> None:
+    """A prefix (say, from a hostile notebook's Undo button) must not reach one of your runs."""
+    ip, ws = shell
+    cart = ws / "shop" / "cart.py"
+    model = write_script(
+        ws,
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_file",
+                        "arguments": {
+                            "path": "shop/cart.py",
+                            "old_str": "total = 0\n",
+                            "new_str": "total = 0.0\n",
+                        },
+                    }
+                ]
+            },
+            {"content": "Done."},
+        ],
+    )
+    assert ip.run_cell(f"%%architect --model {model} --mode yolo\nFloat totals").success
+    from architect_nb.notebook.state import get_session
+
+    run_id = get_session().history[-1].run_id
+    refused = ip.run_line_magic("architect", f"undo {run_id[:4]}")
+    assert refused.level == "error" and "give the whole id" in repr(refused)
+    assert "total = 0.0" in cart.read_text()
+    assert "restored 1 file(s)" in repr(ip.run_line_magic("architect", f"undo {run_id}"))

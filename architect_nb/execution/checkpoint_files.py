@@ -13,6 +13,7 @@ deleted when an engine starts.
 
 A manifest is only trusted as far as it agrees with the workspace it is read for: its root must be that
 workspace and every path must lie inside it, so a stray or edited manifest cannot restore files elsewhere.
+`saved_run_root` tells which workspace a run (named by its whole id) was made in.
 """
 
 from __future__ import annotations
@@ -32,7 +33,14 @@ from typing import Any
 from architect_nb.config import AppConfig
 from architect_nb.execution.validators import is_inside
 
-__all__ = ["RUN_ID_PATTERN", "CheckpointFiles", "SavedRun", "checkpoint_files", "default_checkpoint_dir"]
+__all__ = [
+    "RUN_ID_PATTERN",
+    "CheckpointFiles",
+    "SavedRun",
+    "checkpoint_files",
+    "default_checkpoint_dir",
+    "saved_run_root",
+]
 
 #: What a run id may look like to name a folder (the engine makes 12 hex digits).
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -53,6 +61,17 @@ def checkpoint_files(config: AppConfig) -> CheckpointFiles | None:
         return None
     directory = settings.dir.expanduser() if settings.dir else default_checkpoint_dir()
     return CheckpointFiles(directory, config.workspace.root, keep_days=settings.keep_days)
+
+
+def saved_run_root(directory: Path, run_id: str) -> Path | None:
+    """The workspace a saved run was made in, if `directory` holds the run (whole id) and it exists."""
+    if not RUN_ID_PATTERN.match(run_id):
+        return None
+    manifest = CheckpointFiles._read(Path(directory) / run_id)
+    root = manifest.get("root") if manifest else None
+    if not isinstance(root, str) or not os.path.isabs(root) or not os.path.isdir(root):
+        return None
+    return Path(root)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -15,7 +15,7 @@ import yaml
 
 from architect_nb.config import AppConfig, ConfigError, load_config
 from architect_nb.config.schema import ConfirmMode
-from architect_nb.execution.checkpoint_files import RUN_ID_PATTERN, checkpoint_files
+from architect_nb.execution.checkpoint_files import CheckpointFiles, checkpoint_files, saved_run_root
 from architect_nb.execution.checkpoints import CheckpointError, CheckpointStore, UndoReport
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.notebook.magics import CellArgs, LineCommand, UsageError
@@ -66,12 +66,13 @@ class Session:
     def record(self, record: RunRecord) -> None:
         self.history.append(record)
 
-    def find(self, run: str | None) -> RunRecord:
+    def find(self, run: str | None, *, exact: bool = False) -> RunRecord:
+        """The last run, or the one whose id is (or, unless `exact`, starts with) `run`."""
         if not self.history:
             raise UsageError("%architect: no run in this kernel yet; run a %%architect cell first.")
         if run is None:
             return self.history[-1]
-        matches = [r for r in self.history if r.run_id.startswith(run)]
+        matches = [r for r in self.history if r.run_id == run or (not exact and r.run_id.startswith(run))]
         if len(matches) != 1:
             known = ", ".join(r.run_id for r in self.history[-5:])
             what = "no run" if not matches else "more than one run"
@@ -79,9 +80,13 @@ class Session:
         return matches[0]
 
     def undo(self, run: str | None = None) -> UndoReport:
-        """Undo a run of this kernel, or (named by id) one saved on disk by an earlier kernel."""
+        """Undo the last run of this kernel, or the run with id `run`, made by this kernel or saved on disk.
+
+        The id must be whole: undo is destructive, and a button in a notebook from elsewhere must not reach
+        one of your runs with a short prefix.
+        """
         try:
-            record = self.find(run)
+            record = self.find(run, exact=True)
         except UsageError:
             if run is None:
                 raise
@@ -98,18 +103,18 @@ class Session:
         return report
 
     def _undo_saved(self, run: str) -> UndoReport:
-        """A run this kernel did not make: its checkpoints saved on disk for the current workspace."""
+        """A run this kernel did not make (it restarted since): its checkpoints saved on disk, in the
+        workspace the run was made in (a cell's --workspace is not known here; the run's manifest knows)."""
         config = self.config()
         saved = checkpoint_files(config)
-        where = f"in this kernel or among the saved runs of {config.workspace.root}"
-        if saved is None or not RUN_ID_PATTERN.match(run):
-            raise UsageError(f"%architect undo: no run matches {run!r} in this kernel.")
-        matches = saved.runs(run)
-        if len(matches) != 1:
-            what = "no run" if not matches else "more than one run"
-            raise UsageError(f"%architect undo: {what} matches {run!r} {where}.")
+        root = saved_run_root(saved.directory, run) if saved is not None else None
+        if saved is None or root is None:
+            raise UsageError(
+                f"%architect undo: no run {run!r} in this kernel or among the saved runs; "
+                "give the whole id, as `%architect history` or the run's output shows it."
+            )
         try:
-            return CheckpointStore(on_disk=saved).undo(matches[0])
+            return CheckpointStore(on_disk=CheckpointFiles(saved.directory, root)).undo(run)
         except CheckpointError as exc:
             raise UsageError(f"%architect undo: {exc}.") from None
 
