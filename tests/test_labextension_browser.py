@@ -4,9 +4,9 @@ The test starts `jupyter lab` on a temporary folder holding a notebook and a cop
 an `%%architect` cell on the scripted model in confirm-sensitive mode, clicks Approve for the first edit and
 Deny (with a reason) for the second, and then checks the file on disk, that the cell finished, and what the
 labextension rendered: the approved diff, the hook result, the denial. Last it clicks the renderer's
-"Undo this run", which runs `%architect undo RUN` in the notebook's kernel, and checks that the file is back,
-then restarts the kernel and checks that undoing the other run now fails with the kernel's message, and that
-the saved notebook, reloaded, shows both buttons again and no widget error.
+"Undo this run", which runs `%architect undo RUN` in the notebook's kernel, and checks that the file is back;
+restarts the kernel and undoes the other run from its checkpoints saved on disk; then saves and reloads the
+notebook, checks that both buttons come back with no widget error, and that a second undo is refused.
 Screenshots are saved under the test's temporary folder (the path is printed) in the light and the dark theme.
 """
 
@@ -277,6 +277,10 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             approve = page.get_by_role("button", name="Approve", exact=True)
             approve.wait_for(state="visible", timeout=90_000)
             page.screenshot(path=str(artifacts / "1-approval-prompt.png"))
+            for label in ("Approve", "Deny", "Abort run", "Approve all like this"):
+                button = page.get_by_role("button", name=label, exact=True)
+                clipped = button.evaluate("b => b.scrollWidth > b.clientWidth")
+                assert not clipped, f"the {label!r} button's label is cut off"
             approve.click()
             source = _wait_for_file(cart, "total = 0.0\n")
 
@@ -354,18 +358,21 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
             expect(long_run.get_by_role("button", name="Undo this run", exact=True)).to_be_enabled()
             run.locator(".anb-summary").screenshot(path=str(artifacts / "5-undone-dark.png"))
 
-            # After a kernel restart the kernel has no record of the run (and the notebook's folder is not the
-            # run's workspace, so no checkpoints saved on disk apply): it says so; the button stays usable.
+            # After a kernel restart the kernel has no run in memory, but its checkpoints were saved on disk
+            # (with the workspace it was made in): undo still works, and removes the file the run created.
             generated = workspace / "shop" / "generated.py"
+            assert generated.exists()
             page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.restartKernel()")
             _kernel_idle(page)
             long_undo = long_run.get_by_role("button", name="Undo this run", exact=True)
             long_undo.click()
-            error = long_run.locator(".anb-undo-error")
-            expect(error).to_contain_text("no run", timeout=60_000)
-            expect(long_undo).to_be_enabled()
-            assert generated.exists()
-            long_run.locator(".anb-summary").screenshot(path=str(artifacts / "6-undo-failed-dark.png"))
+            long_done = long_run.locator(".anb-summary .anb-undo-done")
+            expect(long_done).to_contain_text("Undone", timeout=60_000)
+            expect(long_done).to_contain_text("removed 1 created file(s)")
+            assert not generated.exists()
+            long_run.locator(".anb-summary").screenshot(
+                path=str(artifacts / "6-undone-after-restart-dark.png")
+            )
 
             # Saved and reopened, the notebook has no widget left to fail; the buttons come back, enabled.
             page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
@@ -382,6 +389,16 @@ def test_approve_and_deny_in_jupyterlab_and_the_rendered_timeline(
                     reopened.nth(index).get_by_role("button", name="Undo this run", exact=True)
                 ).to_be_enabled()
             expect(page.get_by_text("Error displaying widget")).to_have_count(0)
+            # The button does not remember the undo; the kernel does, and refuses a second one.
+            again = reopened.nth(0).get_by_role("button", name="Undo this run", exact=True)
+            again.click()
+            refused = reopened.nth(0).locator(".anb-undo-error")
+            expect(refused).to_contain_text("already undone", timeout=60_000)
+            expect(again).to_be_enabled()
+            assert cart.read_bytes() == original
+            reopened.nth(0).locator(".anb-summary").screenshot(
+                path=str(artifacts / "7-undo-refused-dark.png")
+            )
             assert outside == []
         finally:
             context.close()

@@ -78,7 +78,9 @@ class ApprovalPrompt:
         self._lock = threading.Lock()
         # Layout and style models are shared where the look allows: fewer comm models to open, close and (in
         # a client that records widget state, like nbclient) save. `button_style` is the Button's own trait.
-        layout, style = widgets.Layout(width="auto"), widgets.ButtonStyle()
+        # No shrinking and a wrapping row: a narrow cell wraps the buttons instead of cutting their labels.
+        layout = widgets.Layout(width="auto", flex="0 0 auto", flex_flow="row wrap")
+        style = widgets.ButtonStyle()
         self.question = widgets.HTML(_question_html(request), layout=layout)
         self.reason = widgets.Text(
             placeholder="Reason (optional; sent to the model with Deny)", layout=widgets.Layout(width="320px")
