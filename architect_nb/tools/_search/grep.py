@@ -155,7 +155,7 @@ class _ProgramBackend:
     def counts(
         self, root: str, rels: list[str], needle: Needle, deadline: float
     ) -> tuple[dict[str, int], int]:
-        rels, with_bom = self._split(root, rels)
+        rels, with_bom = self._split(root, rels, deadline)
         found: dict[str, int] = {}
         searched = 0
         for batch in chunks(rels):
@@ -176,20 +176,22 @@ class _ProgramBackend:
         return found, searched
 
     def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
-        rels, with_bom = self._split(root, rels)
+        rels, with_bom = self._split(root, rels, deadline)
         found: list[RawLine] = []
         for batch in chunks(rels):
             out, _ = run_program([*self._command(["-n", "-H"], needle), *batch], root, deadline, self.env)
             found.extend((os.fsdecode(m[1]), int(m[2]), m[3]) for m in _MATCH_LINE.finditer(out))
         return found + PythonBackend().lines(root, with_bom, needle, deadline)
 
-    def _split(self, root: str, rels: list[str]) -> tuple[list[str], list[str]]:
+    def _split(self, root: str, rels: list[str], deadline: float) -> tuple[list[str], list[str]]:
         """(files for the program, files with a BOM, which `grep` cannot read as `rg` does)."""
         if self.name == "rg":
             return rels, []
         plain: list[str] = []
         with_bom: list[str] = []
-        for rel in rels:
+        for i, rel in enumerate(rels):
+            if i % 256 == 0 and time.monotonic() > deadline:
+                return plain + rels[i:], with_bom  # out of time: the program run that follows stops at once
             (with_bom if _has_bom(os.path.join(root, rel)) else plain).append(rel)
         return plain, with_bom
 
