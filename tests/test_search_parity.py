@@ -235,12 +235,13 @@ def test_search_code_engines_agree(tmp_path: Path, pattern: str) -> None:
 # --------------------------------------------------------------------------- walk
 
 
+_SAMPLE_RULES = ["*.py", "!keep.py", "build/", "/top", "a/**/b", "*.log", "!*.log", "[ab]*", "c?", "\\#x"]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     rules=st.lists(
-        st.sampled_from(
-            ["*.py", "!keep.py", "build/", "/top", "a/**/b", "*.log", "!*.log", "[ab]*", "c?", "\\#x"]
-        ),
+        st.sampled_from([*_SAMPLE_RULES, "*/", "**"]),  # the last two are not anchored
         min_size=1,
         max_size=4,
     ),

@@ -82,7 +82,7 @@ class _Spec:
         self._rules: list[tuple[bool, re.Pattern[str], bool, bool]] | None = None
 
     def verdict(self, sub: str) -> bool | None:
-        """Git's answer for `sub` (relative to this file's folder; folders end in '/'), or None.
+        """pathspec's answer for `sub` (relative to this file's folder; folders end in '/'), or None.
 
         A file in an ignored folder is ignored too: `build/` matches `build/x.py`.
         """
@@ -235,8 +235,8 @@ def walk(
     """Yield entries under `start` (inside `root`, both resolved), sorted by name, depth first.
 
     `start` itself is walked even if ignored (see the module docstring). Folders are yielded only when
-    `include_dirs` is true. Symlinks are yielded as entries but never followed
-    into; callers decide whether a symlinked file may be used.
+    `include_dirs` is true. Symlinks are yielded as entries but never followed into; callers decide whether a
+    symlinked file may be used.
     """
     for path, rel, kind in scan(root, start, recursive=recursive, ignore=ignore, include_dirs=include_dirs):
         yield Entry(Path(path), rel, kind == "dir", kind == "link")
