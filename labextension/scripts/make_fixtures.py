@@ -20,18 +20,10 @@ import yaml
 from architect_nb.agent import create_loop
 from architect_nb.config import load_config
 from architect_nb.execution.confirm import ScriptedConfirmer
+from architect_nb.testing.whole_job import TASK, whole_job_turns
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_PROJECT = ROOT / "notebooks" / "sample_project"
-
-PATCH = """--- a/shop/cart.py
-+++ b/shop/cart.py
-@@ -26,2 +26,3 @@
-     def total_with_discount(self, percent: float) -> float:
--        return self.total() * (1 - percent / 100)
-+        discounted = self.total() * (1 - percent / 100)
-+        return round(discounted, 2)
-"""
 
 FINAL_MARKDOWN = """Totals are **floats** now and discounts round to cents.
 
@@ -89,38 +81,12 @@ def _run(
 
 
 def whole_job(tmp: Path) -> dict[str, Any]:
-    turns: list[dict[str, Any]] = [
-        {
-            "content": "Let me read the cart first.",
-            "tool_calls": [{"name": "read_file", "arguments": {"path": "shop/cart.py"}}],
-        },
-        {"tool_calls": [{"name": "grep", "arguments": {"pattern": "total = 0", "path": "shop"}}]},
-        {
-            "content": "The total starts from an `int`; I'll make it a float.",
-            "tool_calls": [
-                {
-                    "name": "edit_file",
-                    "arguments": {
-                        "path": "shop/cart.py",
-                        "old_str": "total = 0\n",
-                        "new_str": "total = 0.0\n",
-                    },
-                }
-            ],
-        },
-        {"tool_calls": [{"name": "apply_patch", "arguments": {"path": "shop/cart.py", "patch": PATCH}}]},
-        {
-            "tool_calls": [
-                {"name": "run_command", "arguments": {"command": "python -m pytest -q", "timeout": 120}}
-            ]
-        },
-        {"content": FINAL_MARKDOWN},
-    ]
+    turns = whole_job_turns(FINAL_MARKDOWN)
     return _run(
         tmp,
         "whole_job",
         turns,
-        "Make totals floats and round discounts to cents; keep the tests green.",
+        TASK,
         answers=["approve", "approve", "approve"],
         overrides={"hooks.post_tool_use": [CHECK_HOOK, LINT_HOOK]},
     )
