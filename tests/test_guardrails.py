@@ -143,6 +143,44 @@ def test_filter_output(guard: GuardrailsEngine) -> None:
     assert guard.filter_output("nothing to see") == ("nothing to see", 0)
 
 
+def test_filter_output_withholds_notebook_hits(guard: GuardrailsEngine) -> None:
+    """Search tools report notebook matches by cell; those lines from a sensitive notebook go too."""
+    text = (
+        "secrets/keys.ipynb [cell 0, line 1]: key = 'nb-secret'\n"
+        "secrets/keys.ipynb [cell 0, line 2]- print(key)\n"
+        "secrets/keys.ipynb [cell 1, output 0, line 1]: nb-secret\n"
+        "open.ipynb [cell 2, line 5]: fine\n"
+    )
+    filtered, withheld = guard.filter_output(text)
+    assert withheld == 3 and "nb-secret" not in filtered
+    assert filtered.startswith("open.ipynb [cell 2, line 5]: fine\n")
+
+
+def test_search_tools_withhold_a_sensitive_notebook_through_the_engine(workspace: Path) -> None:
+    import nbformat
+
+    from architect_nb.config import load_config
+    from architect_nb.execution.engine import build_engine
+
+    (workspace / "conf").mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell('key = "nb-SECRETVALUE"\nprint(key)')]
+    nbformat.write(nb, str(workspace / "conf" / "keys.ipynb"))
+    (workspace / "conf" / "secret.py").write_text('TOKEN = "py-SECRETVALUE"\n')
+    (workspace / "open.py").write_text("# SECRETVALUE is a word here\n")
+    overrides = {"workspace.root": str(workspace), "guardrails.sensitive_files": ["conf/*"]}
+    engine = build_engine(load_config(overrides=overrides, environ={}), mode="yolo")
+    for tool, args in [
+        ("grep", {"pattern": "SECRETVALUE"}),
+        ("search_code", {"pattern": "SECRETVALUE", "context_lines": 2}),
+    ]:
+        result = engine.execute_tool_call(tool, args)
+        assert result.success, result.error
+        assert "nb-SECRETVALUE" not in result.output and "print(key)" not in result.output, tool
+        assert "py-SECRETVALUE" not in result.output and "open.py" in result.output, tool
+        assert "withheld" in result.output
+
+
 def test_active_defaults(workspace: Path) -> None:
     assert not GuardrailsConfig().active
     assert GuardrailsConfig(max_lines_changed=5).active

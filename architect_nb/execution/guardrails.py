@@ -44,6 +44,8 @@ _WRITES_ALL = frozenset({"rm", "mv", "tee", "truncate", "touch", "chmod", "chown
 _WRITES_LAST = frozenset({"cp", "ln", "install", "rsync"})
 _IN_PLACE = frozenset({"sed", "perl", "ruby"})
 _GREP_LINE = re.compile(r"^(?P<path>[^\n:]+?)(?::|-)(?P<line>\d+)(?::|-)")
+# Notebook hits name the cell: `nb.ipynb [cell 3, line 2]: ...` or `nb.ipynb [cell 3, output 0, line 1]- ...`.
+_NOTEBOOK_LINE = re.compile(r"^(?P<path>[^\n]+?) \[cell \d+(?:, output \d+)?, line \d+\](?::|-)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,13 +158,14 @@ class GuardrailsEngine:
         return True, ""
 
     def filter_output(self, text: str) -> tuple[str, int]:
-        """Drop search-result lines (`path:line:` or `path-line-`) that come from sensitive files."""
+        """Drop search-result lines (`path:line:`, `path-line-`, `nb.ipynb [cell 3, line 2]:`) from sensitive
+        files."""
         if not self.sensitive or not text:
             return text, 0
         kept: list[str] = []
         withheld = 0
         for line in text.splitlines(keepends=True):
-            m = _GREP_LINE.match(line)
+            m = _NOTEBOOK_LINE.match(line) or _GREP_LINE.match(line)
             if m is not None and self.sensitive.match(self.relative(m.group("path"))) is not None:
                 withheld += 1
             else:
