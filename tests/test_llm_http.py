@@ -91,6 +91,25 @@ def test_missing_key_variable(server: OpenAIStubServer, monkeypatch: pytest.Monk
     assert server.requests == []
 
 
+@pytest.mark.parametrize("stream", [True, False])
+def test_no_key_at_all_names_the_variable_and_is_not_retried(
+    server: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch, stream: bool
+) -> None:
+    """LiteLLM reports a missing OpenAI key as a server error; retrying it only made the person wait."""
+    from architect_nb.agent import llm
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    waits: list[float] = []
+    monkeypatch.setattr(llm, "_sleep", lambda delay, should_stop: waits.append(delay))
+    config = LLMConfig(model="openai/stub-model", api_base=server.url, stream=stream, retries=3)
+    with pytest.raises(LLMError) as raised:
+        LiteLLMClient(config).complete(USER, [])
+    message = str(raised.value)
+    assert message.startswith("No API key for openai/stub-model: set OPENAI_API_KEY"), message
+    assert "%env OPENAI_API_KEY=..." in message and "--model scripted/" in message
+    assert waits == [] and server.requests == []
+
+
 def test_cancel_while_waiting_to_retry(server: OpenAIStubServer) -> None:
     server.queue(Reply.error(429, retry_after=30))
     started = time.monotonic()

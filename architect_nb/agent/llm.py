@@ -210,7 +210,8 @@ class LiteLLMClient:
                 name = type(exc).__name__
                 if self.model.startswith(SCRIPTED_PREFIX):
                     raise LLMError(_script_message(exc), kind="script") from exc
-                if name in _RETRYABLE and attempt < self.config.retries:
+                # A missing key comes back from some providers as a server error; retrying cannot fix it.
+                if name in _RETRYABLE and attempt < self.config.retries and not _missing_key(exc):
                     attempt += 1
                     delay = _backoff(attempt, exc)
                     log.warning(
@@ -218,7 +219,17 @@ class LiteLLMClient:
                     )
                     _sleep(delay, should_stop)
                     continue
-                raise LLMError(_explain(exc, self.model)) from exc
+                raise LLMError(_explain(exc, self.model, self._missing_key_names(litellm))) from exc
+
+    def _missing_key_names(self, litellm: Any) -> list[str]:
+        """The environment variables LiteLLM says the model's provider needs and are unset (best effort)."""
+        if self.config.api_key_env:
+            return []
+        try:
+            found = litellm.validate_environment(self.model, api_base=self.config.api_base)
+            return [str(k) for k in found.get("missing_keys", [])]
+        except Exception:  # an unknown provider: the error message says enough
+            return []
 
     def _once(
         self, litellm: Any, kwargs: dict[str, Any], on_text: Callable[[str], None] | None
@@ -369,7 +380,12 @@ def _script_message(exc: Exception) -> str:
     return text[start:] if start >= 0 else f"Scripted model failed: {text}"
 
 
-def _explain(exc: Exception, model: str) -> str:
+def _missing_key(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "api_key" in text or "api key" in text or "missing credentials" in text
+
+
+def _explain(exc: Exception, model: str, missing_keys: Sequence[str] = ()) -> str:
     name = type(exc).__name__
     raw = _without_litellm_boilerplate(str(exc)).strip()
     text = raw.splitlines()[0] if raw else name
@@ -379,9 +395,11 @@ def _explain(exc: Exception, model: str) -> str:
         return (
             f"Unknown model {model!r} ({text}). Check the model name, or use --model scripted/<script.yaml>."
         )
-    if "api_key" in text.lower() or "api key" in text.lower():
+    if _missing_key(exc):
+        variable = missing_keys[0] if missing_keys else "OPENAI_API_KEY"
         return (
-            f"No API key for {model}: {text}. Set the provider's key variable (for example OPENAI_API_KEY), "
-            "or use the scripted model: --model scripted/<script.yaml>."
+            f"No API key for {model}: set {', '.join(missing_keys) or 'the provider key variable'} "
+            f"(for example `%env {variable}=...` in a cell), or use the scripted model: "
+            "--model scripted/<script.yaml>."
         )
     return f"The model call failed ({name}: {text})."
