@@ -11,7 +11,10 @@ request it receives. Nothing leaves the machine.
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -76,6 +79,7 @@ class OpenAIStubServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
+        _drop_litellm_clients()
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -201,3 +205,19 @@ def _stream_chunks(reply: Reply, model: str, include_usage: bool) -> list[dict[s
         usage_chunk["usage"] = _usage(reply)
         chunks.append(usage_chunk)
     return chunks
+
+
+def _drop_litellm_clients() -> None:
+    """Close the HTTP clients LiteLLM cached for this server: their pooled sockets would otherwise stay open
+    until the interpreter exits (and be reported then as unclosed)."""
+    litellm = sys.modules.get("litellm")
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    if cache is None:
+        return
+    for client in list(getattr(cache, "cache_dict", {}).values()):
+        close = getattr(client, "close", None)
+        if callable(close) and not inspect.iscoroutinefunction(close):
+            with contextlib.suppress(Exception):
+                close()
+    with contextlib.suppress(Exception):
+        cache.flush_cache()
