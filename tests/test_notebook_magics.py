@@ -298,3 +298,30 @@ def test_undo_needs_the_whole_run_id(shell: tuple[InteractiveShell, Path]) -> No
     assert refused.level == "error" and "give the whole id" in repr(refused)
     assert "total = 0.0" in cart.read_text()
     assert "restored 1 file(s)" in repr(ip.run_line_magic("architect", f"undo {run_id}"))
+
+
+def test_an_undo_with_problems_is_reported_as_an_error(shell: tuple[InteractiveShell, Path]) -> None:
+    """The Undo button reads the level: a partial undo must not show as a plain success."""
+    ip, ws = shell
+    (ws / "sub").mkdir()
+    (ws / "sub" / "a.txt").write_text("before\n")
+    model = write_script(
+        ws,
+        [
+            {
+                "tool_calls": [
+                    {"name": "write_file", "arguments": {"path": "sub/a.txt", "content": "after\n"}}
+                ]
+            },
+            {"content": "Done."},
+        ],
+    )
+    assert ip.run_cell(f"%%architect --model {model} --mode yolo\nEdit a").success
+    outside = ws.parent / "elsewhere"
+    outside.mkdir()
+    (ws / "sub" / "a.txt").unlink()
+    (ws / "sub").rmdir()
+    (ws / "sub").symlink_to(outside, target_is_directory=True)
+    report = ip.run_line_magic("architect", "undo")
+    assert report.level == "error" and "symbolic link" in repr(report)
+    assert not (outside / "a.txt").exists()

@@ -137,7 +137,8 @@ class Session:
         if name == "history":
             return self._history()
         if name == "undo":
-            return MessageOutput(str(self.undo(args[0] if args else None)), level="info")
+            report = self.undo(args[0] if args else None)
+            return MessageOutput(str(report), level="info" if report.ok else "error")
         record = self.find(args[0] if args else None)
         return default_redactor().redact_data(json.loads(json.dumps(record.payload, default=str)))
 
