@@ -58,26 +58,46 @@ class CommandsConfig(_Section):
 
 
 class HookConfig(_Section):
-    name: str = ""
-    command: str
+    name: str = Field("", description="Shown in results and logs (default: the command).")
+    command: str = Field(description="Run by `sh -c` in the workspace; `{file}` becomes the file's path.")
     matcher: str = Field("*", description="Regex on the tool name ('*' matches all).")
-    file_patterns: list[str] = Field(default_factory=list)
-    timeout: int = Field(10, ge=1, le=600)
-    async_: bool = Field(False, alias="async")
-    enabled: bool = True
+    file_patterns: list[str] = Field(
+        default_factory=list, description="Globs on the call's files; empty matches every call."
+    )
+    timeout: int = Field(
+        10, ge=1, le=600, description="Seconds before the hook is killed (a warning, never a block)."
+    )
+    async_: bool = Field(
+        False, alias="async", description="Run in the background; it can neither block nor rewrite."
+    )
+    enabled: bool = Field(True, description="Set false to keep a hook in the file but not run it.")
 
 
 class HooksConfig(_Section):
-    pre_tool_use: list[HookConfig] = Field(default_factory=list)
-    post_tool_use: list[HookConfig] = Field(default_factory=list)
-    pre_llm_call: list[HookConfig] = Field(default_factory=list)
-    post_llm_call: list[HookConfig] = Field(default_factory=list)
-    session_start: list[HookConfig] = Field(default_factory=list)
-    session_end: list[HookConfig] = Field(default_factory=list)
-    on_error: list[HookConfig] = Field(default_factory=list)
-    budget_warning: list[HookConfig] = Field(default_factory=list)
-    context_compress: list[HookConfig] = Field(default_factory=list)
-    agent_complete: list[HookConfig] = Field(default_factory=list)
+    pre_tool_use: list[HookConfig] = Field(
+        default_factory=list,
+        description="Before a tool call; exit 2 (or JSON) blocks it, JSON may rewrite its arguments.",
+    )
+    post_tool_use: list[HookConfig] = Field(
+        default_factory=list,
+        description="After a successful tool call; failures are shown to the model, never block.",
+    )
+    pre_llm_call: list[HookConfig] = Field(
+        default_factory=list, description="Before each model call; may block it."
+    )
+    post_llm_call: list[HookConfig] = Field(default_factory=list, description="After each model call.")
+    session_start: list[HookConfig] = Field(default_factory=list, description="When a run starts.")
+    session_end: list[HookConfig] = Field(default_factory=list, description="When a run ends.")
+    on_error: list[HookConfig] = Field(default_factory=list, description="When a run stops on an error.")
+    budget_warning: list[HookConfig] = Field(
+        default_factory=list, description="When spending crosses costs.warn_at_usd."
+    )
+    context_compress: list[HookConfig] = Field(
+        default_factory=list, description="When old steps are summarised to fit the context window."
+    )
+    agent_complete: list[HookConfig] = Field(
+        default_factory=list, description="When the agent says it is done."
+    )
     post_edit: list[HookConfig] = Field(
         default_factory=list,
         description="Legacy: mapped to post_tool_use for write_file|edit_file|apply_patch.",
@@ -85,28 +105,43 @@ class HooksConfig(_Section):
 
 
 class CodeRuleConfig(_Section):
-    pattern: str
-    message: str
-    severity: Literal["warn", "block"] = "warn"
+    pattern: str = Field(description="A regex on added lines.")
+    message: str = Field(description="What the model is told when the pattern matches.")
+    severity: Literal["warn", "block"] = Field(
+        "warn", description="`warn` appends the message to the result; `block` refuses the edit."
+    )
 
 
 class QualityGateConfig(_Section):
-    name: str
-    command: str
-    required: bool = True
-    timeout: int = Field(60, ge=1, le=600)
+    name: str = Field(description="Shown to the model with the gate's output.")
+    command: str = Field(description="A shell command run in the workspace; exit 0 passes.")
+    required: bool = Field(True, description="A failing required gate keeps the run going; others only warn.")
+    timeout: int = Field(60, ge=1, le=600, description="Seconds before the gate is killed (and fails).")
 
 
 class GuardrailsConfig(_Section):
     enabled: bool | None = Field(None, description="Defaults to true as soon as any rule is set.")
-    protected_files: list[str] = Field(default_factory=list)
-    sensitive_files: list[str] = Field(default_factory=list)
-    blocked_commands: list[str] = Field(default_factory=list)
-    max_files_modified: int | None = Field(None, ge=0)
-    max_lines_changed: int | None = Field(None, ge=0)
-    max_commands_executed: int | None = Field(None, ge=0)
-    code_rules: list[CodeRuleConfig] = Field(default_factory=list)
-    quality_gates: list[QualityGateConfig] = Field(default_factory=list)
+    protected_files: list[str] = Field(
+        default_factory=list, description="Globs of files no tool may change (reading is allowed)."
+    )
+    sensitive_files: list[str] = Field(
+        default_factory=list, description="Globs of files no tool may read or change; cut from outputs."
+    )
+    blocked_commands: list[str] = Field(
+        default_factory=list, description="Regexes of commands refused in every mode."
+    )
+    max_files_modified: int | None = Field(None, ge=0, description="Most files one run may change.")
+    max_lines_changed: int | None = Field(
+        None, ge=0, description="Most lines one run may add and remove in all."
+    )
+    max_commands_executed: int | None = Field(None, ge=0, description="Most commands one run may execute.")
+    code_rules: list[CodeRuleConfig] = Field(
+        default_factory=list, description="Regexes checked against the code an edit adds."
+    )
+    quality_gates: list[QualityGateConfig] = Field(
+        default_factory=list,
+        description="Commands run when the agent says it is done; failing ones send it back.",
+    )
 
     @property
     def active(self) -> bool:
@@ -125,33 +160,50 @@ class GuardrailsConfig(_Section):
 
 class LLMConfig(_Section):
     model: str = Field("gpt-4o-mini", description="Any LiteLLM model string, or scripted/<script.yaml>.")
-    api_base: str | None = None
+    api_base: str | None = Field(
+        None,
+        description="The server's URL, for local or self-hosted models (Ollama: http://localhost:11434).",
+    )
     api_key_env: str | None = Field(None, description="Environment variable holding the API key.")
-    timeout: int = Field(60, ge=1)
-    retries: int = Field(2, ge=0, le=10)
-    stream: bool = True
+    timeout: int = Field(60, ge=1, description="Seconds one model call may take.")
+    retries: int = Field(
+        2, ge=0, le=10, description="Retries of a failed model call (rate limits, connection errors)."
+    )
+    stream: bool = Field(True, description="Stream the answer as it is written.")
 
 
 class AgentSpec(_Section):
-    system_prompt: str | None = None
-    allowed_tools: list[str] | None = None
-    confirm_mode: ConfirmMode | None = None
-    max_steps: int | None = Field(None, ge=1, le=1000)
+    system_prompt: str | None = Field(None, description="Replaces the agent's system prompt.")
+    allowed_tools: list[str] | None = Field(
+        None, description="The tool names the agent may call (null: all of them)."
+    )
+    confirm_mode: ConfirmMode | None = Field(
+        None, description="The agent's default mode (a cell's --mode wins)."
+    )
+    max_steps: int | None = Field(None, ge=1, le=1000, description="Most model calls one run may make.")
 
 
 class CostsConfig(_Section):
-    budget_usd: float | None = Field(None, ge=0)
-    budget_tokens: int | None = Field(None, ge=0)
-    warn_at_usd: float | None = Field(None, ge=0)
+    budget_usd: float | None = Field(
+        None, ge=0, description="Stop the run when its cost reaches this many dollars."
+    )
+    budget_tokens: int | None = Field(
+        None, ge=0, description="Stop the run when it has used this many tokens."
+    )
+    warn_at_usd: float | None = Field(
+        None, ge=0, description="Warn (and fire budget_warning hooks) at this cost."
+    )
 
 
 class MCPServerConfig(_Section):
-    name: str
-    command: str | None = None
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    url: str | None = None
-    token_env: str | None = None
+    name: str = Field(description="Prefixes its tools: `mcp_<name>_<tool>`.")
+    command: str | None = Field(None, description="The program that starts a stdio server.")
+    args: list[str] = Field(default_factory=list, description="Its arguments.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables for it.")
+    url: str | None = Field(None, description="The URL of a streamable HTTP server (instead of command).")
+    token_env: str | None = Field(
+        None, description="Environment variable holding a bearer token for the URL."
+    )
     timeout: float = Field(60.0, gt=0, le=3600, description="Seconds one tool call may take.")
     startup_timeout: float = Field(
         30.0, gt=0, le=600, description="Seconds to start the server and list its tools."
@@ -159,11 +211,16 @@ class MCPServerConfig(_Section):
 
 
 class MCPConfig(_Section):
-    servers: list[MCPServerConfig] = Field(default_factory=list)
+    servers: list[MCPServerConfig] = Field(
+        default_factory=list,
+        description="One entry per server: a command (stdio) or a url (streamable HTTP).",
+    )
 
 
 class LoggingConfig(_Section):
-    level: Literal["debug", "info", "warning", "error"] = "warning"
+    level: Literal["debug", "info", "warning", "error"] = Field(
+        "warning", description="Lowest level written to stderr."
+    )
     file: Path | None = Field(None, description="Where to write JSON logs, one event per line.")
 
     @field_validator("level", mode="before")
@@ -193,14 +250,34 @@ class CheckpointsConfig(_Section):
 class AppConfig(_Section):
     """The whole configuration. Every section has defaults, so `AppConfig()` is a working setup."""
 
-    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
-    commands: CommandsConfig = Field(default_factory=CommandsConfig)
-    hooks: HooksConfig = Field(default_factory=HooksConfig)
-    guardrails: GuardrailsConfig = Field(default_factory=GuardrailsConfig)
-    llm: LLMConfig = Field(default_factory=LLMConfig)
-    agents: dict[str, AgentSpec] = Field(default_factory=dict)
-    costs: CostsConfig = Field(default_factory=CostsConfig)
-    mcp: MCPConfig = Field(default_factory=MCPConfig)
-    logging: LoggingConfig = Field(default_factory=LoggingConfig)
-    notebook: NotebookConfig = Field(default_factory=NotebookConfig)
-    checkpoints: CheckpointsConfig = Field(default_factory=CheckpointsConfig)
+    workspace: WorkspaceConfig = Field(
+        default_factory=WorkspaceConfig, description="The sandbox every tool is confined to."
+    )
+    commands: CommandsConfig = Field(
+        default_factory=CommandsConfig,
+        description="run_command: timeouts, output size, and how commands are classified.",
+    )
+    hooks: HooksConfig = Field(
+        default_factory=HooksConfig, description="Shell commands run at lifecycle events; see docs/hooks.md."
+    )
+    guardrails: GuardrailsConfig = Field(
+        default_factory=GuardrailsConfig,
+        description="Deterministic rules checked before hooks and confirmation, in every mode.",
+    )
+    llm: LLMConfig = Field(default_factory=LLMConfig, description="The model and how to reach it.")
+    agents: dict[str, AgentSpec] = Field(
+        default_factory=dict,
+        description="Custom agents, or changes to the built-in build, plan and review agents.",
+    )
+    costs: CostsConfig = Field(default_factory=CostsConfig, description="Budgets for one run.")
+    mcp: MCPConfig = Field(
+        default_factory=MCPConfig, description="MCP servers whose tools the agent may call; see docs/mcp.md."
+    )
+    logging: LoggingConfig = Field(
+        default_factory=LoggingConfig, description="Where logs go; secrets are redacted."
+    )
+    notebook: NotebookConfig = Field(default_factory=NotebookConfig, description="The notebook layer.")
+    checkpoints: CheckpointsConfig = Field(
+        default_factory=CheckpointsConfig,
+        description="What files held before a run changed them, for `%architect undo`.",
+    )
