@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -200,6 +201,20 @@ def test_secrets_are_redacted_in_the_bundle(monkeypatch: pytest.MonkeyPatch) -> 
     finally:
         monkeypatch.delenv("SHOP_API_KEY")
         default_redactor().refresh()
+
+
+def test_a_long_diff_is_cut_in_the_run_html_but_whole_in_the_prompt() -> None:
+    diff = "--- a/g.py\n+++ b/g.py\n@@ -0,0 +1,5000 @@\n" + "".join(f"+line {i}\n" for i in range(5000))
+    card = tool_card_html(tool="write_file", arguments={"path": "g.py"}, status="ok", diff=diff)
+    assert card.count("<span") <= 402 and "+line 396" in card and "+line 397" not in card
+    assert "4,603 more lines" in card and "transcript" in card
+    payload = _payload()
+    payload["events"][3]["diff"] = diff
+    bundle = RunOutput.from_payload(payload)._repr_mimebundle_()
+    assert len(bundle["text/html"]) < 120_000  # a 5,003-line diff does not go into the saved HTML whole
+    assert "+line 4999" in json.dumps(bundle["application/vnd.architect-nb.run+json"])  # the JSON keeps it
+    prompt = diff_html(diff, scroll=True)
+    assert "+line 4999" in prompt and "max-height" in prompt  # what is approved is shown whole
 
 
 def test_fragments() -> None:

@@ -59,7 +59,9 @@ def _question_html(request: ConfirmationRequest) -> str:
     parts += [f'<div style="color:#57606a">why asked: {e(show(redact(r)))}</div>' for r in request.reasons]
     parts += [f'<div style="color:#9a6700">⚠ {e(show(redact(w)))}</div>' for w in request.warnings]
     if request.preview:
-        parts.append("<div>The diff that would be applied:</div>" + diff_html(redact(request.preview)))
+        parts.append(
+            "<div>The diff that would be applied:</div>" + diff_html(redact(request.preview), scroll=True)
+        )
     return "".join(parts)
 
 

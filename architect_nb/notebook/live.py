@@ -30,6 +30,7 @@ _show: Callable[..., Any] = _display  # IPython has no annotations
 __all__ = ["LiveView"]
 
 _REDRAW_EVERY = 0.1  # seconds between redraws for streamed text (each redraw resends the run's HTML)
+_REDRAW_BYTES = 100_000  # ... and longer for a longer log: about 1 MB/s of redraws at most
 
 
 class LiveView:
@@ -44,6 +45,7 @@ class LiveView:
         self._tokens = 0
         self._usd = 0.0
         self._drawn = 0.0
+        self._html_size = 0
         self._closed = False
         self._prompts: list[Any] = []
         self._asking: Any = None  # the widget shown while a prompt waits: VBox([log, prompt])
@@ -79,7 +81,8 @@ class LiveView:
             elif isinstance(event, CostUpdate):
                 self._tokens, self._usd = event.total_tokens, event.total_cost_usd
             self._status = event.status if isinstance(event, RunFinished) else "running"
-            if isinstance(event, TextDelta) and time.monotonic() - self._drawn < _REDRAW_EVERY:
+            every = _REDRAW_EVERY * max(1.0, self._html_size / _REDRAW_BYTES)
+            if isinstance(event, TextDelta) and time.monotonic() - self._drawn < every:
                 return  # the next event or redraw shows it
             self._redraw()
 
@@ -110,13 +113,15 @@ class LiveView:
 
     def _bundle(self) -> dict[str, Any]:
         payload = default_redactor().redact_data(self._events.to_list())
+        log = events_html(payload)
+        self._html_size = len(log)
         header = (
             f"<div style='color:#57606a'>architect {status_badge(self._status)} step {self._step} · "
             f"{self._tokens} tokens · ${self._usd:.4f}</div>"
         )
         return {
             "text/html": f'<div class="architect-nb-live" style="font-size:13px;line-height:1.4">'
-            f"{header}{events_html(payload)}</div>",
+            f"{header}{log}</div>",
             "text/plain": f"architect: a run is in progress (step {self._step}, {self._tokens} tokens, "
             f"${self._usd:.4f}).",
         }

@@ -28,6 +28,9 @@ __all__ = [
 ]
 
 _OUTPUT_CAP = 4000  # characters of a tool's output shown in the HTML (the JSON keeps it whole)
+# Lines of a diff shown in a run's HTML: a 5,000-line diff would otherwise double the saved notebook and be
+# resent with every live redraw. The approval prompt shows the whole diff (scrolling): it is what is approved.
+_DIFF_LINES_CAP = 400
 _COLLAPSE_LINES = 12
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 _PRE = f"margin:4px 0;padding:6px;white-space:pre-wrap;word-break:break-word;{_MONO}"
@@ -71,13 +74,26 @@ def _diff_line_style(line: str) -> str:
     return "color:#24292f"
 
 
-def diff_html(diff: str) -> str:
-    """A unified diff, each line coloured by its kind (added, removed, hunk, header)."""
+def diff_html(diff: str, *, max_lines: int | None = None, scroll: bool = False) -> str:
+    """A unified diff, each line coloured by its kind (added, removed, hunk, header).
+
+    `max_lines` cuts a long diff with a note saying where the rest is (the run's JSON keeps it whole, and the
+    labextension shows all of it); `scroll` keeps every line but in a box of bounded height.
+    """
+    all_lines = diff.rstrip("\n").split("\n")
+    shown = all_lines if max_lines is None else all_lines[:max_lines]
     lines = "".join(
         f'<span style="display:block;{_diff_line_style(line)}">{_e(line) or "&nbsp;"}</span>'
-        for line in diff.rstrip("\n").split("\n")
+        for line in shown
     )
-    return f'<pre style="{_PRE};background:#f6f8fa">{lines}</pre>'
+    if len(shown) < len(all_lines):
+        more = len(all_lines) - len(shown)
+        lines += (
+            f'<span style="display:block;color:#6e7781">... {more:,} more lines; the whole diff is in the '
+            "run's transcript (JupyterLab's architect-nb extension shows it)</span>"
+        )
+    box = ";max-height:420px;overflow:auto" if scroll else ""
+    return f'<pre style="{_PRE};background:#f6f8fa{box}">{lines}</pre>'
 
 
 def _collapsible(title: str, body: str, *, open_: bool = False) -> str:
@@ -143,7 +159,7 @@ def tool_card_html(
     took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
     head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}</div>'
     args = f'<pre style="{_PRE};color:#57606a">{_e(_args_text(arguments))}</pre>' if arguments else ""
-    body = diff_html(diff) if diff else ""
+    body = diff_html(diff, max_lines=_DIFF_LINES_CAP) if diff else ""
     body += hooks_html(hooks)
     if error and status in ("blocked", "denied", "aborted"):
         body += f'<div style="color:{_STATUS_COLOURS.get(status, "#cf222e")}">{_e(error)}</div>'
