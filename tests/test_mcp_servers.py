@@ -306,18 +306,42 @@ def test_slow_call_times_out_with_a_clear_error_and_the_server_stays_usable() ->
 @pytest.mark.slow
 def test_server_crash_mid_call_is_a_failed_result_and_later_calls_fail_fast() -> None:
     registry = ToolRegistry()
-    manager = MCPManager(MCPConfig(servers=[toy_server("fragile")]))
+    manager = MCPManager(MCPConfig(servers=[toy_server("fragile", restarts=0)]))
     try:
         assert manager.register_tools(registry) == []
         crashed = registry.get("mcp_fragile_crash").execute()
         assert not crashed.success
         assert "stopped while running 'crash'" in (crashed.error or "")
         assert "crashing on purpose" in (crashed.error or "")  # the server's last stderr line
+        assert "unavailable for the rest of this run" in (crashed.error or "")
         after = registry.get("mcp_fragile_echo").execute(text="hello?")
         assert not after.success and "no longer running" in (after.error or "")
         assert not manager.connections[0].alive
     finally:
         manager.close()
+
+
+@pytest.mark.slow
+def test_a_crashed_server_is_started_again_for_the_next_call_until_its_restarts_run_out() -> None:
+    marker = "architect-nb-restart-test"
+    registry = ToolRegistry()
+    manager = MCPManager(MCPConfig(servers=[toy_server("fragile", args=[TOY, "stdio", marker], restarts=1)]))
+    try:
+        assert manager.register_tools(registry) == []
+        first_pid = live_children(marker)
+        crashed = registry.get("mcp_fragile_crash").execute()
+        assert not crashed.success and "started again for the next call" in (crashed.error or "")
+        assert live_children(marker) == []  # the crashed call is not retried
+        echo = registry.get("mcp_fragile_echo").execute(text="back")
+        assert echo.success and echo.output == "back", echo.error
+        assert manager.connections[0].alive and live_children(marker) not in ([], first_pid)
+        crashed_again = registry.get("mcp_fragile_crash").execute()
+        assert "unavailable for the rest of this run" in (crashed_again.error or "")  # no restart left
+        after = registry.get("mcp_fragile_echo").execute(text="hello?")
+        assert not after.success and "no longer running" in (after.error or "")
+    finally:
+        manager.close()
+    assert live_children(marker) == []
 
 
 @pytest.mark.slow

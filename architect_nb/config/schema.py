@@ -208,6 +208,9 @@ class MCPServerConfig(_Section):
     startup_timeout: float = Field(
         30.0, gt=0, le=600, description="Seconds to start the server and list its tools."
     )
+    restarts: int = Field(
+        1, ge=0, le=10, description="Times a server that stopped is started again during one run."
+    )
 
 
 class MCPConfig(_Section):

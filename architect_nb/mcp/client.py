@@ -42,6 +42,8 @@ _MAX_TOOL_PAGES = 100
 # Seconds close() waits for a graceful end, then again after cancelling (the SDK's own stdio shutdown, stdin
 # closed → SIGTERM → SIGKILL, is bounded at about 6 s).
 _CLOSE_GRACE = 10.0
+#: Ends the message of a call during which the server went away (`RestartingConnection` may replace it).
+GONE_ADVICE = "Its tools are unavailable for the rest of this run; continue without them."
 
 
 class MCPServerError(Exception):
@@ -143,6 +145,11 @@ class MCPServerConnection:
             self._stderr = None
 
     @property
+    def gone(self) -> bool:
+        """The server went away (crashed, or its connection broke) while this connection was open."""
+        return self._gone is not None and not self._closed
+
+    @property
     def alive(self) -> bool:
         """Connected, not closed, and the server has not gone away."""
         return self._client is not None and self._gone is None and not self._closed
@@ -208,7 +215,7 @@ class MCPServerConnection:
                 self._mark_gone(f"connection closed: {exc}")
                 raise MCPCallError(
                     f"MCP server {self.name!r} stopped while running {name!r} ({exc}){self._stderr_note()}. "
-                    "Its tools are unavailable for the rest of this run; continue without them."
+                    + GONE_ADVICE
                 ) from None
             raise MCPCallError(f"MCP server {self.name!r} refused the call to {name!r}: {exc}") from None
         except MCPServerError:
@@ -218,8 +225,7 @@ class MCPServerConnection:
             self._mark_gone(f"{type(reason).__name__}: {reason}")
             raise MCPCallError(
                 f"MCP server {self.name!r} failed while running {name!r} "
-                f"({type(reason).__name__}: {reason}){self._stderr_note()}. "
-                "Its tools are unavailable for the rest of this run; continue without them."
+                f"({type(reason).__name__}: {reason}){self._stderr_note()}. " + GONE_ADVICE
             ) from None
 
     def _timeout_error(self, name: str, timeout: float) -> MCPCallError:

@@ -15,6 +15,7 @@ from architect_nb.config.schema import MCPConfig, MCPServerConfig
 from architect_nb.log import get_logger
 from architect_nb.mcp.adapter import MCPToolAdapter
 from architect_nb.mcp.client import MCPConnectionError, MCPServerConnection
+from architect_nb.mcp.restart import RestartingConnection
 from architect_nb.tools.registry import ToolRegistry
 
 __all__ = ["MCPManager", "close_all_mcp_servers", "inject_mcp_tools", "register_mcp_tools"]
@@ -30,7 +31,7 @@ class MCPManager:
 
     def __init__(self, config: MCPConfig) -> None:
         self.config = config
-        self.connections: list[MCPServerConnection] = []
+        self.servers: list[RestartingConnection] = []  # one per connected server; restarts it if it stops
         self.tools: list[MCPToolAdapter] = []
         self.warnings: list[str] = []
         self._started = False
@@ -75,12 +76,18 @@ class MCPManager:
             if i in errors:
                 self._warn(f"{errors[i]} Its tools are left out of this run.", connection.name)
                 continue
-            self.connections.append(connection)
+            restarting = RestartingConnection(connection)
+            self.servers.append(restarting)
             for definition in connection.tools:
-                tool = MCPToolAdapter.create(connection, definition, taken=taken)
+                tool = MCPToolAdapter.create(restarting, definition, taken=taken)
                 taken.add(tool.name)
                 self.tools.append(tool)
         return list(self.warnings)
+
+    @property
+    def connections(self) -> list[MCPServerConnection]:
+        """Each server's current connection (a new one after a restart)."""
+        return [server.current for server in self.servers]
 
     def register_tools(self, registry: ToolRegistry) -> list[str]:
         """`start()`, then register every discovered tool in `registry`. Returns the warnings."""
@@ -98,8 +105,8 @@ class MCPManager:
 
     def close(self) -> None:
         """Close every connection (stopping stdio servers). Safe to call twice."""
-        for connection in self.connections:
-            connection.close()
+        for server in self.servers:
+            server.close()
         _live_managers.discard(self)
 
     def __enter__(self) -> MCPManager:
