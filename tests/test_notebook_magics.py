@@ -236,29 +236,20 @@ def test_line_magic_subcommands(shell: tuple[InteractiveShell, Path]) -> None:
     assert "unknown subcommand" in repr(ip.run_line_magic("architect", "frob"))
 
 
+def _float_totals(ip: InteractiveShell, ws: Path) -> None:
+    """A yolo run on the scripted model that changes `shop/cart.py` (total = 0 → 0.0)."""
+    edit = {"path": "shop/cart.py", "old_str": "total = 0\n", "new_str": "total = 0.0\n"}
+    model = write_script(
+        ws, [{"tool_calls": [{"name": "edit_file", "arguments": edit}]}, {"content": "Done."}]
+    )
+    assert ip.run_cell(f"%%architect --model {model} --mode yolo\nFloat totals").success
+
+
 def test_undo_restores_the_files_a_run_changed(shell: tuple[InteractiveShell, Path]) -> None:
     ip, ws = shell
     cart = ws / "shop" / "cart.py"
     before = cart.read_text()
-    model = write_script(
-        ws,
-        [
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "arguments": {
-                            "path": "shop/cart.py",
-                            "old_str": "total = 0\n",
-                            "new_str": "total = 0.0\n",
-                        },
-                    }
-                ]
-            },
-            {"content": "Done."},
-        ],
-    )
-    assert ip.run_cell(f"%%architect --model {model} --mode yolo\nFloat totals").success
+    _float_totals(ip, ws)
     assert cart.read_text() != before
     assert "restored 1 file(s)" in repr(ip.run_line_magic("architect", "undo"))
     assert cart.read_text() == before
@@ -272,25 +263,7 @@ def test_undo_needs_the_whole_run_id(shell: tuple[InteractiveShell, Path]) -> No
     """A prefix (say, from a hostile notebook's Undo button) must not reach one of your runs."""
     ip, ws = shell
     cart = ws / "shop" / "cart.py"
-    model = write_script(
-        ws,
-        [
-            {
-                "tool_calls": [
-                    {
-                        "name": "edit_file",
-                        "arguments": {
-                            "path": "shop/cart.py",
-                            "old_str": "total = 0\n",
-                            "new_str": "total = 0.0\n",
-                        },
-                    }
-                ]
-            },
-            {"content": "Done."},
-        ],
-    )
-    assert ip.run_cell(f"%%architect --model {model} --mode yolo\nFloat totals").success
+    _float_totals(ip, ws)
     from architect_nb.notebook.state import get_session
 
     run_id = get_session().history[-1].run_id
