@@ -117,7 +117,6 @@ class FrontEnd:
         self._seq = 0
         self.clicks: list[tuple[str, float]] = []
         self.stray: list[dict[str, Any]] = []  # output messages whose parent is no cell
-        self.values: list[tuple[float, str, str]] = []  # (time, comm id, new `value`) of widget models
         self.updates: list[tuple[float, str | None, str]] = []  # (time, display id, text/html) of updates
 
     # ------------------------------------------------------------------ sending
@@ -198,15 +197,11 @@ class FrontEnd:
             self.comms[content["comm_id"]] = Comm(
                 content["comm_id"], dict(state), parent, time.perf_counter()
             )
-            if "value" in state:
-                self.values.append((time.perf_counter(), content["comm_id"], str(state["value"])))
         elif kind == "comm_msg":
             data = content.get("data", {})
             comm = self.comms.get(content["comm_id"])
             if comm is not None and data.get("method") == "update":
                 comm.state.update(data.get("state", {}))
-                if "value" in data.get("state", {}):
-                    self.values.append((time.perf_counter(), content["comm_id"], str(data["state"]["value"])))
         elif kind == "comm_close":
             if content["comm_id"] in self.comms:
                 self.comms[content["comm_id"]].open = False

@@ -159,18 +159,6 @@ class CheckpointFiles:
 
     # ------------------------------------------------------------------ reading (undo, maybe in a new kernel)
 
-    def runs(self, prefix: str = "") -> list[str]:
-        """Ids of this workspace's saved runs starting with `prefix`, newest first."""
-        found: list[tuple[float, str]] = []
-        with contextlib.suppress(FileNotFoundError):
-            for folder in self.directory.iterdir():
-                if not (RUN_ID_PATTERN.match(folder.name) and folder.name.startswith(prefix)):
-                    continue
-                manifest = self._read(folder)
-                if manifest is not None and manifest.get("root") == str(self.root):
-                    found.append(((folder / _MANIFEST).stat().st_mtime, folder.name))
-        return [run for _mtime, run in sorted(found, reverse=True)]
-
     def undone(self, run_id: str) -> str | None:
         """The report of the run's undo if it was undone (by any kernel), else None."""
         with self._lock:

@@ -42,8 +42,8 @@ _MAX_TOOL_PAGES = 100
 # Seconds close() waits for a graceful end, then again after cancelling (the SDK's own stdio shutdown, stdin
 # closed → SIGTERM → SIGKILL, is bounded at about 6 s).
 _CLOSE_GRACE = 10.0
-#: Ends the message of a call during which the server went away (`RestartingConnection` may replace it).
-GONE_ADVICE = "Its tools are unavailable for the rest of this run; continue without them."
+#: Ends the message of a call during which the server went away (`RestartingConnection` gives its own).
+_GONE_ADVICE = "Its tools are unavailable for the rest of this run; continue without them."
 
 
 class MCPServerError(Exception):
@@ -55,7 +55,15 @@ class MCPConnectionError(MCPServerError):
 
 
 class MCPCallError(MCPServerError):
-    """One tool call failed for a reason other than the tool itself reporting an error."""
+    """One tool call failed for a reason other than the tool itself reporting an error.
+
+    `server_gone` holds what happened when the server went away during the call (the message without the
+    advice that follows it), so a caller that can restart the server can give its own advice.
+    """
+
+    def __init__(self, message: str, *, server_gone: str | None = None) -> None:
+        super().__init__(message)
+        self.server_gone = server_gone
 
 
 class MCPServerConnection:
@@ -213,9 +221,8 @@ class MCPServerConnection:
         except MCPError as exc:
             if self._process_gone() or _is_connection_closed(exc):
                 self._mark_gone(f"connection closed: {exc}")
-                raise MCPCallError(
-                    f"MCP server {self.name!r} stopped while running {name!r} ({exc}){self._stderr_note()}. "
-                    + GONE_ADVICE
+                raise _gone_error(
+                    f"MCP server {self.name!r} stopped while running {name!r} ({exc}){self._stderr_note()}."
                 ) from None
             raise MCPCallError(f"MCP server {self.name!r} refused the call to {name!r}: {exc}") from None
         except MCPServerError:
@@ -223,9 +230,9 @@ class MCPServerConnection:
         except Exception as exc:
             reason = _leaf(exc)
             self._mark_gone(f"{type(reason).__name__}: {reason}")
-            raise MCPCallError(
+            raise _gone_error(
                 f"MCP server {self.name!r} failed while running {name!r} "
-                f"({type(reason).__name__}: {reason}){self._stderr_note()}. " + GONE_ADVICE
+                f"({type(reason).__name__}: {reason}){self._stderr_note()}."
             ) from None
 
     def _timeout_error(self, name: str, timeout: float) -> MCPCallError:
@@ -379,3 +386,7 @@ def _leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def _gone_error(what_happened: str) -> MCPCallError:
+    return MCPCallError(f"{what_happened} {_GONE_ADVICE}", server_gone=what_happened)

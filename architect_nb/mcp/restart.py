@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from architect_nb.log import get_logger
-from architect_nb.mcp.client import GONE_ADVICE, MCPCallError, MCPConnectionError, MCPServerConnection
+from architect_nb.mcp.client import MCPCallError, MCPConnectionError, MCPServerConnection
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult
@@ -37,11 +37,11 @@ class RestartingConnection:
         try:
             return connection.call_tool(name, arguments, timeout)
         except MCPCallError as exc:
-            if connection.gone and self.restarts_left > 0 and str(exc).endswith(GONE_ADVICE):
-                message = str(exc)[: -len(GONE_ADVICE)]
+            if exc.server_gone is not None and self.restarts_left > 0:
                 raise MCPCallError(
-                    message + "It will be started again for the next call to its tools; do not repeat this "
-                    "call unless you know it did not take effect."
+                    f"{exc.server_gone} It will be started again for the next call to its tools; do not "
+                    "repeat this call unless you know it did not take effect.",
+                    server_gone=exc.server_gone,
                 ) from None
             raise
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from architect_nb.tools._notebook.model import Notebook, cell_label, cell_source
-from architect_nb.tools._search.scan import notebook_output_text  # one reading of outputs, search's too
+from architect_nb.tools._search.scan import joined_text, notebook_output_text  # one reading, search's too
 from architect_nb.tools.fileio import describe_size
 from architect_nb.tools.textmatch import numbered, split_lines
 
@@ -81,7 +81,7 @@ def _output_summary(output: Any) -> str:
         return "malformed output"
     kind = str(output.get("output_type", "?"))
     if kind == "stream":
-        text = _joined(output.get("text"))
+        text = joined_text(output.get("text"))
         lines = text.count("\n") + (bool(text) and not text.endswith("\n"))
         return f"stream {output.get('name', '')} ({lines} line{'' if lines == 1 else 's'}, {_size(text)})"
     if kind == "error":
@@ -117,15 +117,7 @@ def _mapping(value: Any) -> dict[str, Any]:
 def _size(value: Any) -> str:
     """The stored size of an output's text or data (base64 for images, as it sits in the file)."""
     text = value if isinstance(value, (str, list)) else json.dumps(value, ensure_ascii=False, default=str)
-    return describe_size(len(_joined(text).encode("utf-8", "replace")))
-
-
-def _joined(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "".join(v for v in value if isinstance(v, str))
-    return ""
+    return describe_size(len(joined_text(text).encode("utf-8", "replace")))
 
 
 def _one_line(text: str) -> str:

@@ -101,7 +101,8 @@ def read_regular(path: str, max_bytes: int, skip_binary: bool = False) -> bytes 
         os.close(fd)
 
 
-def _joined(value: Any) -> str:
+def joined_text(value: Any) -> str:
+    """A notebook's multiline string (a str, or a list of str as nbformat may store it) as one str."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -116,7 +117,7 @@ def notebook_output_text(output: Any) -> str:
         return ""
     kind = output.get("output_type")
     if kind == "stream":
-        return _joined(output.get("text"))
+        return joined_text(output.get("text"))
     if kind == "error":
         trace = output.get("traceback")
         if isinstance(trace, list) and trace:
@@ -127,7 +128,7 @@ def notebook_output_text(output: Any) -> str:
         for mime in _OUTPUT_MIMES:
             if mime in data:
                 value = data[mime]
-                return _joined(value) if isinstance(value, (str, list)) else json.dumps(value)
+                return joined_text(value) if isinstance(value, (str, list)) else json.dumps(value)
     return ""
 
 
@@ -145,7 +146,7 @@ def notebook_lines(text: str, outputs: bool = False) -> list[tuple[str, str]] | 
     for i, cell in enumerate(cells):
         if not isinstance(cell, dict):
             continue
-        parts = [(f"cell {i}", _joined(cell.get("source")))]
+        parts = [(f"cell {i}", joined_text(cell.get("source")))]
         if outputs and isinstance(cell.get("outputs"), list):
             parts += [
                 (f"cell {i}, output {k}", notebook_output_text(o)) for k, o in enumerate(cell["outputs"])
