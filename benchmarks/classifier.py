@@ -11,8 +11,8 @@ import statistics
 import sys
 import time
 
-from architect_nb.tools.command_classifier import classify_uncached
-from architect_nb.tools.commands import classify_command
+from architect_nb.tools.commands.classifier import classify_uncached
+from architect_nb.tools.commands.run_command import classify_command
 
 GOAL_MS = 1.0
 TYPICAL = [

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from patch_corpus import DAMAGES, Case, build_corpus
 
-from architect_nb.tools.patch import ApplyPatchTool, PatchError, apply_patch_text
+from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
 
 
 def run_builtin(case: Case) -> tuple[float, bytes | None]:

@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from architect_nb.tools._search.programs import find_rg
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.search import FindFilesTool, GrepTool, SearchCodeTool
+from architect_nb.tools.search.programs import find_rg
+from architect_nb.tools.search.search_tools import FindFilesTool, GrepTool, SearchCodeTool
 
 GOAL = 2.0
 _RESULT_LINE = re.compile(r"^(.*?):(\d+): ", re.MULTILINE)

@@ -16,7 +16,7 @@ from architect_nb.execution.guardrails import GuardrailsEngine
 from architect_nb.execution.hooks import HookExecutor
 from architect_nb.execution.policies import ConfirmationPolicy
 from architect_nb.tools.base import BaseTool, ToolResult
-from architect_nb.tools.filesystem import DeleteFileTool, ReadFileTool, WriteFileTool
+from architect_nb.tools.filesystem.file_tools import DeleteFileTool, ReadFileTool, WriteFileTool
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.workspace import ToolArgs
 

@@ -12,7 +12,7 @@ from pathlib import Path
 WRITER = """
 import sys
 from pathlib import Path
-from architect_nb.tools.filesystem import WriteFileTool
+from architect_nb.tools.filesystem.file_tools import WriteFileTool
 
 tool = WriteFileTool(Path(sys.argv[1]))
 sys.stdout.write("ready\\n"); sys.stdout.flush()

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from architect_nb.config import CommandsConfig
 from architect_nb.tools import commands
-from architect_nb.tools.command_classifier import classify_uncached
-from architect_nb.tools.commands import CommandVerdict, RunCommandTool, classify_command
+from architect_nb.tools.commands.classifier import classify_uncached
+from architect_nb.tools.commands.run_command import CommandVerdict, RunCommandTool, classify_command
 
 LEVEL = {"safe": 0, "dev": 1, "dangerous": 2}
 
@@ -319,9 +319,9 @@ def test_tree_sitter_loads_on_first_classification_only() -> None:
     import sys
 
     code = (
-        "import sys, architect_nb, architect_nb.tools.setup, architect_nb.tools.commands\n"
+        "import sys, architect_nb, architect_nb.tools.setup, architect_nb.tools.commands.run_command\n"
         "assert 'tree_sitter' not in sys.modules, 'imported eagerly'\n"
-        "from architect_nb.tools.commands import classify_command\n"
+        "from architect_nb.tools.commands.run_command import classify_command\n"
         "assert classify_command('ls').sensitivity == 'safe'\n"
         "assert 'tree_sitter' in sys.modules\n"
     )

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.tools.command_rules import SAFE_PROGRAMS, SHELLS
-from architect_nb.tools.commands import classify_command
+from architect_nb.tools.commands.rules import SAFE_PROGRAMS, SHELLS
+from architect_nb.tools.commands.run_command import classify_command
 
 BASH = shutil.which("bash")
 #: What a `safe` command may run: the safe programs, plus wrappers whose inner command was judged too.

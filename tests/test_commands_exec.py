@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from architect_nb.config import CommandsConfig, WorkspaceConfig
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.commands import RunCommandTool
-from architect_nb.tools.process import OutputBuffer, run_process
+from architect_nb.tools.commands.process import OutputBuffer, run_process
+from architect_nb.tools.commands.run_command import RunCommandTool
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.setup import register_command_tools
 

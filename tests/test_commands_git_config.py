@@ -10,8 +10,8 @@ import pytest
 from architect_nb.config import load_config
 from architect_nb.execution.confirm import ScriptedConfirmer
 from architect_nb.execution.engine import build_engine
-from architect_nb.tools.commands import RunCommandTool
-from architect_nb.tools.git_config_risk import risky_git_config
+from architect_nb.tools.commands.git_config_risk import risky_git_config
+from architect_nb.tools.commands.run_command import RunCommandTool
 
 
 @pytest.fixture

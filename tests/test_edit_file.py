@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.tools.edit_file import EditError, EditFileTool, load_for_edit, plan_edit, write_edit
-from architect_nb.tools.fileio import FileAccessError
-from architect_nb.tools.filesystem import EditFileTool as ReExported
+from architect_nb.tools.filesystem.edit_file import (
+    EditError,
+    EditFileTool,
+    load_for_edit,
+    plan_edit,
+    write_edit,
+)
+from architect_nb.tools.filesystem.file_tools import EditFileTool as ReExported
+from architect_nb.tools.filesystem.fileio import FileAccessError
 from architect_nb.tools.registry import ToolRegistry
 
 CODE = "def calculate(a, b):\n    return a + b\n\n\ndef other():\n    return 2\n"
@@ -231,7 +237,7 @@ def test_file_changed_while_editing_is_left_alone(workspace: Path) -> None:
 
 
 def test_public_names_are_pinned() -> None:
-    import architect_nb.tools.edit_file as module
+    import architect_nb.tools.filesystem.edit_file as module
 
     assert sorted(module.__all__) == sorted(
         [

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.tools.edit_file import EditError, EditFileTool, plan_edit
+from architect_nb.tools.filesystem.edit_file import EditError, EditFileTool, plan_edit
 
 small_text = st.text(alphabet="ab \t\n", max_size=60)
 

@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.tools.filesystem import DeleteFileTool, ListFilesTool, ReadFileTool, WriteFileTool
+from architect_nb.tools.filesystem.file_tools import (
+    DeleteFileTool,
+    ListFilesTool,
+    ReadFileTool,
+    WriteFileTool,
+)
 
 
 @pytest.fixture
@@ -125,7 +130,7 @@ def test_overwrite_reports_changes_and_keeps_mode(workspace: Path, write: WriteF
 def test_new_file_follows_umask(workspace: Path, write: WriteFileTool) -> None:
     old = os.umask(0o027)
     try:
-        from architect_nb.tools import fileio
+        from architect_nb.tools.filesystem import fileio
 
         fileio._umask = None  # read the umask afresh for this test
         write.execute(path="new.txt", content="x")

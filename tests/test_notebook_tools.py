@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nb_factory import PNG_B64, nbformat_rewrite, write_v44, write_v45
 
-from architect_nb.tools.notebook_tools import (
+from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,
     EditNotebookCellTool,
     InsertNotebookCellTool,

@@ -11,7 +11,7 @@ from nb_factory import write_v45
 
 from architect_nb.notebook.render import diff_html
 from architect_nb.tools.base import BaseTool
-from architect_nb.tools.notebook_tools import (
+from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,
     EditNotebookCellTool,
     InsertNotebookCellTool,

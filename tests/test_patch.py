@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.tools.patch import ApplyPatchTool, PatchError, apply_patch_text
-from architect_nb.tools.patch_gnu import GnuPatchError, gnu_patch
-from architect_nb.tools.patch_parse import PatchParseError, parse_patch
+from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
+from architect_nb.tools.patch.gnu import GnuPatchError, gnu_patch
+from architect_nb.tools.patch.parse import PatchParseError, parse_patch
 from architect_nb.tools.registry import ToolRegistry
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 31))
@@ -389,7 +389,7 @@ def test_ambiguous_hunks_do_not_fall_back_to_gnu_nearest_offset(
 
 
 def test_public_names_are_pinned() -> None:
-    import architect_nb.tools.patch as module
+    import architect_nb.tools.patch.apply_patch as module
 
     assert sorted(module.__all__) == sorted(
         [

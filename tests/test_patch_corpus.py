@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from patch_corpus import DAMAGES, Case, build_corpus
 
-from architect_nb.tools.patch import ApplyPatchTool, PatchError, apply_patch_text
+from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
 
 pytestmark = pytest.mark.skipif(
     shutil.which("diff") is None or shutil.which("git") is None, reason="needs diff and git"

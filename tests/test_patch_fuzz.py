@@ -11,7 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.tools.patch import ApplyPatchTool, PatchError, apply_patch_text
+from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
 
 # Lines chosen to look like diff syntax: headers, markers and hunk headers inside a file's content.
 LINE_POOL = [

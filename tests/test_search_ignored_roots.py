@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from architect_nb.config.schema import AppConfig
 from architect_nb.execution.confirm import ScriptedConfirmer
 from architect_nb.execution.engine import build_engine
-from architect_nb.tools._search.grep import BACKENDS, make_backend
-from architect_nb.tools._search.programs import find_rg
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.filesystem import ListFilesTool
-from architect_nb.tools.search import FindFilesTool, GrepTool, SearchCodeTool
-from architect_nb.tools.walk import scan
+from architect_nb.tools.filesystem.file_tools import ListFilesTool
+from architect_nb.tools.search.grep import BACKENDS, make_backend
+from architect_nb.tools.search.programs import find_rg
+from architect_nb.tools.search.search_tools import FindFilesTool, GrepTool, SearchCodeTool
+from architect_nb.tools.search.walk import scan
 
 INSTALLED = [name for name in BACKENDS if make_backend(name) is not None]
 

@@ -9,8 +9,8 @@ import nbformat
 import pytest
 from nb_factory import write_v44, write_v45
 
-from architect_nb.tools._search.grep import BACKENDS, BackendName, make_backend
-from architect_nb.tools.search import GrepTool, SearchCodeTool
+from architect_nb.tools.search.grep import BACKENDS, BackendName, make_backend
+from architect_nb.tools.search.search_tools import GrepTool, SearchCodeTool
 
 
 @pytest.fixture

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.tools import fileio
-from architect_nb.tools._search import scan as scan_module
-from architect_nb.tools._search.code import prefilter_args
-from architect_nb.tools._search.grep import BACKENDS, Needle, PythonBackend, make_backend, searchable
-from architect_nb.tools._search.literals import CASE_FOLD_POOL, Needles, required_needles
-from architect_nb.tools._search.programs import find_rg
-from architect_nb.tools._search.translate import rg_superset
-from architect_nb.tools.search import GrepTool, SearchCodeTool
-from architect_nb.tools.walk import _Spec, scan, walk
+from architect_nb.tools.filesystem import fileio
+from architect_nb.tools.search import scan as scan_module
+from architect_nb.tools.search.code import prefilter_args
+from architect_nb.tools.search.grep import BACKENDS, Needle, PythonBackend, make_backend, searchable
+from architect_nb.tools.search.literals import CASE_FOLD_POOL, Needles, required_needles
+from architect_nb.tools.search.programs import find_rg
+from architect_nb.tools.search.search_tools import GrepTool, SearchCodeTool
+from architect_nb.tools.search.translate import rg_superset
+from architect_nb.tools.search.walk import _Spec, scan, walk
 
 INSTALLED = [name for name in BACKENDS if make_backend(name) is not None]
 # Characters whose case variants differ between naive folding schemes, plus regex and shell specials.
@@ -271,7 +271,7 @@ def test_worker_survives_a_bad_request_and_stops_at_exit(tmp_path: Path) -> None
     (tmp_path / "x.txt").write_text("x\n")
     code = (
         f"target = {str(tmp_path / 'x.txt')!r}\n"
-        "from architect_nb.tools._search.workers import run_scan\n"
+        "from architect_nb.tools.search.workers import run_scan\n"
         "r = run_scan({'pattern': '(', 'flags': 0, 'files': [(0, target)], 'context': 0, 'max_lines': 1,"
         " 'max_bytes': 1}, 5)\n"
         "print(r.error)\n"
@@ -398,7 +398,7 @@ def test_twin_is_exact_where_it_can_be() -> None:
 
 
 def test_a_slow_twin_is_abandoned_for_a_full_scan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from architect_nb.tools._search import code
+    from architect_nb.tools.search import code
 
     _tree(tmp_path)
     monkeypatch.setattr(code, "_TWIN_BUDGET", 0.0)
@@ -410,7 +410,7 @@ def test_a_slow_twin_is_abandoned_for_a_full_scan(tmp_path: Path, monkeypatch: p
 
 
 def test_a_dead_idle_worker_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from architect_nb.tools._search import workers
+    from architect_nb.tools.search import workers
 
     (tmp_path / "a.py").write_text("hit\n")
     tool = SearchCodeTool(tmp_path)

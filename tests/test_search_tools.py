@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.tools._search.grep import BACKENDS, BackendName, make_backend
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.registry import ToolRegistry
-from architect_nb.tools.search import FindFilesTool, GrepTool, SearchCodeTool
+from architect_nb.tools.search.grep import BACKENDS, BackendName, make_backend
+from architect_nb.tools.search.search_tools import FindFilesTool, GrepTool, SearchCodeTool
 
 #: The files holding TODO that every tool must see; everything else in the tree must stay unseen.
 VISIBLE_TODO = {
@@ -448,8 +448,8 @@ def test_a_path_pattern_implies_depth(tree: Path) -> None:
 
 
 def test_a_broken_program_falls_back_to_python(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from architect_nb.tools._search import code
-    from architect_nb.tools._search.grep import _ProgramBackend
+    from architect_nb.tools.search import code
+    from architect_nb.tools.search.grep import _ProgramBackend
 
     fake = tree.parent / "fake-rg"
     fake.write_text("#!/bin/sh\necho 'regex parse error: boom' >&2\nexit 2\n")

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.tools._search.grep import BACKENDS, BackendName, make_backend, rg_view
-from architect_nb.tools.search import GrepTool, SearchCodeTool
+from architect_nb.tools.search.grep import BACKENDS, BackendName, make_backend, rg_view
+from architect_nb.tools.search.search_tools import GrepTool, SearchCodeTool
 
 INSTALLED: list[BackendName] = [name for name in BACKENDS if make_backend(name) is not None]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from architect_nb.execution.checkpoint_files import CheckpointFiles
-from architect_nb.tools.fileio import atomic_write_bytes
+from architect_nb.tools.filesystem.fileio import atomic_write_bytes
 
 __all__ = ["AlreadyUndoneError", "Checkpoint", "CheckpointError", "CheckpointStore", "UndoReport"]
 

@@ -53,7 +53,7 @@ from architect_nb.execution.steps import (
 )
 from architect_nb.log import get_logger
 from architect_nb.tools.base import ToolResult, format_validation_error
-from architect_nb.tools.diffs import count_changes
+from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.registry import ToolNotFoundError, ToolRegistry
 from architect_nb.tools.setup import register_all_tools
 from architect_nb.tools.workspace import WorkspaceTool

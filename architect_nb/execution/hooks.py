@@ -1,21 +1,12 @@
 """Lifecycle hooks: shell commands the user configures to run around tool calls and other agent events.
 
-The protocol (the design document's, plus Claude Code's JSON so existing hook scripts work unchanged):
+The protocol (exit codes, JSON output, Claude Code's fields) is `architect_nb.execution.hook_protocol`; this
+module runs hooks:
 
 * A hook runs as `sh -c COMMAND` in the workspace, in its own process group, with `ARCHITECT_*` environment
   variables and a JSON object on stdin (`hook_event_name`, `tool_name`, `tool_input`, and after a call
-  `tool_output`/`tool_response`).
-* Exit 0 allows. Stdout may hold a JSON object: `additionalContext`, `updatedInput`, or Claude Code's
-  `hookSpecificOutput.{permissionDecision, permissionDecisionReason, updatedInput, additionalContext}` and a
-  top-level `decision: "block"` with `reason`. `permissionDecision: "deny"` blocks; `"ask"` makes the engine
-  ask a person even in yolo mode; `"allow"` does *not* skip the engine's confirmation (a script cannot
-  approve on the user's behalf). `updatedInput` is merged over the current arguments, and the engine
-  validates and re-checks the result. Plain-text stdout is ignored; stdout that starts with `{` but is not
-  valid JSON is a warning.
-* Exit 2 blocks (pre-hooks only); the reason is on stderr. After the fact (post-hooks, notifications) exit 2
-  is reported like any other failure.
-* Any other exit code, a timeout or bad JSON is a *warning*: it is shown in the result and never blocks.
-  A timed-out hook is killed with its whole process group, and so is anything a finished hook left behind.
+  `tool_output`/`tool_response`). A timed-out hook is killed with its whole process group, and so is anything
+  a finished hook left behind.
 * `matcher` is a regex matched against the whole tool name (`*` or empty matches all); `file_patterns` are
   globs on the call's files; `{file}` in the command becomes the shell-quoted file path (a hook that needs
   `{file}` is skipped for calls without one). Async hooks run in the background and can neither block nor
@@ -25,7 +16,6 @@ The protocol (the design document's, plus Claude Code's JSON so existing hook sc
 from __future__ import annotations
 
 import contextlib
-import enum
 import fnmatch
 import json
 import os
@@ -43,6 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.config.schema import HookConfig, HooksConfig
+from architect_nb.execution.hook_protocol import (
+    HookDecision,
+    HookEvent,
+    HookResult,
+    interpret_output,
+    trim,
+)
 from architect_nb.log import get_logger
 
 __all__ = ["LEGACY_POST_EDIT_MATCHER", "HookDecision", "HookEvent", "HookExecutor", "HookResult"]
@@ -51,82 +48,6 @@ LEGACY_POST_EDIT_MATCHER = "write_file|edit_file|apply_patch"
 _MAX_OUTPUT_BYTES = 64 * 1024  # read at most this much of a hook's stdout or stderr
 _MAX_ENV_VALUE = 32 * 1024  # the kernel refuses single environment strings much longer than 128 KiB
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-
-
-class HookEvent(enum.StrEnum):
-    """The ten lifecycle events; the value is the configuration key."""
-
-    PRE_TOOL_USE = "pre_tool_use"
-    POST_TOOL_USE = "post_tool_use"
-    PRE_LLM_CALL = "pre_llm_call"
-    POST_LLM_CALL = "post_llm_call"
-    SESSION_START = "session_start"
-    SESSION_END = "session_end"
-    ON_ERROR = "on_error"
-    BUDGET_WARNING = "budget_warning"
-    CONTEXT_COMPRESS = "context_compress"
-    AGENT_COMPLETE = "agent_complete"
-
-    @property
-    def can_block(self) -> bool:
-        return self in (HookEvent.PRE_TOOL_USE, HookEvent.PRE_LLM_CALL)
-
-
-class HookDecision(enum.StrEnum):
-    ALLOW = "allow"
-    BLOCK = "block"
-    MODIFY = "modify"
-
-
-@dataclass(slots=True, kw_only=True)
-class HookResult:
-    """What one hook run decided and said.
-
-    Attributes:
-        name: The hook's name (its command when unnamed).
-        decision: ALLOW, BLOCK or MODIFY (MODIFY carries `updated_input`).
-        reason: Why it blocked or asked (from stderr or the JSON).
-        updated_input: Argument changes to apply, merged over the current arguments.
-        additional_context: Text for the model.
-        ask: The hook asked for a person's confirmation (Claude Code's `permissionDecision: "ask"`).
-        warning: Set when the hook failed (exit code, timeout, bad JSON); shown in the result, never a block.
-        exit_code: The exit status (None when it timed out or could not start).
-        output: Its stdout and stderr, trimmed, for failure reports.
-        duration: Seconds it took.
-    """
-
-    name: str
-    decision: HookDecision = HookDecision.ALLOW
-    reason: str = ""
-    updated_input: dict[str, Any] | None = None
-    additional_context: str = ""
-    ask: bool = False
-    warning: str = ""
-    exit_code: int | None = 0
-    output: str = ""
-    duration: float = 0.0
-
-    def to_dict(self, event: str = "") -> dict[str, Any]:
-        """A JSON-ready summary for the notebook and the transcript (`passed` is false when it failed)."""
-        return {
-            "name": self.name,
-            "event": event,
-            "decision": str(self.decision),
-            "passed": not self.warning,
-            "exit_code": self.exit_code,
-            "warning": self.warning,
-            "output": self.output,
-            "duration_s": round(self.duration, 4),
-        }
-
-    def report(self) -> str:
-        """The block appended to the tool result the model sees, or '' when there is nothing to say."""
-        if self.warning:
-            body = f"\n{self.output}" if self.output else ""
-            return f"[Hook {self.name}: {self.warning}]{body}"
-        if self.additional_context:
-            return f"[Hook {self.name}]\n{self.additional_context}"
-        return ""
 
 
 @dataclass(slots=True)
@@ -343,9 +264,9 @@ class HookExecutor:
                 exit_code=None,
                 duration=duration,
                 warning=f"TIMED OUT after {timeout}s and was killed",
-                output=_trim(out + err),
+                output=trim(out + err),
             )
-        return self._interpret(
+        return interpret_output(
             hook.name, event, code=code, out=out, err=err, duration=duration, background=background
         )
 
@@ -367,71 +288,9 @@ class HookExecutor:
             env[f"ARCHITECT_{key.upper()}"] = text[:_MAX_ENV_VALUE].replace("\x00", "")
         return env
 
-    def _interpret(
-        self,
-        name: str,
-        event: HookEvent,
-        *,
-        code: int | None,
-        out: str,
-        err: str,
-        duration: float,
-        background: bool,
-    ) -> HookResult:
-        result = HookResult(name=name, exit_code=code, duration=duration)
-        can_block = event.can_block and not background
-        if code == 2 and can_block:
-            result.decision = HookDecision.BLOCK
-            result.reason = err.strip() or out.strip() or f"hook {name} exited with code 2"
-            return result
-        if code != 0:
-            result.warning = f"FAILED (exit {code})"
-            result.output = _trim((out + ("\n" if out and err else "") + err).strip())
-            return result
-        text = out.strip()
-        if not text.startswith("{"):
-            return result  # plain text on success is not addressed to us
-        try:
-            data = json.loads(text)
-            if not isinstance(data, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            result.warning = "printed invalid JSON on stdout; its output was ignored"
-            result.output = _trim(text)
-            return result
-        _apply_json(result, data, can_block)
-        return result
-
     def __repr__(self) -> str:
         counts = {event.value: len(hooks) for event, hooks in self._hooks.items()}
         return f"<HookExecutor {counts}>"
-
-
-def _apply_json(result: HookResult, data: Mapping[str, Any], can_block: bool) -> None:
-    """Map the native and Claude Code JSON fields onto `result`."""
-    specific = data.get("hookSpecificOutput")
-    specific = specific if isinstance(specific, Mapping) else {}
-    context = [c for c in (data.get("additionalContext"), specific.get("additionalContext")) if c]
-    result.additional_context = "\n".join(str(c) for c in context)
-    updated = specific.get("updatedInput", data.get("updatedInput"))
-    permission = specific.get("permissionDecision")
-    reason = str(specific.get("permissionDecisionReason") or data.get("reason") or "")
-    blocked = permission == "deny" or data.get("decision") == "block"
-    if blocked and can_block:
-        result.decision = HookDecision.BLOCK
-        result.reason = reason or f"hook {result.name} refused the call"
-        return
-    if blocked and reason:  # after the fact, a "block" is feedback for the model (as in Claude Code)
-        result.additional_context = "\n".join(filter(None, [result.additional_context, reason]))
-    if permission == "ask" and can_block:
-        result.ask = True
-        result.reason = reason
-    if updated is not None and can_block:
-        if isinstance(updated, Mapping):
-            result.decision = HookDecision.MODIFY
-            result.updated_input = dict(updated)
-        else:
-            result.warning = "returned an updatedInput that is not a JSON object; it was ignored"
 
 
 def _kill_group(pgid: int) -> None:
@@ -444,9 +303,3 @@ def _read(fh: Any) -> str:
     data: bytes = fh.read(_MAX_OUTPUT_BYTES + 1)
     text = data[:_MAX_OUTPUT_BYTES].decode("utf-8", "replace")
     return text + ("\n[... output cut]" if len(data) > _MAX_OUTPUT_BYTES else "")
-
-
-def _trim(text: str, limit: int = 4000) -> str:
-    if len(text) <= limit:
-        return text
-    return text[: limit // 2] + f"\n[... {len(text) - limit} characters cut ...]\n" + text[-limit // 2 :]

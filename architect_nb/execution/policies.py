@@ -116,7 +116,7 @@ def _module_classifier() -> Any:
     global _classifier, _classifier_loaded  # noqa: PLW0603 - an import looked up once
     if not _classifier_loaded:
         try:
-            module = importlib.import_module("architect_nb.tools.commands")
+            module = importlib.import_module("architect_nb.tools.commands.run_command")
             _classifier = getattr(module, "classify_command", None)
         except ImportError:
             _classifier = None

@@ -16,7 +16,7 @@ from architect_nb.execution.guardrails import GuardrailsEngine
 from architect_nb.execution.hooks import HookExecutor
 from architect_nb.execution.policies import CommandCheck
 from architect_nb.tools.base import BaseTool, ToolResult
-from architect_nb.tools.diffs import count_changes
+from architect_nb.tools.filesystem.diffs import count_changes
 
 __all__ = [
     "CallState",

@@ -27,7 +27,7 @@ from architect_nb.notebook.magics import UsageError, parse_cell_line
 from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.state import RunRecord, Session, get_session
 from architect_nb.redaction import default_redactor
-from architect_nb.tools.process import kill_running_processes
+from architect_nb.tools.commands.process import kill_running_processes
 
 __all__ = ["CellRun", "RunInterruptedError", "run_cell"]
 

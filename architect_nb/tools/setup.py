@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from architect_nb.config.schema import CommandsConfig, WorkspaceConfig
-from architect_nb.tools.commands import RunCommandTool
-from architect_nb.tools.filesystem import (
+from architect_nb.tools.commands.run_command import RunCommandTool
+from architect_nb.tools.filesystem.file_tools import (
     DeleteFileTool,
     EditFileTool,
     ListFilesTool,
     ReadFileTool,
     WriteFileTool,
 )
-from architect_nb.tools.notebook_tools import (
+from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,
     EditNotebookCellTool,
     InsertNotebookCellTool,
     ReadNotebookTool,
 )
-from architect_nb.tools.patch import ApplyPatchTool
+from architect_nb.tools.patch.apply_patch import ApplyPatchTool
 from architect_nb.tools.registry import ToolRegistry
 
 __all__ = [
@@ -44,7 +44,7 @@ def register_filesystem_tools(registry: ToolRegistry, workspace_config: Workspac
 
 def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
     """search_code, grep and find_files."""
-    from architect_nb.tools.search import FindFilesTool, GrepTool, SearchCodeTool
+    from architect_nb.tools.search.search_tools import FindFilesTool, GrepTool, SearchCodeTool
 
     root = workspace_config.root.resolve()
     registry.register(SearchCodeTool(root))

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from architect_nb.config.schema import CommandsConfig
-from architect_nb.tools import command_rules as rules
-from architect_nb.tools.command_rules import DANGEROUS, DEV, SAFE
-from architect_nb.tools.command_wrappers import unwrap
-from architect_nb.tools.shell_parse import ParsedScript, SimpleCommand, Word, parse_script
+from architect_nb.tools.commands import rules
+from architect_nb.tools.commands.rules import DANGEROUS, DEV, SAFE
+from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_script
+from architect_nb.tools.commands.wrappers import unwrap
 
 __all__ = ["MAX_COMMAND_CHARS", "CommandVerdict", "Sensitivity", "classify_command"]
 

@@ -1,7 +1,7 @@
 """The rule tables behind `classify_command`: levels, secrets, the safe programs and the dev prefixes.
 
 Rules look at one simple command at a time, after the shell has been parsed and wrappers unwrapped. The
-blocklist lives in `command_blocklist`, the per-program argument checks in `command_checks`.
+blocklist lives in `blocklist`, the per-program argument checks in `checks`.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from architect_nb.tools import command_checks as checks
-from architect_nb.tools.command_blocklist import RAW_BLOCKLIST, blocked_reason, blocked_redirect
+from architect_nb.tools.commands import checks
+from architect_nb.tools.commands.blocklist import RAW_BLOCKLIST, blocked_reason, blocked_redirect
 
 __all__ = [
     "BENIGN_VARIABLES",

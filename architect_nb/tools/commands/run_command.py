@@ -24,13 +24,13 @@ from pydantic import Field, field_validator
 from architect_nb.config.schema import CommandsConfig
 from architect_nb.execution.validators import PathTraversalError
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.command_classifier import (
+from architect_nb.tools.commands.classifier import (
     CommandVerdict,
     Sensitivity,
     classify_command,
 )
-from architect_nb.tools.git_config_risk import risky_git_config
-from architect_nb.tools.process import run_process
+from architect_nb.tools.commands.git_config_risk import risky_git_config
+from architect_nb.tools.commands.process import run_process
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
 
 __all__ = ["CommandVerdict", "RunCommandArgs", "RunCommandTool", "Sensitivity", "classify_command"]

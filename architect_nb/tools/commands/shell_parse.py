@@ -14,7 +14,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from architect_nb.tools.shell_words import ParsedScript, Redirect, SimpleCommand, Word, ansi_c
+from architect_nb.tools.commands.shell_words import ParsedScript, Redirect, SimpleCommand, Word, ansi_c
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

@@ -1,7 +1,7 @@
 """Wrappers: programs that run another command (`env`, `timeout`, `xargs`, `find -exec`, `bash -c`, ...).
 
 `unwrap` reads a wrapper's own options and says what to judge next: the inner command, shell code to parse,
-and the level the wrapper itself imposes. It only returns data; `command_classifier` does the judging.
+and the level the wrapper itself imposes. It only returns data; `classifier` does the judging.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from architect_nb.tools.command_rules import BENIGN_VARIABLES, DANGEROUS, SHELLS, secret_in
-from architect_nb.tools.shell_parse import Word
+from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, SHELLS, secret_in
+from architect_nb.tools.commands.shell_parse import Word
 
 __all__ = ["Unwrapped", "unwrap"]
 

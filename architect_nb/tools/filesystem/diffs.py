@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from architect_nb.tools.textmatch import split_lines
+from architect_nb.tools.filesystem.textmatch import split_lines
 
 __all__ = ["count_changes", "unified_diff"]
 

@@ -18,15 +18,15 @@ from pydantic import Field
 
 from architect_nb.execution.validators import PathTraversalError, visible
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.diffs import count_changes, unified_diff
-from architect_nb.tools.fileio import (
+from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
+from architect_nb.tools.filesystem.fileio import (
     FileAccessError,
     TextFile,
     atomic_write_bytes,
     describe_size,
     read_text_file,
 )
-from architect_nb.tools.textmatch import closest_window, loose, numbered, split_lines
+from architect_nb.tools.filesystem.textmatch import closest_window, loose, numbered, split_lines
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 
 __all__ = [

@@ -14,9 +14,9 @@ from pydantic import Field
 
 from architect_nb.execution.validators import PathTraversalError, is_inside, visible
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.diffs import count_changes, unified_diff
-from architect_nb.tools.edit_file import EditFileArgs, EditFileTool
-from architect_nb.tools.fileio import (
+from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
+from architect_nb.tools.filesystem.edit_file import EditFileArgs, EditFileTool
+from architect_nb.tools.filesystem.fileio import (
     BINARY_SNIFF_BYTES,
     FileAccessError,
     TextFile,
@@ -26,8 +26,8 @@ from architect_nb.tools.fileio import (
     looks_binary,
     read_text_file,
 )
-from architect_nb.tools.globs import GlobError, compile_glob, glob_matches
-from architect_nb.tools.walk import SKIPPED_DIR_NAMES, walk
+from architect_nb.tools.search.globs import GlobError, compile_glob, glob_matches
+from architect_nb.tools.search.walk import SKIPPED_DIR_NAMES, walk
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 
 __all__ = [

@@ -1,2 +1,31 @@
-"""The notebook tools' machinery: `model` (reading and writing `.ipynb` as it was laid out), `outline`
-(what read_notebook shows) and `celldiff` (cell-level unified diffs)."""
+"""The notebook file tools: read_notebook, edit_notebook_cell, insert_notebook_cell and delete_notebook_cell.
+
+- `notebook_tools`: the four tools; cells are named by id or `index:N`.
+- `model`: `.ipynb` files on disk: parsed, addressed by cell, validated, written in the file's own layout.
+- `outline`: what read_notebook shows. `celldiff`: one unified-diff section per changed cell.
+
+They work on files; they never import IPython. Depends on the core, the file tools (`edit_file`, `fileio`,
+`textmatch`, `diffs`) and `search.scan`'s notebook text reading, which search shares.
+"""
+
+from architect_nb.tools.notebook_files.notebook_tools import (
+    DeleteNotebookCellArgs,
+    DeleteNotebookCellTool,
+    EditNotebookCellArgs,
+    EditNotebookCellTool,
+    InsertNotebookCellArgs,
+    InsertNotebookCellTool,
+    ReadNotebookArgs,
+    ReadNotebookTool,
+)
+
+__all__ = [
+    "DeleteNotebookCellArgs",
+    "DeleteNotebookCellTool",
+    "EditNotebookCellArgs",
+    "EditNotebookCellTool",
+    "InsertNotebookCellArgs",
+    "InsertNotebookCellTool",
+    "ReadNotebookArgs",
+    "ReadNotebookTool",
+]

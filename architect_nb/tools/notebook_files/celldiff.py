@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from architect_nb.tools._notebook.model import cell_label, cell_source
-from architect_nb.tools.diffs import unified_diff
+from architect_nb.tools.filesystem.diffs import unified_diff
+from architect_nb.tools.notebook_files.model import cell_label, cell_source
 
 __all__ = ["cell_diff", "cell_header"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from architect_nb.tools.edit_file import write_edit
-from architect_nb.tools.fileio import FileAccessError, TextFile, read_text_file
+from architect_nb.tools.filesystem.edit_file import write_edit
+from architect_nb.tools.filesystem.fileio import FileAccessError, TextFile, read_text_file
 
 __all__ = [
     "MAX_NOTEBOOK_BYTES",

@@ -3,8 +3,7 @@
 They read and change `.ipynb` files by cell, so the model never handles raw notebook JSON. Edits keep the
 file's layout, the cell ids and every untouched output byte for byte, are validated with `nbformat` before
 the atomic write (an invalid result is refused, the file untouched), and are shown as cell-level diffs
-(`architect_nb.tools._notebook.celldiff`). Cells are named by id or by 'index:N' (0-based), since nbformat
-4.4 notebooks have no ids.
+(`celldiff`). Cells are named by id or by 'index:N' (0-based), since nbformat 4.4 notebooks have no ids.
 """
 
 from __future__ import annotations
@@ -15,8 +14,12 @@ from typing import Any, Literal
 from pydantic import Field
 
 from architect_nb.execution.validators import PathTraversalError, visible
-from architect_nb.tools._notebook.celldiff import cell_diff
-from architect_nb.tools._notebook.model import (
+from architect_nb.tools.base import ToolResult
+from architect_nb.tools.filesystem.diffs import count_changes
+from architect_nb.tools.filesystem.edit_file import EditError, plan_edit
+from architect_nb.tools.filesystem.fileio import FileAccessError
+from architect_nb.tools.notebook_files.celldiff import cell_diff
+from architect_nb.tools.notebook_files.model import (
     Notebook,
     NotebookError,
     cell_label,
@@ -26,11 +29,7 @@ from architect_nb.tools._notebook.model import (
     save_notebook,
     set_source,
 )
-from architect_nb.tools._notebook.outline import outline
-from architect_nb.tools.base import ToolResult
-from architect_nb.tools.diffs import count_changes
-from architect_nb.tools.edit_file import EditError, plan_edit
-from architect_nb.tools.fileio import FileAccessError
+from architect_nb.tools.notebook_files.outline import outline
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 
 __all__ = [

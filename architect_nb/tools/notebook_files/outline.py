@@ -7,10 +7,10 @@ import json
 import re
 from typing import Any
 
-from architect_nb.tools._notebook.model import Notebook, cell_label, cell_source
-from architect_nb.tools._search.scan import joined_text, notebook_output_text  # one reading, search's too
-from architect_nb.tools.fileio import describe_size
-from architect_nb.tools.textmatch import numbered, split_lines
+from architect_nb.tools.filesystem.fileio import describe_size
+from architect_nb.tools.filesystem.textmatch import numbered, split_lines
+from architect_nb.tools.notebook_files.model import Notebook, cell_label, cell_source
+from architect_nb.tools.search.scan import joined_text, notebook_output_text  # one reading, search's too
 
 __all__ = ["outline"]
 

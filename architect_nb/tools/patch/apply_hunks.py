@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from architect_nb.tools.fileio import TextFile
-from architect_nb.tools.patch_parse import Hunk, PatchLine
-from architect_nb.tools.textmatch import closest_window, loose, numbered, split_ending, split_lines
+from architect_nb.tools.filesystem.fileio import TextFile
+from architect_nb.tools.filesystem.textmatch import closest_window, loose, numbered, split_ending, split_lines
+from architect_nb.tools.patch.parse import Hunk, PatchLine
 
 __all__ = ["Applied", "HunkError", "apply_hunks"]
 

@@ -1,7 +1,7 @@
 """apply_patch: apply a unified diff to the one file named by `path`, all hunks or none.
 
-The built-in applier (`patch_parse` + `patch_apply`) does the work; GNU `patch` is a confined fallback
-(`patch_gnu`) for what it cannot read or place. The file names in the patch's headers are never used: a
+The built-in applier (`parse` + `apply_hunks`) does the work; GNU `patch` is a confined fallback
+(`gnu`) for what it cannot read or place. The file names in the patch's headers are never used: a
 patch that holds diffs for several files is refused rather than guessed at.
 """
 
@@ -16,12 +16,12 @@ from pydantic import Field
 
 from architect_nb.execution.validators import PathTraversalError, visible
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.diffs import count_changes, unified_diff
-from architect_nb.tools.edit_file import MAX_EDIT_BYTES, load_for_edit, write_edit
-from architect_nb.tools.fileio import FileAccessError, TextFile, describe_size
-from architect_nb.tools.patch_apply import HunkError, apply_hunks
-from architect_nb.tools.patch_gnu import GnuPatchError, gnu_patch, gnu_patch_available
-from architect_nb.tools.patch_parse import FilePatch, PatchParseError, parse_patch
+from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
+from architect_nb.tools.filesystem.edit_file import MAX_EDIT_BYTES, load_for_edit, write_edit
+from architect_nb.tools.filesystem.fileio import FileAccessError, TextFile, describe_size
+from architect_nb.tools.patch.apply_hunks import HunkError, apply_hunks
+from architect_nb.tools.patch.gnu import GnuPatchError, gnu_patch, gnu_patch_available
+from architect_nb.tools.patch.parse import FilePatch, PatchParseError, parse_patch
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 
 __all__ = ["ApplyPatchArgs", "ApplyPatchTool", "PatchError", "PatchOutcome", "apply_patch_text"]

@@ -13,13 +13,13 @@ import re
 import time
 from dataclasses import dataclass
 
-from architect_nb.tools._search.literals import required_needles
-from architect_nb.tools._search.programs import ProgramError, chunks, find_rg, run_program
-from architect_nb.tools._search.results import FileHits, Outcome, shown
-from architect_nb.tools._search.scan import NOTEBOOK_SUFFIX
-from architect_nb.tools._search.translate import rg_superset
-from architect_nb.tools._search.workers import run_scans
-from architect_nb.tools.fileio import describe_size
+from architect_nb.tools.filesystem.fileio import describe_size
+from architect_nb.tools.search.literals import required_needles
+from architect_nb.tools.search.programs import ProgramError, chunks, find_rg, run_program
+from architect_nb.tools.search.results import FileHits, Outcome, shown
+from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX
+from architect_nb.tools.search.translate import rg_superset
+from architect_nb.tools.search.workers import run_scans
 
 __all__ = ["FLAGS", "MAX_FILE_BYTES", "CodeSearch", "compile_regex", "prefilter_args"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from architect_nb.tools.globs import compile_glob
-from architect_nb.tools.walk import scan
+from architect_nb.tools.search.globs import compile_glob
+from architect_nb.tools.search.walk import scan
 
 __all__ = ["collect_files"]
 

@@ -1,6 +1,6 @@
 """Literal search over a list of files with `rg`, `grep` or pure Python, giving the same answer with each.
 
-The walk (`tools.walk`) decides which files are searched; every backend gets that list, so the skip rules are
+The walk (`search.walk`) decides which files are searched; every backend gets that list, so the skip rules are
 the project's, not the program's. All three compare bytes as `rg` reads a file: the pattern's UTF-8 against
 each line (lines end at `\\n`) of the file's raw bytes, except that a UTF-8 BOM is dropped and a file with
 a UTF-16 BOM is read as its text in UTF-8 (`rg_view`). `grep` cannot decode UTF-16, so files with a BOM are
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal, Protocol
 
-from architect_nb.tools._search.programs import chunks, find_grep, find_rg, run_program
-from architect_nb.tools._search.scan import BINARY_SNIFF_BYTES, NOFOLLOW_FLAGS, looks_binary, read_regular
+from architect_nb.tools.search.programs import chunks, find_grep, find_rg, run_program
+from architect_nb.tools.search.scan import BINARY_SNIFF_BYTES, NOFOLLOW_FLAGS, looks_binary, read_regular
 
 __all__ = [
     "BACKENDS",

@@ -3,9 +3,9 @@ the JSON, so escaped quotes still match and matches are reported as `path [cell 
 
 from __future__ import annotations
 
-from architect_nb.tools._search.code import MAX_FILE_BYTES
-from architect_nb.tools._search.grep import Needle
-from architect_nb.tools._search.scan import Line, clip, decode, notebook_lines, read_regular
+from architect_nb.tools.search.code import MAX_FILE_BYTES
+from architect_nb.tools.search.grep import Needle
+from architect_nb.tools.search.scan import Line, clip, decode, notebook_lines, read_regular
 
 __all__ = ["NotebookHits", "grep_notebook"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from architect_nb.execution.validators import visible
-from architect_nb.tools._search.scan import Line
+from architect_nb.tools.search.scan import Line
 
 __all__ = ["FileHits", "Outcome", "format_outcome", "plural", "shown"]
 

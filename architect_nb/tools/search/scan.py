@@ -47,7 +47,7 @@ NOFOLLOW_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | g
 
 
 def looks_binary(head: bytes) -> bool:
-    """Git's rule, as `architect_nb.tools.fileio.looks_binary` (a test keeps the two equal)."""
+    """Git's rule, as `architect_nb.tools.filesystem.fileio.looks_binary` (a test keeps the two equal)."""
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return False
     return b"\x00" in head[:BINARY_SNIFF_BYTES]

@@ -1,11 +1,11 @@
 """Search tools: search_code (Python regex), grep (literal text) and find_files (file-name globs).
 
-All three walk the workspace with the project's skip rules (`tools.walk`), never follow a symlink, skip binary
+All three walk the workspace with the project's skip rules (`walk`), never follow a symlink, skip binary
 files, answer with paths relative to the workspace, cap what they show with a visible count of the rest, and
 stop at a time bound, saying so. `grep` runs `rg`, else `grep`, else pure Python, with identical results;
 `search_code` uses `rg` only to rule files out, and Python's `re` decides every match.
 
-The machinery is in `architect_nb.tools._search`: `collect` (the file list), `grep` (the three backends),
+The machinery is in `architect_nb.tools.search`: `collect` (the file list), `grep` (the three backends),
 `code`, `literals` and `translate` (the regex prefilter), `scan` and `workers` (`re` in killable worker
 processes), `results` (the `path:line: text` output), `programs` (finding and running `rg` and `grep`).
 """
@@ -21,9 +21,11 @@ from typing import Any
 from pydantic import Field
 
 from architect_nb.execution.validators import PathTraversalError, is_inside
-from architect_nb.tools._search.code import CodeSearch, RegexError, compile_regex
-from architect_nb.tools._search.collect import collect_files
-from architect_nb.tools._search.grep import (
+from architect_nb.tools.base import ToolResult
+from architect_nb.tools.search.code import CodeSearch, RegexError, compile_regex
+from architect_nb.tools.search.collect import collect_files
+from architect_nb.tools.search.globs import GlobError, compile_glob
+from architect_nb.tools.search.grep import (
     BackendName,
     GrepBackend,
     Needle,
@@ -31,13 +33,11 @@ from architect_nb.tools._search.grep import (
     available_backend,
     searchable,
 )
-from architect_nb.tools._search.notebooks import NotebookHits, grep_notebook
-from architect_nb.tools._search.programs import ProgramError
-from architect_nb.tools._search.results import FileHits, Outcome, format_outcome, plural, shown
-from architect_nb.tools._search.scan import NOTEBOOK_SUFFIX, clip
-from architect_nb.tools.base import ToolResult
-from architect_nb.tools.globs import GlobError, compile_glob
-from architect_nb.tools.walk import scan
+from architect_nb.tools.search.notebooks import NotebookHits, grep_notebook
+from architect_nb.tools.search.programs import ProgramError
+from architect_nb.tools.search.results import FileHits, Outcome, format_outcome, plural, shown
+from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX, clip
+from architect_nb.tools.search.walk import scan
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
 
 __all__ = [

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from architect_nb.tools._search.literals import _c, _parser, _rg_class
+from architect_nb.tools.search.literals import _c, _parser, _rg_class
 
 __all__ = ["rg_superset"]
 

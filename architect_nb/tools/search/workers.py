@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from architect_nb.tools._search import scan as scan_module
+from architect_nb.tools.search import scan as scan_module
 
 __all__ = ["ScanResult", "run_scan", "run_scans", "shutdown_workers"]
 

@@ -1,0 +1,37 @@
+"""The file tools: read_file, write_file, delete_file, list_files and edit_file, and what they share.
+
+- `file_tools`: read_file, write_file, delete_file and list_files.
+- `edit_file`: edit_file; `plan_edit` is its pure part, which the notebook cell edits reuse.
+- `fileio`: decoding that explains itself, size limits, and the atomic, durable writes all tools use.
+- `textmatch`: line splitting that keeps endings, loose comparison and "closest lines" hints (edit and patch).
+- `diffs`: the unified diffs the model, the approval screen and the transcript show.
+
+Depends on the core (`base`, `workspace`, `architect_nb.execution.validators`) and on `search.walk` and
+`search.globs` for list_files. The tool classes are re-exported here, at the design document's path.
+"""
+
+from architect_nb.tools.filesystem.file_tools import (
+    DeleteFileArgs,
+    DeleteFileTool,
+    EditFileArgs,
+    EditFileTool,
+    ListFilesArgs,
+    ListFilesTool,
+    ReadFileArgs,
+    ReadFileTool,
+    WriteFileArgs,
+    WriteFileTool,
+)
+
+__all__ = [
+    "DeleteFileArgs",
+    "DeleteFileTool",
+    "EditFileArgs",
+    "EditFileTool",
+    "ListFilesArgs",
+    "ListFilesTool",
+    "ReadFileArgs",
+    "ReadFileTool",
+    "WriteFileArgs",
+    "WriteFileTool",
+]

@@ -1,0 +1,13 @@
+"""apply_patch: a unified diff applied to the one file its `path` names, all hunks or none.
+
+- `apply_patch`: the tool, and `apply_patch_text` (text in, text out) for callers that are not the model.
+- `parse`: a forgiving parser for the diffs `diff -u`, `git diff` and models write.
+- `apply_hunks`: placing each hunk where its context matches, nearest to its header, byte for byte.
+- `gnu`: the fallback to GNU `patch`, run on a copy in a private folder so it can change nothing else.
+
+Depends on the core and on the file tools' `fileio`, `textmatch`, `diffs` and `edit_file` (load and write).
+"""
+
+from architect_nb.tools.patch.apply_patch import ApplyPatchArgs, ApplyPatchTool, apply_patch_text
+
+__all__ = ["ApplyPatchArgs", "ApplyPatchTool", "apply_patch_text"]
