@@ -463,17 +463,3 @@ def test_a_broken_program_falls_back_to_python(tree: Path, monkeypatch: pytest.M
     monkeypatch.setattr(code, "_PREFILTER_MIN_FILES", 0)
     searched = SearchCodeTool(tree).execute(pattern="TODO", file_pattern="*", context_lines=0)
     assert files_in(searched) == VISIBLE_TODO
-
-
-def test_public_names_are_pinned() -> None:
-    from architect_nb.tools import search
-
-    assert sorted(search.__all__) == [
-        "DEFAULT_TIME_BOUND",
-        "FindFilesArgs",
-        "FindFilesTool",
-        "GrepArgs",
-        "GrepTool",
-        "SearchCodeArgs",
-        "SearchCodeTool",
-    ]
