@@ -2,9 +2,9 @@
 
 Long tool results are cut (head and tail kept) before they enter the conversation. When the conversation nears
 the window, older steps are compressed in two stages: first their tool outputs are trimmed, then the oldest
-steps are replaced by a short summary of what they did. A step (an assistant message with tool calls and
-its tool
-messages) is always kept or dropped whole, so the OpenAI pairing of calls and results stays valid.
+steps are replaced by a short summary of what they did. A step (an assistant message with tool calls and its
+tool messages) is always kept or dropped whole, so the OpenAI pairing of calls and results stays valid. In a
+thread, the earlier runs' messages are steps like any other; only the current run's task is pinned.
 """
 
 from __future__ import annotations
@@ -93,16 +93,20 @@ class ContextBuilder:
     def needs_compression(self, messages: Sequence[Message], window_tokens: int) -> bool:
         return estimate_tokens(messages) > window_tokens * self.compress_at
 
-    def compress(self, messages: list[Message], window_tokens: int) -> CompressionReport | None:
+    def compress(
+        self, messages: list[Message], window_tokens: int, *, pinned: int = 1
+    ) -> CompressionReport | None:
         """Shrink `messages` in place if they near the window. Returns what was done, or None.
 
         Stages, each tried only if the previous one was not enough: trim the tool outputs of old steps,
-        summarize the old steps, trim the tool outputs of recent steps except the latest.
+        summarize the old steps, trim the tool outputs of recent steps except the latest. The system prompt
+        and the message at index `pinned` (the current run's task) are never trimmed or summarized; a
+        summary never spans the pinned message, so the steps on either side of it are summarized apart.
         """
         if not self.needs_compression(messages, window_tokens):
             return None
         before = estimate_tokens(messages)
-        steps = self._steps(messages)
+        steps = self._steps(messages, pinned)
         old, recent = steps[: -self.keep_recent_steps or None], steps[-self.keep_recent_steps :]
         if self.keep_recent_steps == 0:
             old, recent = steps, []
@@ -110,13 +114,15 @@ class ContextBuilder:
         if not self.needs_compression(messages, window_tokens):
             return CompressionReport("trimmed", before, estimate_tokens(messages), trimmed)
         stage = "trimmed"
-        if len(old) > 1 or (old and not _is_summary(messages[old[0][0]])):
-            first, last = old[0][0], old[-1][1]
-            summary = self._summarize(messages[first:last])
-            messages[first:last] = [{"role": "user", "content": summary}]
-            shift = last - first - 1
-            recent = [(a - shift, b - shift) for a, b in recent]
-            stage = "summarized"
+        groups = [[s for s in old if s[1] <= pinned], [s for s in old if s[0] > pinned]]
+        for group in reversed(groups):  # the later group first, so the earlier one's indexes hold
+            if len(group) > 1 or (group and not _is_summary(messages[group[0][0]])):
+                first, last = group[0][0], group[-1][1]
+                summary = self._summarize(messages[first:last])
+                messages[first:last] = [{"role": "user", "content": summary}]
+                shift = last - first - 1
+                recent = [(a - shift, b - shift) if a >= last else (a, b) for a, b in recent]
+                stage = "summarized"
         if self.needs_compression(messages, window_tokens):
             trimmed += self._trim(messages, recent[:-1])
         if stage == "trimmed" and not trimmed:
@@ -139,13 +145,16 @@ class ContextBuilder:
         return trimmed
 
     @staticmethod
-    def _steps(messages: Sequence[Message]) -> list[tuple[int, int]]:
-        """(start, end) index ranges of the steps after the system prompt and the task."""
+    def _steps(messages: Sequence[Message], pinned: int = 1) -> list[tuple[int, int]]:
+        """(start, end) index ranges of the steps after the system prompt, leaving out message `pinned`."""
         steps: list[tuple[int, int]] = []
-        i = 2
+        i = 1
         while i < len(messages):
+            if i == pinned:
+                i += 1
+                continue
             j = i + 1
-            while j < len(messages) and messages[j]["role"] == "tool":
+            while j < len(messages) and messages[j]["role"] == "tool" and j != pinned:
                 j += 1
             steps.append((i, j))
             i = j
@@ -164,7 +173,7 @@ class ContextBuilder:
                 lines.extend(body.splitlines())
                 continue
             if message["role"] == "user":
-                lines.append(f"- note: {content[:200]}")
+                lines.append(f"- user: {content[:200]}")
                 continue
             if message["role"] != "assistant":
                 continue

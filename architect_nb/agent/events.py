@@ -25,6 +25,7 @@ __all__ = [
     "StepStarted",
     "StopReason",
     "TextDelta",
+    "ThreadInfo",
     "ToolCallRequested",
     "ToolResultEvent",
     "Transcript",
@@ -52,6 +53,29 @@ class AgentEvent:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ThreadInfo:
+    """The conversation a run continues, as it was when the run started (what the run header shows).
+
+    Attributes:
+        name: The thread's name; `id` its id.
+        follows_run: The run this one follows up on (None for a new or just-forked thread).
+        forked_from: Where a just-forked thread came from, e.g. "step 2 of run ab12... (thread 'main')".
+        runs, turns: Runs and assistant turns the thread held before this run.
+        context_tokens: About how many tokens the earlier conversation adds to each request.
+        cost_usd: What the thread's earlier runs cost.
+    """
+
+    name: str
+    id: str
+    follows_run: str | None = None
+    forked_from: str | None = None
+    runs: int = 0
+    turns: int = 0
+    context_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunStarted(AgentEvent):
     kind: ClassVar[str] = "run_started"
     task: str
@@ -61,6 +85,7 @@ class RunStarted(AgentEvent):
     dry_run: bool
     workspace: str
     tools: tuple[str, ...]
+    thread: ThreadInfo | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -117,7 +117,11 @@ class LLMClient(Protocol):
         *,
         on_text: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
-    ) -> LLMResponse: ...
+        thread_position: tuple[int, int] = (0, 0),
+    ) -> LLMResponse:
+        """One model turn. `thread_position` is (assistant turns, runs) the thread held before this run, so
+        the scripted model answers a follow-up run from the first turn of its own script."""
+        ...
 
     def context_window(self) -> int: ...
 
@@ -178,6 +182,7 @@ class LiteLLMClient:
         *,
         on_text: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
+        thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
         litellm = import_litellm()
         kwargs: dict[str, Any] = {
@@ -186,6 +191,8 @@ class LiteLLMClient:
             "timeout": self.config.timeout,
             "max_retries": 0,  # we retry ourselves, with backoff and cancellation
         }
+        if self.model.startswith(SCRIPTED_PREFIX):  # LiteLLM hands `metadata` to the provider, not the wire
+            kwargs["metadata"] = {"turns_before": thread_position[0], "run_index": thread_position[1]}
         if tools:
             kwargs["tools"] = list(tools)
         if self.config.api_base:

@@ -32,12 +32,14 @@ from architect_nb.agent.events import (
     StepStarted,
     StopReason,
     TextDelta,
+    ThreadInfo,
     ToolCallRequested,
     ToolResultEvent,
     Transcript,
     Warning,
 )
 from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError, ToolCall
+from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.config.schema import CostsConfig
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks import HookDecision, HookEvent
@@ -66,6 +68,7 @@ class RunResult:
     files_changed: list[str] = field(default_factory=list)
     total_tokens: int = 0
     cost_usd: float = 0.0
+    thread: Thread | None = None  # pass it to the next `run` to follow up on this one
 
 
 class AgentLoop:
@@ -79,7 +82,8 @@ class AgentLoop:
         on_event: Called with every event, on the loop's thread.
         context: Message-list builder (truncation and compression settings).
         timeout_s: Wall-clock limit for the run.
-        record_to: Write the run's assistant turns to this YAML file as a replayable script.
+        record_to: Write the thread's runs (tasks and assistant turns) to this YAML file after each run, as a
+            script that replays them run by run.
     """
 
     def __init__(
@@ -109,6 +113,9 @@ class AgentLoop:
         self._cancel = threading.Event()
         self._cancel_reason: StopReason = "interrupted"
         self._current = threading.local()
+        self.thread: Thread | None = None  # the conversation of the current (or last) run
+        self._turns_before = self._run_index = 0  # where this run starts in its thread
+        self._task_message: dict[str, Any] | None = None  # never compressed away
         self.run_id = ""
         self.startup_warnings: list[str] = []  # e.g. MCP servers left out; shown when the run starts
         self.mcp_manager: Any = None  # owns MCP connections when the config names servers
@@ -139,29 +146,54 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ the run
 
-    def run(self, task: str) -> RunResult:
+    def run(self, task: str, *, thread: Thread | None = None) -> RunResult:
+        """Run the agent on `task`. With `thread`, the run follows up on that conversation (the model sees
+        its earlier tasks, answers, tool calls and results) and adds to it; without, it starts a new one.
+
+        An empty `task` is allowed only for a thread forked in the middle of a run: the model carries on
+        from that step. Raises `ThreadError` for a thread of another workspace.
+        """
+        workspace = str(self.engine.config.workspace.root)
+        if thread is None:
+            thread = Thread(name="main", workspace=workspace)
+        elif thread.workspace != workspace:
+            raise ThreadError(
+                f"thread '{thread.name}' belongs to the workspace {thread.workspace}, not {workspace}"
+            )
+        if not task.strip() and not (thread.messages and thread.messages[-1].get("role") == "tool"):
+            raise ThreadError("the task is empty; write what the agent should do")
         self.run_id = self.engine.start_run()
+        self.thread = thread
         started = time.monotonic()
         tools = self._allowed_tools()
         schemas = self.engine.registry.get_schemas(tools)
         original_confirmer = self.engine.confirmer
         self.engine.confirmer = EventedConfirmer(original_confirmer, self.emit, self.run_id, self._current)
+        header = _thread_info(thread)
+        self._turns_before, self._run_index = thread.turns, len(thread.runs)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.agent.system_prompt}]
+        messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
+        model = str(getattr(self.llm, "display_name", self.llm.model))
+        task_message = thread.begin_run(run_id=self.run_id, task=task, agent=self.agent.name, model=model)
+        if task_message is not None:
+            messages.append(dict(task_message))
+        self._task_message = messages[-1] if task_message is not None else None
         self.emit(
             RunStarted(
                 run_id=self.run_id,
                 task=task,
                 agent=self.agent.name,
-                model=str(getattr(self.llm, "display_name", self.llm.model)),
+                model=model,
                 mode=self.engine.policy.mode,
                 dry_run=self.engine.dry_run,
                 workspace=str(getattr(self.engine.hook_executor, "workspace_root", "") or ""),
                 tools=tuple(s["function"]["name"] for s in schemas),
+                thread=header,
             )
         )
         for warning in self.startup_warnings:
             self.emit(Warning(run_id=self.run_id, message=warning, category="mcp"))
         self._notify(HookEvent.SESSION_START, {"task": task, "agent": self.agent.name})
-        messages = self.context.start(self.agent.system_prompt, task)
         steps = 0
         final_text = ""
         stop: StopReason = "completed"
@@ -183,14 +215,18 @@ class AgentLoop:
                     stop, message = "budget", f"Stopped: {spent}."
                     final_text = response.content or ""
                     break
+                mark = len(messages)
                 if not response.tool_calls:
                     final_text = response.content or ""
                     self.context.append_assistant(messages, response)
+                    thread.add(messages[mark:], step_done=True)
                     if self._quality_gates_failed(messages):
+                        thread.add(messages[mark + 1 :])
                         continue
                     break
                 results = self._run_tools(response.tool_calls, steps)
                 self.context.append_tool_results(messages, response.tool_calls, results, response.content)
+                thread.add(messages[mark:], step_done=True)
                 if self.engine.aborted:
                     stop, message = "aborted", self.engine.abort_reason or "The user aborted the run."
                     break
@@ -231,7 +267,13 @@ class AgentLoop:
         def on_text(text: str) -> None:
             self.emit(TextDelta(run_id=self.run_id, step=step, text=text))
 
-        response = self.llm.complete(messages, schemas, on_text=on_text, should_stop=self._cancel.is_set)
+        response = self.llm.complete(
+            messages,
+            schemas,
+            on_text=on_text,
+            should_stop=self._cancel.is_set,
+            thread_position=(self._turns_before, self._run_index),
+        )
         for warning in self.costs.add(response.usage):
             self.emit(Warning(run_id=self.run_id, message=warning, category="budget"))
             self._notify(HookEvent.BUDGET_WARNING, {"message": warning, "cost_usd": self.costs.cost_usd})
@@ -359,7 +401,8 @@ class AgentLoop:
         if not self.context.needs_compression(messages, window):
             return
         self._notify(HookEvent.CONTEXT_COMPRESS, {"messages": len(messages)})
-        report = self.context.compress(messages, window)
+        pinned = next((i for i, m in enumerate(messages) if m is self._task_message), 0)
+        report = self.context.compress(messages, window, pinned=pinned)
         if report is not None:
             self.emit(
                 Warning(
@@ -411,8 +454,10 @@ class AgentLoop:
                 untracked_changes_note=note,
             )
         )
+        assert self.thread is not None
+        self.thread.end_run(status=status, tokens=self.costs.total_tokens, cost_usd=self.costs.cost_usd)
         if self.record_to is not None:
-            self._record(messages)
+            self._record(self.thread)
         return RunResult(
             run_id=self.run_id,
             status=status,
@@ -425,6 +470,7 @@ class AgentLoop:
             files_changed=files,
             total_tokens=self.costs.total_tokens,
             cost_usd=self.costs.cost_usd,
+            thread=self.thread,
         )
 
     def _rel(self, path: Path) -> str:
@@ -433,15 +479,32 @@ class AgentLoop:
         except ValueError:
             return str(path)
 
-    def _record(self, messages: list[dict[str, Any]]) -> None:
-        from architect_nb.testing.scripted import script_from_messages
+    def _record(self, thread: Thread) -> None:
+        from architect_nb.testing.scripted import script_from_thread
 
-        script = default_redactor().redact_data(script_from_messages(messages))
+        script = default_redactor().redact_data(script_from_thread(thread))
         assert self.record_to is not None
         self.record_to.parent.mkdir(parents=True, exist_ok=True)
         self.record_to.write_text(
             yaml.safe_dump(script, sort_keys=False, allow_unicode=True), encoding="utf-8"
         )
+
+
+def _thread_info(thread: Thread) -> ThreadInfo:
+    """What the run header says about the conversation it continues, before the run adds to it."""
+    last = thread.last_run
+    fork = thread.forked_from
+    just_forked = fork is not None and last is not None and last.run_id == fork.run_id
+    return ThreadInfo(
+        name=thread.name,
+        id=thread.id,
+        follows_run=last.run_id if last is not None and not just_forked else None,
+        forked_from=fork.describe() if just_forked and fork is not None else None,
+        runs=len(thread.runs),
+        turns=thread.turns,
+        context_tokens=thread.context_tokens(),
+        cost_usd=round(thread.cost_usd, 6),
+    )
 
 
 def _status(result: ToolResult) -> str:

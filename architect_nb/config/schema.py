@@ -241,13 +241,21 @@ class NotebookConfig(_Section):
 class CheckpointsConfig(_Section):
     persist: bool = Field(
         True,
-        description="Also keep each run's checkpoints on disk, for `%architect undo` after a kernel restart.",
+        description=(
+            "Also keep each run's checkpoints and each thread on disk, for `%architect undo` and "
+            "`--thread NAME` after a kernel restart."
+        ),
     )
     dir: Path | None = Field(
         None,
-        description="Where; default the user's state folder (`~/.local/state/architect-nb/checkpoints`).",
+        description=(
+            "Where; default the user's state folder (`~/.local/state/architect-nb/checkpoints`). "
+            "Threads go in its `threads/` folder."
+        ),
     )
-    keep_days: float = Field(14.0, gt=0, description="Saved runs older than this are deleted.")
+    keep_days: float = Field(
+        14.0, gt=0, description="Saved runs and threads not used for this many days are deleted."
+    )
 
 
 class AppConfig(_Section):

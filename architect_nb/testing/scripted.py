@@ -14,6 +14,17 @@ turn, so a replay needs no hidden state and the same script always drives the sa
             arguments: {path: src/app.py, old_str: "return 1", new_str: "return 2"}
       - content: "Done: main() now returns 2."        # a turn without tool calls ends the run
 
+In a thread (follow-up cells), each run's script starts at its own first turn: the turns of the earlier runs
+are not counted. `expect: {history_contains: ...}` checks the whole conversation, earlier runs included. A
+recording of a thread (`record_to`) holds one entry per run under `runs:`, and the N-th run of a thread
+replays the N-th entry::
+
+    runs:
+      - task: "Make total() return a float."
+        turns: [...]
+      - task: "Now add a test for it."
+        turns: [...]
+
 This module has no LiteLLM import; `architect_nb.agent.llm` registers it as the LiteLLM provider `scripted/`.
 """
 
@@ -26,7 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from architect_nb.agent.thread import Thread, message_text
 
 __all__ = [
     "Script",
@@ -39,6 +52,7 @@ __all__ = [
     "next_reply",
     "resolve_script_path",
     "script_from_messages",
+    "script_from_thread",
 ]
 
 
@@ -63,8 +77,12 @@ class ScriptedCall(_Strict):
 class Expect(_Strict):
     tool_result_contains: list[str] = Field(default_factory=list)
     tool_result_lacks: list[str] = Field(default_factory=list)
+    history_contains: list[str] = Field(default_factory=list)
+    history_lacks: list[str] = Field(default_factory=list)
 
-    @field_validator("tool_result_contains", "tool_result_lacks", mode="before")
+    @field_validator(
+        "tool_result_contains", "tool_result_lacks", "history_contains", "history_lacks", mode="before"
+    )
     @classmethod
     def _one_or_many(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
@@ -76,11 +94,34 @@ class Turn(_Strict):
     expect: Expect | None = None
 
 
-class Script(_Strict):
+class ScriptRun(_Strict):
+    task: str | None = None  # what the run was asked (for reading; the cell's own task is what is sent)
     turns: list[Turn]
+
+
+class Script(_Strict):
+    turns: list[Turn] = Field(default_factory=list)
+    runs: list[ScriptRun] = Field(default_factory=list)
     price_as: str | None = Field(
         None, description="Bill tokens at this LiteLLM model's prices (a notional cost)."
     )
+
+    @model_validator(mode="after")
+    def _turns_or_runs(self) -> Script:
+        if bool(self.turns) == bool(self.runs):
+            raise ValueError("a script has either `turns` (one run) or `runs` (a thread's runs), not both")
+        return self
+
+    def turns_for(self, run_index: int, source: str) -> list[Turn]:
+        """The turns the thread's `run_index`-th run replays (every run replays `turns` in a plain script)."""
+        if not self.runs:
+            return self.turns
+        if run_index >= len(self.runs):
+            raise ScriptDivergenceError(
+                f"Scripted model: {source} records {len(self.runs)} run(s), but this is run "
+                f"{run_index + 1} of the thread; start a new thread (--new) to replay it from the first run."
+            )
+        return self.runs[run_index].turns
 
 
 class ScriptedReply(_Strict):
@@ -147,18 +188,28 @@ def next_reply(
     *,
     source: str = "script",
     tools: Sequence[Mapping[str, Any]] = (),
+    turns_before: int = 0,
+    run_index: int = 0,
 ) -> ScriptedReply:
-    """The script's answer to `messages`. Raises `ScriptDivergenceError` if the run has left the script."""
-    index = _assistant_turns(messages)
-    if index >= len(script.turns):
+    """The script's answer to `messages`. Raises `ScriptDivergenceError` if the run has left the script.
+
+    `turns_before` is how many assistant turns the thread held before this run began, and `run_index` how
+    many runs: a follow-up run answers from its own script's first turn.
+    """
+    turns = script.turns_for(run_index, source)
+    index = _assistant_turns(messages) - turns_before
+    if index >= len(turns):
         raise ScriptDivergenceError(
-            f"Scripted model: {source} has {len(script.turns)} turns, but the conversation asks for turn "
+            f"Scripted model: {source} has {len(turns)} turns, but the conversation asks for turn "
             f"{index + 1}. The previous turn had tool calls, so the run expected more; "
             "add a final turn without tool_calls to end it."
         )
-    turn = script.turns[index]
+    if index < 0:
+        raise ScriptDivergenceError(f"Scripted model: {source} was asked for a turn before its run began.")
+    turn = turns[index]
     if turn.expect is not None:
         _check_expectations(turn.expect, _latest_tool_results(messages), index, source)
+        _check_history(turn.expect, messages, index, source)
     calls: list[dict[str, Any]] = [
         {
             "id": call.id or f"call_{index + 1}_{n + 1}",
@@ -196,6 +247,32 @@ def _check_expectations(expect: Expect, results: list[str], index: int, source: 
                 f"Scripted model: turn {index + 1} of {source} expects the tool results "
                 f"not to contain {needle!r}."
             )
+
+
+def _check_history(expect: Expect, messages: Sequence[Mapping[str, Any]], index: int, source: str) -> None:
+    history = "\n".join(message_text(m) for m in messages if m.get("role") != "system")
+    for needle in expect.history_contains:
+        if needle not in history:
+            raise ScriptDivergenceError(
+                f"Scripted model: turn {index + 1} of {source} expects the conversation to contain "
+                f"{needle!r}, but it does not (is this cell continuing the thread it was written for? "
+                "--new starts a fresh one)."
+            )
+    for needle in expect.history_lacks:
+        if needle in history:
+            raise ScriptDivergenceError(
+                f"Scripted model: turn {index + 1} of {source} expects the conversation not to contain "
+                f"{needle!r}."
+            )
+
+
+def script_from_thread(thread: Thread) -> dict[str, Any]:
+    """Record mode for a thread: one entry per run (its task and assistant turns), replayed run by run."""
+    runs = []
+    for run in thread.runs:
+        end = run.end or len(thread.messages)
+        runs.append({"task": run.task, **script_from_messages(thread.messages[run.start : end])})
+    return {"runs": runs}
 
 
 def script_from_messages(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

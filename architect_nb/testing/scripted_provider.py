@@ -26,7 +26,11 @@ class ScriptedLLM(CustomLLM):
         self._lock = threading.Lock()
 
     def _reply(
-        self, model: str, messages: list[dict[str, Any]], params: dict[str, Any] | None
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any] | None,
+        metadata: dict[str, Any] | None,
     ) -> ScriptedReply:
         path = Path(model)
         mtime = path.stat().st_mtime
@@ -36,12 +40,20 @@ class ScriptedLLM(CustomLLM):
                 cached = (mtime, load_script(path))
                 self._cache[path] = cached
         tools = (params or {}).get("tools") or ()
-        return next_reply(cached[1], messages, source=path.name, tools=tools)
+        position = metadata or {}
+        return next_reply(
+            cached[1],
+            messages,
+            source=path.name,
+            tools=tools,
+            turns_before=int(position.get("turns_before", 0)),
+            run_index=int(position.get("run_index", 0)),
+        )
 
     def completion(
         self, model: str, messages: list[dict[str, Any]], *args: Any, **kwargs: Any
     ) -> ModelResponse:
-        reply = self._reply(model, messages, kwargs.get("optional_params"))
+        reply = self._reply(model, messages, kwargs.get("optional_params"), _metadata(kwargs))
         finish = "tool_calls" if reply.tool_calls else "stop"
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.tool_calls:
@@ -59,7 +71,7 @@ class ScriptedLLM(CustomLLM):
     def streaming(
         self, model: str, messages: list[dict[str, Any]], *args: Any, **kwargs: Any
     ) -> Iterator[GenericStreamingChunk]:
-        reply = self._reply(model, messages, kwargs.get("optional_params"))
+        reply = self._reply(model, messages, kwargs.get("optional_params"), _metadata(kwargs))
         text = reply.content or ""
         for start in range(0, len(text), _CHUNK_CHARS):
             yield _chunk(text=text[start : start + _CHUNK_CHARS])
@@ -90,6 +102,13 @@ class ScriptedLLM(CustomLLM):
     ) -> AsyncIterator[GenericStreamingChunk]:
         for chunk in self.streaming(model, messages, **kwargs):
             yield chunk
+
+
+def _metadata(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """Where the run starts in its thread, which the client passes as LiteLLM `metadata`."""
+    params = kwargs.get("litellm_params") or {}
+    metadata = params.get("metadata") if isinstance(params, dict) else None
+    return metadata if isinstance(metadata, dict) else None
 
 
 def _chunk(
