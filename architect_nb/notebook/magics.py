@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,14 +25,19 @@ __all__ = [
 MODES: tuple[str, ...] = ("yolo", "confirm-sensitive", "confirm-all")  # `ConfirmMode`, pinned by a test
 CELL_USAGE = (
     "usage: %%architect [--agent NAME] [--model M] [--mode yolo|confirm-sensitive|confirm-all] [--dry-run] "
-    "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--config FILE]"
+    "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--config FILE] "
+    "[--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
 )
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
-    "| undo [RUN] | transcript [RUN]"
+    "| threads | undo [RUN] | transcript [RUN]"
 )
 
-Subcommand = Literal["status", "tools", "config", "model", "mode", "history", "undo", "transcript"]
+Subcommand = Literal["status", "tools", "config", "model", "mode", "history", "threads", "undo", "transcript"]
+THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_FORK = re.compile(
+    r"^(@[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:/[0-9]{1,6})?|[A-Za-z0-9_-]{1,64})(?::([0-9]{1,6}))?$"
+)
 _ARITY: dict[str, tuple[int, int | None]] = {
     "status": (0, 0),
     "tools": (0, 0),
@@ -39,6 +45,7 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "model": (1, 1),
     "mode": (1, 1),
     "history": (0, 0),
+    "threads": (0, 0),
     "undo": (0, 1),
     "transcript": (0, 1),
 }
@@ -61,6 +68,9 @@ class CellArgs:
     budget_usd: float | None = None
     context: tuple[str, ...] = ()
     config: Path | None = None
+    new: bool = False  # start a fresh thread instead of continuing the current one
+    thread: str | None = None  # continue (or start) the thread with this name
+    fork: tuple[str, int | None] | None = None  # (run id or @thread, step): a new thread from there
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -100,6 +110,21 @@ def _names(text: str) -> tuple[str, ...]:
     return names
 
 
+def _thread_name(text: str) -> str:
+    if not THREAD_NAME.match(text):
+        raise ValueError(text)
+    return text
+
+
+def _fork_point(text: str) -> tuple[str, int | None]:
+    match = _FORK.match(text)
+    if match is None:
+        raise ValueError(text)
+    return match.group(1), int(match.group(2)) if match.group(2) else None
+
+
+_thread_name.__name__ = "thread name (letters, digits, '.', '_' and '-')"
+_fork_point.__name__ = "RUN[:STEP] or @THREAD[/N][:STEP]"
 _positive_int.__name__ = "positive integer"
 _non_negative.__name__ = "amount in USD"
 _names.__name__ = "comma-separated variable names"
@@ -116,6 +141,9 @@ def _cell_parser() -> _Parser:
     p.add_argument("--budget", type=_non_negative)
     p.add_argument("--context", type=_names, default=())
     p.add_argument("--config", type=Path)
+    p.add_argument("--new", action="store_true")
+    p.add_argument("--thread", type=_thread_name)
+    p.add_argument("--fork", type=_fork_point)
     return p
 
 
@@ -129,6 +157,12 @@ def _split(line: str, prog: str, usage: str) -> list[str]:
 def parse_cell_line(line: str) -> CellArgs:
     """The options after `%%architect`. Raises `UsageError` (one line) for anything unknown or malformed."""
     ns = _cell_parser().parse_args(_split(line, "%%architect", CELL_USAGE))
+    if ns.new and (ns.thread or ns.fork):
+        other = "--thread" if ns.thread else "--fork"
+        raise UsageError(
+            f"%%architect: --new starts a fresh thread and {other} names one; give one of them "
+            "(--thread NAME alone starts a thread under a name not used yet)."
+        )
     return CellArgs(
         agent=ns.agent,
         model=ns.model,
@@ -139,6 +173,9 @@ def parse_cell_line(line: str) -> CellArgs:
         budget_usd=ns.budget,
         context=ns.context,
         config=ns.config,
+        new=ns.new,
+        thread=ns.thread,
+        fork=ns.fork,
     )
 
 

@@ -191,10 +191,13 @@ def summary_html(finished: Mapping[str, Any]) -> str:
 def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> str:
     kind = event.get("kind")
     if kind == "run_started":
+        thread = thread_line(event.get("thread"))
+        task = str(event.get("task", "")) or "(carries on from the fork's step)"
         return (
             f'<div style="color:#57606a">architect · {_e(event.get("agent"))} · {_e(event.get("model"))} · '
             f"mode {_e(event.get('mode'))}{' · dry run' if event.get('dry_run') else ''}</div>"
-            f'<div style="margin:4px 0"><b>Task:</b> {_e(event.get("task", ""))}</div>'
+            + (f'<div style="color:#57606a;font-size:12px">{_e(thread)}</div>' if thread else "")
+            + f'<div style="margin:4px 0"><b>Task:</b> {_e(task)}</div>'
         )
     if kind == "text_delta" and str(event.get("text", "")).strip():
         return f'<div style="white-space:pre-wrap;margin:4px 0">{_e(event["text"])}</div>'
@@ -224,6 +227,26 @@ def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
     return ""
 
 
+def thread_line(thread: object) -> str:
+    """The header's line about the conversation: "continues run ab12..., thread `refactor` · 2 runs, ..."."""
+    if not isinstance(thread, Mapping) or not thread.get("name"):
+        return ""
+    name = f"thread `{thread['name']}`"
+    if thread.get("forked_from"):
+        where = f"forked from {thread['forked_from']} into {name}"
+    elif thread.get("follows_run"):
+        where = f"continues run {thread['follows_run']}, {name}"
+    else:
+        return f"new {name}"
+    runs, turns = int(thread.get("runs") or 0), int(thread.get("turns") or 0)
+    size = (
+        f"{runs} earlier run{'s' if runs != 1 else ''}, {turns} turn{'s' if turns != 1 else ''}, "
+        f"~{int(thread.get('context_tokens') or 0):,} tokens of context"
+    )
+    cost = float(thread.get("cost_usd") or 0.0)
+    return f"{where} · {size}" + (f", ${cost:.4f} so far" if cost else "")
+
+
 def events_html(events: Sequence[Mapping[str, Any]]) -> str:
     """The run's events (as in the transcript payload) as HTML: text, one card per tool call, summary."""
     results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
@@ -239,7 +262,9 @@ def _plain(payload: Mapping[str, Any]) -> str:
             lines.append(
                 f"architect run {payload.get('run_id')} · {event.get('model')} · {event.get('mode')}"
             )
-            lines.append(f"Task: {event.get('task', '')}")
+            if thread := thread_line(event.get("thread")):
+                lines.append(thread)
+            lines.append(f"Task: {event.get('task', '') or '(carries on from the fork step)'}")
         elif kind == "text_delta" and str(event.get("text", "")).strip():
             lines.append(str(event["text"]).strip())
         elif kind == "tool_call":

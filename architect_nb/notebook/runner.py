@@ -22,8 +22,9 @@ from typing import Any
 from architect_nb.agent.config import UnknownAgentError
 from architect_nb.agent.events import RunFinished
 from architect_nb.agent.loop import AgentLoop, RunResult
-from architect_nb.config import ConfigError
-from architect_nb.notebook.magics import UsageError, parse_cell_line
+from architect_nb.agent.thread import Thread
+from architect_nb.config import AppConfig, ConfigError
+from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
 from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.state import RunRecord, Session, get_session
 from architect_nb.redaction import default_redactor
@@ -49,13 +50,17 @@ class RunInterruptedError(Exception):
 
 
 class CellRun:
-    """One run in one cell: the loop, its worker thread and its live view."""
+    """One run in one cell: the loop, its worker thread and its live view, in the cell's thread."""
 
-    def __init__(self, loop: AgentLoop, confirmer: Any, live: Any, task: str) -> None:
+    def __init__(
+        self, loop: AgentLoop, confirmer: Any, live: Any, task: str, thread: Thread, config: AppConfig
+    ) -> None:
         self.loop = loop
         self.confirmer = confirmer
         self.live = live
         self.task = task
+        self.thread = thread
+        self.config = config
         self.future: concurrent.futures.Future[RunResult] = concurrent.futures.Future()
         self.started_at = time.time()
 
@@ -69,7 +74,7 @@ class CellRun:
         if not self.future.set_running_or_notify_cancel():
             return
         try:
-            self.future.set_result(self.loop.run(self.task))
+            self.future.set_result(self.loop.run(self.task, thread=self.thread))
         except BaseException as exc:  # reported in the cell, never lost in a thread
             self.future.set_exception(exc)
 
@@ -107,18 +112,39 @@ class CellRun:
         return transcript.to_payload()
 
 
-def _prepare(session: Session, line: str, body: str, namespace: dict[str, Any]) -> tuple[Any, ...]:
+def _prepare(
+    session: Session, line: str, body: str, namespace: dict[str, Any]
+) -> tuple[CellArgs, str, AppConfig, Thread]:
     from architect_nb.notebook.context_vars import task_with_context
 
-    args = parse_cell_line(line)
+    args = parse_cell_line(_expand(line, namespace))
     task = body.strip("\n")
-    if not task.strip():
-        raise UsageError(
-            "%%architect: the cell is empty; write the task in plain words below the %%architect line."
-        )
-    task = task_with_context(task, args.context, namespace)
     config = session.config(args)
-    return args, task, config
+    thread = session.threads.select(args, config)
+    if not task.strip() and not (args.fork is not None and args.fork[1] is not None):
+        raise UsageError(
+            "%%architect: the cell is empty; write the task in plain words below the %%architect line "
+            "(only a --fork RUN:STEP cell may be empty: the model then carries on from that step)."
+        )
+    if not task.strip() and not (thread.messages and thread.messages[-1].get("role") == "tool"):
+        raise UsageError(
+            "%%architect: that step ended the run, so there is nothing to carry on; write a task below the "
+            "%%architect line."
+        )
+    task = task_with_context(task, args.context, namespace) if task.strip() else ""
+    return args, task, config, thread
+
+
+def _expand(line: str, namespace: dict[str, Any]) -> str:
+    """`$name` and `{expression}` in the options line, as IPython expands them for its own magics."""
+    if "$" not in line and "{" not in line:
+        return line
+    from IPython.utils.text import DollarFormatter
+
+    try:
+        return DollarFormatter().vformat(line, args=[], kwargs=namespace)
+    except Exception:  # as IPython does: a line that does not expand is used as written
+        return line
 
 
 async def run_cell(line: str, body: str) -> None:
@@ -136,7 +162,7 @@ async def run_cell(line: str, body: str) -> None:
     session = get_session()
     default_redactor().refresh()
     try:
-        args, task, config = _prepare(session, line, body, shell.user_ns if shell is not None else {})
+        args, task, config, thread = _prepare(session, line, body, shell.user_ns if shell is not None else {})
     except (UsageError, ConfigError) as exc:
         display(MessageOutput(str(exc)))
         return
@@ -164,7 +190,7 @@ async def run_cell(line: str, body: str) -> None:
     except (UnknownAgentError, ConfigError, ValueError) as exc:
         live.finish(MessageOutput(str(exc)))
         return
-    run = CellRun(loop, confirmer, live, task)
+    run = CellRun(loop, confirmer, live, task, thread, config)
     future = asyncio.wrap_future(run.start())
     try:
         await pump_until(future, shell)
@@ -198,5 +224,13 @@ def _finish(session: Session, run: CellRun, display: Any) -> None:
             engine=run.loop.engine,
         )
     )
+    last = run.thread.last_run
+    if last is not None and last.run_id == run.loop.run_id:
+        if last.status == "running":  # the worker did not stop in time; the thread keeps what it said
+            run.thread.end_run(
+                status="failed", tokens=run.loop.costs.total_tokens, cost_usd=run.loop.costs.cost_usd
+            )
+        if (warning := session.threads.remember(run.thread, run.config)) is not None:
+            display(MessageOutput(warning, level="warning"))
     if error is not None:
         display(MessageOutput(f"The run stopped on an internal error: {type(error).__name__}: {error}"))

@@ -1,4 +1,4 @@
-"""The per-kernel session: defaults (`.architect.yaml`, then `%architect config`), run history and undo.
+"""The per-kernel session: defaults (`.architect.yaml`, then `%architect config`), run history, threads, undo.
 
 `Session.handle(command)` runs one `%architect` subcommand and returns what the cell shows.
 """
@@ -18,11 +18,15 @@ from architect_nb.config.schema import ConfirmMode
 from architect_nb.execution.checkpoint_files import CheckpointFiles, checkpoint_files, saved_run_root
 from architect_nb.execution.checkpoints import CheckpointError, CheckpointStore, UndoReport
 from architect_nb.execution.engine import ExecutionEngine
+from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, LineCommand, UsageError
 from architect_nb.notebook.render import MessageOutput, RunOutput
+from architect_nb.notebook.threads import KernelThreads
 from architect_nb.redaction import default_redactor
 
 __all__ = ["RunRecord", "Session", "get_session", "reset_session"]
+
+log = get_logger(__name__)
 
 
 @dataclass(kw_only=True)
@@ -48,6 +52,7 @@ class Session:
         self.overrides: dict[str, Any] = {}
         self.mode: ConfirmMode | None = None
         self.history: list[RunRecord] = []
+        self.threads = KernelThreads()
 
     # ------------------------------------------------------------------ config
 
@@ -100,7 +105,16 @@ class Session:
         except CheckpointError as exc:
             raise UsageError(f"%architect undo: {exc}.") from None
         record.undone = report
+        self._tell_thread(report)
         return report
+
+    def _tell_thread(self, report: UndoReport) -> None:
+        """The next run of the undone run's thread hears which files went back (see `undo_note`)."""
+        if report.errors:
+            return
+        warning = self.threads.note_undo(report, self.config())
+        if warning is not None:  # the files are back; only the note to the model may be lost
+            log.warning("undo_note_not_saved", run_id=report.run_id, reason=warning)
 
     def _undo_saved(self, run: str) -> UndoReport:
         """A run this kernel did not make (it restarted since): its checkpoints saved on disk, in the
@@ -114,9 +128,11 @@ class Session:
                 "give the whole id, as `%architect history` or the run's output shows it."
             )
         try:
-            return CheckpointStore(on_disk=CheckpointFiles(saved.directory, root)).undo(run)
+            report = CheckpointStore(on_disk=CheckpointFiles(saved.directory, root)).undo(run)
         except CheckpointError as exc:
             raise UsageError(f"%architect undo: {exc}.") from None
+        self._tell_thread(report)
+        return report
 
     # ------------------------------------------------------------------ the line magic
 
@@ -136,6 +152,8 @@ class Session:
             return MessageOutput(f"Mode for this kernel's runs: {args[0]}.", level="info")
         if name == "history":
             return self._history()
+        if name == "threads":
+            return MessageOutput(self.threads.listing(self.config()), level="info")
         if name == "undo":
             report = self.undo(args[0] if args else None)
             return MessageOutput(str(report), level="info" if report.ok else "error")
@@ -148,6 +166,7 @@ class Session:
 
         engine = build_engine(config, mode=self.mode or "confirm-sensitive")
         servers = ", ".join(s.name for s in config.mcp.servers) or "none"
+        current_thread = self.threads.current.get(str(config.workspace.root))
         lines = [
             f"model: {config.llm.model}",
             f"mode: {self.mode or 'the agent default (confirm-sensitive for build)'}",
@@ -156,6 +175,7 @@ class Session:
             f"MCP servers: {servers}",
             f"approval timeout: {config.notebook.approval_timeout:g} s",
             f"runs in this kernel: {len(self.history)}",
+            f"current thread: {current_thread or 'none (the next cell starts one)'}",
         ]
         return MessageOutput("\n".join(lines), level="info")
 
