@@ -177,7 +177,47 @@ def long_diff(tmp: Path) -> dict[str, Any]:
     return _run(tmp, "long_diff", turns, "Generate 1,700 small functions.", answers=["approve"])
 
 
+def _loop(tmp: Path, name: str, turns: list[dict[str, Any]], workspace: Path) -> Any:
+    script = tmp / name / f"script-{len(list((tmp / name).glob('script-*')))}.yaml"
+    script.write_text(yaml.safe_dump({"turns": turns}, sort_keys=False))
+    config = load_config(overrides={"workspace.root": str(workspace)}, environ={})
+    return create_loop(config, model=f"scripted/{script}", mode="yolo")
+
+
+def _project(tmp: Path, name: str) -> Path:
+    workspace = tmp / name / "project"
+    shutil.copytree(SAMPLE_PROJECT, workspace)
+    return workspace
+
+
+READ_CART = {"name": "read_file", "arguments": {"path": "shop/cart.py"}}
+
+
+def follow_up(tmp: Path) -> dict[str, Any]:
+    """The second run of a thread: its header names the run it continues and the thread's size."""
+    workspace = _project(tmp, "follow_up")
+    first = _loop(tmp, "follow_up", [{"tool_calls": [READ_CART]}, {"content": "It sums."}], workspace)
+    thread = first.run("What does Cart.total do?").thread
+    second = _loop(tmp, "follow_up", [{"content": "An int, 0."}], workspace)
+    payload: dict[str, Any] = second.run("And for an empty cart?", thread=thread).transcript.to_payload()
+    return payload
+
+
+def fork(tmp: Path) -> dict[str, Any]:
+    """A thread forked after step 1 of a run, carrying on with no new task."""
+    workspace = _project(tmp, "fork")
+    turns = [{"tool_calls": [READ_CART]}, {"content": "It sums."}]
+    source = _loop(tmp, "fork", turns, workspace).run("What does Cart.total do?")
+    assert source.thread is not None
+    forked = source.thread.fork(source.run_id, 1, name="what-if")
+    loop = _loop(tmp, "fork", [{"content": "From here, I would test an empty cart."}], workspace)
+    payload: dict[str, Any] = loop.run("", thread=forked).transcript.to_payload()
+    return payload
+
+
 SCENARIOS = {
+    "follow_up": follow_up,
+    "fork": fork,
     "whole_job": whole_job,
     "denied_and_blocked": denied_and_blocked,
     "dry_run": dry_run,

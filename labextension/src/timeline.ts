@@ -22,7 +22,7 @@ import {
   IRunView,
   IStepView
 } from './model';
-import type { IRunPayload, IRunWarning } from './types';
+import type { IRunPayload, IRunWarning, IThreadInfo } from './types';
 import { isValidRunId, IUndoRunner, UndoControl } from './undo';
 
 /** The badge style of each call status. */
@@ -265,14 +265,54 @@ function renderHeader(view: IRunView): HTMLElement {
   ]
     .filter(Boolean)
     .join(' · ');
+  const thread = renderThread(started.thread);
   return h(
     'div',
     'anb-run-header',
     h('span', 'anb-run-title', 'architect'),
     started.dry_run ? badge('dry run', 'dryrun') : null,
-    h('span', 'anb-task', started.task),
-    h('div', 'anb-muted anb-run-meta', meta)
+    h('span', 'anb-task', started.task || "(carries on from the fork's step)"),
+    h('div', 'anb-muted anb-run-meta', meta),
+    thread
   );
+}
+
+function shortId(runId: string): string {
+  return runId.length > 8 ? `${runId.slice(0, 6)}…` : runId;
+}
+
+/** The conversation the run continues: "continues run ab12…, thread `refactor` · 2 earlier runs, ...". */
+export function threadSummary(thread: IThreadInfo): string {
+  const name = `thread \`${thread.name}\``;
+  let where: string;
+  if (thread.forked_from !== null) {
+    where = `forked from ${thread.forked_from} into ${name}`;
+  } else if (thread.follows_run !== null) {
+    where = `continues run ${shortId(thread.follows_run)}, ${name}`;
+  } else {
+    return `new ${name}`;
+  }
+  const plural = (n: number, word: string): string =>
+    `${n} ${word}${n === 1 ? '' : 's'}`;
+  const size = [
+    plural(thread.runs, 'earlier run'),
+    plural(thread.turns, 'turn'),
+    `~${formatTokens(thread.context_tokens)} tokens of context`
+  ].join(', ');
+  const cost =
+    thread.cost_usd > 0 ? `, ${formatCost(thread.cost_usd)} so far` : '';
+  return `${where} · ${size}${cost}`;
+}
+
+function renderThread(thread: IThreadInfo | null): HTMLElement | null {
+  if (thread === null) {
+    return null;
+  }
+  const line = h('div', 'anb-muted anb-run-thread', threadSummary(thread));
+  line.title = thread.follows_run
+    ? `Run ${thread.follows_run}; thread id ${thread.id}`
+    : `Thread id ${thread.id}`;
+  return line;
 }
 
 function fact(label: string, value: string | Node): HTMLElement {

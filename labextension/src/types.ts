@@ -15,6 +15,18 @@ interface IEventBase {
   at: number;
 }
 
+/** The conversation a run continues (`ThreadInfo` in architect_nb/agent/events.py). */
+export interface IThreadInfo {
+  name: string;
+  id: string;
+  follows_run: string | null;
+  forked_from: string | null;
+  runs: number;
+  turns: number;
+  context_tokens: number;
+  cost_usd: number;
+}
+
 export interface IRunStarted extends IEventBase {
   kind: 'run_started';
   task: string;
@@ -24,6 +36,7 @@ export interface IRunStarted extends IEventBase {
   dry_run: boolean;
   workspace: string;
   tools: string[];
+  thread: IThreadInfo | null;
 }
 
 export interface IStepStarted extends IEventBase {
@@ -184,6 +197,22 @@ function record(raw: Raw, key: string): Record<string, unknown> {
   return isRecord(value) ? value : {};
 }
 
+function parseThread(raw: unknown): IThreadInfo | null {
+  if (!isRecord(raw) || str(raw, 'name') === '') {
+    return null;
+  }
+  return {
+    name: str(raw, 'name'),
+    id: str(raw, 'id'),
+    follows_run: optStr(raw, 'follows_run'),
+    forked_from: optStr(raw, 'forked_from'),
+    runs: num(raw, 'runs'),
+    turns: num(raw, 'turns'),
+    context_tokens: num(raw, 'context_tokens'),
+    cost_usd: num(raw, 'cost_usd')
+  };
+}
+
 function parseHook(raw: unknown): IHookResult | null {
   if (!isRecord(raw)) {
     return null;
@@ -219,7 +248,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         mode: str(raw, 'mode'),
         dry_run: bool(raw, 'dry_run'),
         workspace: str(raw, 'workspace'),
-        tools: strList(raw, 'tools')
+        tools: strList(raw, 'tools'),
+        thread: parseThread(raw.thread)
       };
     case 'step_started':
       return { ...base, kind, step: num(raw, 'step') };

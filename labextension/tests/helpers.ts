@@ -8,7 +8,13 @@ import { IRunPayload, parsePayload } from '../src/types';
 export const FIXTURES = path.join(__dirname, 'fixtures');
 
 export type FixtureName =
-  'whole_job' | 'denied_and_blocked' | 'dry_run' | 'failure' | 'long_diff';
+  | 'whole_job'
+  | 'denied_and_blocked'
+  | 'dry_run'
+  | 'failure'
+  | 'long_diff'
+  | 'follow_up'
+  | 'fork';
 
 export function rawFixture(name: FixtureName): unknown {
   const file = path.join(FIXTURES, `${name}.json`);

@@ -193,4 +193,45 @@ describe('renderRun', () => {
       `tokens${sofar.toLocaleString('en-US')}`
     );
   });
+
+  it('says which run a follow-up continues, in which thread, and how large the thread is', async () => {
+    const payload = fixture('follow_up');
+    const host = await render(payload);
+    const started = payload.events[0];
+    const thread = started.kind === 'run_started' ? started.thread : null;
+    expect(thread).not.toBeNull();
+    const line = host.querySelector('.anb-run-thread')?.textContent ?? '';
+    expect(line).toMatch(
+      /^continues run [0-9a-f]{6}…, thread `main` · 1 earlier run, 2 turns, ~[0-9,]+ tokens of context$/
+    );
+    expect(host.querySelector<HTMLElement>('.anb-run-thread')?.title).toContain(
+      thread?.follows_run ?? 'missing'
+    );
+  });
+
+  it('names the fork a thread came from, and a run with no task carries on', async () => {
+    const host = await render(fixture('fork'));
+    expect(host.querySelector('.anb-run-thread')?.textContent).toMatch(
+      /^forked from step 1 of run [0-9a-f]{12} \(thread 'main'\) into thread `what-if` · /
+    );
+    expect(host.querySelector('.anb-task')?.textContent).toBe(
+      "(carries on from the fork's step)"
+    );
+  });
+
+  it('shows no thread line for a transcript from before threads', async () => {
+    const host = await render(fixture('dry_run'));
+    const started = fixture('dry_run').events[0];
+    expect(started.kind === 'run_started' && started.thread).not.toBeNull();
+    const raw = JSON.parse(JSON.stringify(fixture('dry_run'))) as IRunPayload;
+    const first = raw.events[0];
+    if (first.kind === 'run_started') {
+      first.thread = null;
+    }
+    const old = await render(raw);
+    expect(host.querySelector('.anb-run-thread')?.textContent).toBe(
+      'new thread `main`'
+    );
+    expect(old.querySelector('.anb-run-thread')).toBeNull();
+  });
 });
