@@ -218,6 +218,28 @@ def test_03_tool_calling_shows_each_step_refusals_dry_run_and_modes(notebooks: P
     _saved_cleanly(nb)
 
 
+def test_04_threads_follow_up_list_and_fork(notebooks: Path) -> None:
+    nb, clicks, scratch = _execute(notebooks, "04-conversations-across-cells.ipynb", None)
+    assert clicks == []
+    explore, follow_up, fork = _runs(nb)
+    for payload in (explore, follow_up, fork):
+        assert _events(payload, "run_finished")[0]["status"] == "success", payload["events"][-1]
+    assert _events(explore, "run_started")[0]["thread"]["follows_run"] is None
+    header = _events(follow_up, "run_started")[0]["thread"]
+    assert header["name"] == "explore" and header["follows_run"] == explore["run_id"] and header["turns"] == 2
+    forked = _events(fork, "run_started")[0]["thread"]
+    assert forked["name"] == "pin-first"
+    assert forked["forked_from"] == f"step 1 of run {explore['run_id']} (thread 'explore')"
+    text = _text(nb)
+    assert f"continues run {explore['run_id']}, thread `explore`" in text
+    assert "* explore" in text and "pin-first" in text  # the listings, before and after the fork
+    assert f"Undo of run {follow_up['run_id']}: restored 1 file(s)" in text
+    ws = _workspace(scratch, "architect-threads-", "sample_project")
+    assert "        total = 0\n" in (ws / "shop" / "cart.py").read_text()  # undone before the fork
+    assert (ws / "tests" / "test_empty_cart.py").is_file()  # what the forked thread did instead
+    _saved_cleanly(nb)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb")))
 def test_committed_notebooks_are_stripped_and_end_with_how_to_use_a_real_model(name: str) -> None:
     nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
