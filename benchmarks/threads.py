@@ -99,7 +99,9 @@ def state_growth(root: Path, state: Path) -> tuple[int, int]:
     thread = Thread(name="ten", workspace=str(root))
     rewritten = 0
     for cell in range(10):
-        loop = AgentLoop(build_engine(config, mode="yolo"), FirstCall(read=True), resolve_agent("build", config))
+        loop = AgentLoop(
+            build_engine(config, mode="yolo"), FirstCall(read=True), resolve_agent("build", config)
+        )
         loop.run(f"Cell {cell}: read mod.py and tell me about it.", thread=thread)
         store.save(thread)
         rewritten += len(json.dumps(thread.messages)) + 200
