@@ -104,6 +104,9 @@ class BaseTool(ABC):
     sensitive: ClassVar[bool] = False
     #: True for tools that change files through their `path` argument; the engine checkpoints those files.
     mutates_files: ClassVar[bool] = False
+    #: True for tools that run their `code` argument in the person's kernel: the guardrails check the code,
+    #: the approval shows it highlighted, and "approve all like this" never covers it.
+    runs_code: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from architect_nb.config.schema import CommandsConfig, WorkspaceConfig
+from typing import TYPE_CHECKING
+
+from architect_nb.config.schema import AppConfig, CommandsConfig, WorkspaceConfig
 from architect_nb.tools.commands.run_command import RunCommandTool
 from architect_nb.tools.filesystem.file_tools import (
     DeleteFileTool,
@@ -20,10 +22,14 @@ from architect_nb.tools.notebook_files.notebook_tools import (
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool
 from architect_nb.tools.registry import ToolRegistry
 
+if TYPE_CHECKING:
+    from architect_nb.tools.kernel.session import KernelSession
+
 __all__ = [
     "register_all_tools",
     "register_command_tools",
     "register_filesystem_tools",
+    "register_kernel_tools",
     "register_search_tools",
 ]
 
@@ -67,3 +73,23 @@ def register_all_tools(
     register_filesystem_tools(registry, workspace_config)
     register_search_tools(registry, workspace_config)
     register_command_tools(registry, workspace_config, commands_config or CommandsConfig())
+
+
+def register_kernel_tools(registry: ToolRegistry, config: AppConfig, kernel: KernelSession) -> None:
+    """list_variables, inspect_variable, run_python and propose_cell, on `kernel`."""
+    from architect_nb.tools.kernel.kernel_tools import (
+        InspectVariableTool,
+        ListVariablesTool,
+        ProposeCellTool,
+        RunPythonTool,
+    )
+
+    root = config.workspace.root.resolve()
+    registry.register(ListVariablesTool(kernel, root))
+    registry.register(InspectVariableTool(kernel, root))
+    registry.register(
+        RunPythonTool(
+            kernel, root, timeout=float(config.kernel.timeout), write_namespace=config.kernel.write_namespace
+        )
+    )
+    registry.register(ProposeCellTool(kernel, root))

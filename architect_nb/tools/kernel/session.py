@@ -1,0 +1,92 @@
+"""`KernelSession`: what the kernel tools need from the live kernel, and `PlainKernel`, a namespace alone.
+
+The tools never import IPython. A session hands them the person's namespace and runs their work where the
+person's code runs: `architect_nb.notebook.kernel_session.IPythonKernel` does that on the kernel's main
+thread (so a kernel interrupt stops it as it stops a cell) and captures rich display output; `PlainKernel`,
+for the Python API and tests, runs on the calling thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
+
+from architect_nb.tools.kernel.namespace import ScratchNamespace
+
+__all__ = ["KernelSession", "PlainKernel"]
+
+T = TypeVar("T")
+
+
+class KernelSession(Protocol):
+    """The live kernel as the kernel tools see it."""
+
+    @property
+    def namespace(self) -> dict[str, Any]:
+        """The person's variables (IPython's `user_ns`)."""
+        ...
+
+    @property
+    def hidden(self) -> Mapping[str, Any]:
+        """Names the shell put in the namespace itself (IPython's `user_ns_hidden`)."""
+        ...
+
+    @property
+    def scratch(self) -> ScratchNamespace:
+        """The layer the agent's code assigns into, kept for the rest of the run."""
+        ...
+
+    def call(self, work: Callable[[], T]) -> T:
+        """Run `work` where the person's code runs, and return what it returns."""
+        ...
+
+    def displays(self) -> contextlib.AbstractContextManager[list[Mapping[str, Any]]]:
+        """Capture what `display()` publishes while the context is open, as mime bundles."""
+        ...
+
+    def format_value(self, value: Any) -> Mapping[str, Any]:
+        """A value as a mime bundle (text/plain at least), as the notebook would show it."""
+        ...
+
+    def propose_cell(self, code: str) -> bool:
+        """Offer `code` as a new cell below the running one. False when no front end can take it."""
+        ...
+
+
+class PlainKernel:
+    """A kernel session over a plain dict: for the Python API, scripts and tests.
+
+    Args:
+        namespace: The variables the tools see (run_python changes them only with `kernel.write_namespace`).
+    """
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self._namespace = namespace
+        self._scratch = ScratchNamespace(namespace)
+        self.proposed: list[str] = []  # what propose_cell offered; a plain session has no front end
+
+    @property
+    def namespace(self) -> dict[str, Any]:
+        return self._namespace
+
+    @property
+    def hidden(self) -> Mapping[str, Any]:
+        return {}
+
+    @property
+    def scratch(self) -> ScratchNamespace:
+        return self._scratch
+
+    def call(self, work: Callable[[], T]) -> T:
+        return work()
+
+    def displays(self) -> contextlib.AbstractContextManager[list[Mapping[str, Any]]]:
+        return contextlib.nullcontext([])
+
+    def format_value(self, value: Any) -> Mapping[str, Any]:
+        return {"text/plain": repr(value)}
+
+    def propose_cell(self, code: str) -> bool:
+        self.proposed.append(code)
+        return False
