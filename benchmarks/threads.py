@@ -59,6 +59,9 @@ class FirstCall:
     def context_window(self) -> int:
         return 1_000_000
 
+    def supports_images(self) -> bool:
+        return False
+
 
 def fifty_turn_thread(workspace: str) -> Thread:
     thread = Thread(name="long", workspace=workspace)

@@ -33,7 +33,7 @@ def family_of(module: str) -> str | None:
 
 
 def test_the_families_are_the_documented_ones() -> None:
-    assert FAMILIES == ["commands", "filesystem", "notebook_files", "patch", "search"]
+    assert FAMILIES == ["commands", "filesystem", "kernel", "notebook_files", "patch", "search"]
     top = sorted(p.stem for p in TOOLS.glob("*.py"))
     assert top == ["__init__", "base", "registry", "setup", "workspace"]
     for family in FAMILIES:

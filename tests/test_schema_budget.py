@@ -5,17 +5,19 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from architect_nb.config import CommandsConfig, WorkspaceConfig
+from architect_nb.config import AppConfig, CommandsConfig, WorkspaceConfig
+from architect_nb.tools.kernel import PlainKernel
 from architect_nb.tools.registry import ToolRegistry
-from architect_nb.tools.setup import register_all_tools
+from architect_nb.tools.setup import register_all_tools, register_kernel_tools
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from schemas import REFERENCE_TOKENS, schema_tokens
+from schemas import KERNEL_RUN_GOAL, REFERENCE_TOKENS, schema_tokens
 
 
 def test_every_argument_has_a_description() -> None:
     registry = ToolRegistry()
     register_all_tools(registry, WorkspaceConfig(root=Path(".")), CommandsConfig())
+    register_kernel_tools(registry, AppConfig(), PlainKernel({}))
     for schema in registry.get_schemas():
         function = schema["function"]
         assert 10 < len(function["description"]) <= 200, function["name"]
@@ -37,3 +39,10 @@ def test_schemas_cost_well_under_the_reference() -> None:
     assert sum(original.values()) < 0.75 * REFERENCE_TOKENS, original
     assert sum(tokens[name] for name in NOTEBOOK_TOOLS) < 650, tokens
     assert sum(tokens.values()) < 0.93 * REFERENCE_TOKENS, tokens
+
+
+def test_a_kernel_runs_schemas_stay_under_2800_tokens() -> None:
+    """In a kernel the agent also gets list_variables, inspect_variable, run_python and propose_cell."""
+    tokens = schema_tokens(kernel=True)
+    assert len(tokens) == 18
+    assert sum(tokens.values()) < KERNEL_RUN_GOAL, tokens

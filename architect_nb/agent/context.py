@@ -21,13 +21,30 @@ __all__ = ["CompressionReport", "ContextBuilder", "estimate_tokens"]
 
 Message = dict[str, Any]
 TRIMMED_OUTPUT_CHARS = 300
+MAX_IMAGES = 4  # images sent to the model per tool result
 # The scripted model counts the steps a summary stands for, so keep this wording in step with it.
 SUMMARY_HEADER = "[Summary of {n} earlier steps, compressed to save context]"
 
 
+IMAGE_TOKENS = 800  # about what providers bill for a small image, whatever its base64 length
+
+
 def estimate_tokens(messages: Sequence[Message]) -> int:
     """About four characters per token: cheap, and close enough to decide when to compress."""
-    return len(json.dumps(list(messages), default=str, ensure_ascii=False)) // 4
+    chars = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list):  # text and image parts
+            chars += sum(
+                IMAGE_TOKENS * 4 if part.get("type") == "image_url" else len(str(part.get("text", "")))
+                for part in content
+                if isinstance(part, dict)
+            )
+            rest = {k: v for k, v in message.items() if k != "content"}
+            chars += len(json.dumps(rest, default=str, ensure_ascii=False))
+        else:
+            chars += len(json.dumps(message, default=str, ensure_ascii=False))
+    return chars // 4
 
 
 def cut_middle(text: str, limit: int, hint: str = "") -> str:
@@ -77,16 +94,28 @@ class ContextBuilder:
         tool_calls: Sequence[ToolCall],
         results: Sequence[ToolResult],
         content: str | None = None,
+        *,
+        images: bool = False,
     ) -> None:
-        """The assistant's tool calls and one `tool` message per result, in the OpenAI format."""
+        """The assistant's tool calls and one `tool` message per result, in the OpenAI format.
+
+        With `images` (the model accepts them), the images results carry (plots from run_python) follow in
+        one user message, since tool messages hold text only; otherwise their text descriptions suffice."""
         messages.append(
             {"role": "assistant", "content": content, "tool_calls": [c.to_message() for c in tool_calls]}
         )
+        parts: list[dict[str, Any]] = []
         for call, result in zip(tool_calls, results, strict=True):
             text = cut_middle(
                 result.to_model_text(), self.max_tool_result_chars, "; ask for a narrower range to see them"
             )
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+            for image in result.metadata.get("images", ())[:MAX_IMAGES] if images else ():
+                parts.append({"type": "text", "text": f"An image from {call.name} ({image.get('alt', '')}):"})
+                url = f"data:{image.get('mime', 'image/png')};base64,{image.get('data', '')}"
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+        if parts:
+            messages.append({"role": "user", "content": parts})
 
     # ------------------------------------------------------------------ compression
 

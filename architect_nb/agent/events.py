@@ -143,6 +143,7 @@ class ToolResultEvent(AgentEvent):
     diff: str | None
     hooks: tuple[dict[str, Any], ...]
     duration_s: float
+    images: tuple[dict[str, str], ...] = ()  # PNGs a run_python call made: {"mime", "data" (base64), "alt"}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,6 +12,7 @@ from architect_nb.agent.loop import AgentLoop
 from architect_nb.config.schema import AppConfig, ConfirmMode
 from architect_nb.execution.confirm import Confirmer
 from architect_nb.execution.engine import build_engine
+from architect_nb.tools.kernel.session import KernelSession
 
 __all__ = ["create_loop"]
 
@@ -29,16 +30,18 @@ def create_loop(
     budget_usd: float | None = None,
     timeout_s: float | None = None,
     record_to: Path | None = None,
+    kernel: KernelSession | None = None,
 ) -> AgentLoop:
     """Build the engine (tools, hooks, guardrails) and the model client, and return a ready loop.
 
-    Explicit arguments win over the agent's settings, which win over the config file.
+    Explicit arguments win over the agent's settings, which win over the config file. `kernel` (a notebook's
+    live kernel, or `PlainKernel(namespace)`) gives the agent the kernel tools and runs kernel checks.
     """
     agent_config = resolve_agent(agent, config)
     if max_steps is not None:
         agent_config = replace(agent_config, max_steps=max_steps)
     engine = build_engine(
-        config, mode=mode or agent_config.confirm_mode, dry_run=dry_run, confirmer=confirmer
+        config, mode=mode or agent_config.confirm_mode, dry_run=dry_run, confirmer=confirmer, kernel=kernel
     )
     llm_config = config.llm.model_copy(update={"model": model}) if model else config.llm
     llm = LiteLLMClient(llm_config, workspace=config.workspace.root)

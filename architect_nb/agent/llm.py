@@ -125,6 +125,10 @@ class LLMClient(Protocol):
 
     def context_window(self) -> int: ...
 
+    def supports_images(self) -> bool:
+        """Whether the model accepts images (plots made by run_python are then sent to it)."""
+        ...
+
 
 def import_litellm() -> Any:
     """Import LiteLLM once, offline: bundled price map, no telemetry, no banner; register `scripted/`."""
@@ -318,6 +322,15 @@ class LiteLLMClient:
         except Exception:
             return Usage(prompt, completion, 0.0, priced=False)
         return Usage(prompt, completion, float(prompt_cost + completion_cost), priced=True)
+
+    def supports_images(self) -> bool:
+        model = self._price_as or self.model
+        if model.startswith(SCRIPTED_PREFIX):
+            return False
+        try:
+            return bool(import_litellm().supports_vision(model=model))
+        except Exception:  # an unknown model: images are described in words instead
+            return False
 
     def context_window(self) -> int:
         if self._context_window is not None:

@@ -116,6 +116,7 @@ class AgentLoop:
         self.thread: Thread | None = None  # the conversation of the current (or last) run
         self._turns_before = self._run_index = 0  # where this run starts in its thread
         self._task_message: dict[str, Any] | None = None  # never compressed away
+        self._images: bool | None = None  # whether the model accepts images (asked once)
         self.run_id = ""
         self.startup_warnings: list[str] = []  # e.g. MCP servers left out; shown when the run starts
         self.mcp_manager: Any = None  # owns MCP connections when the config names servers
@@ -225,7 +226,9 @@ class AgentLoop:
                         continue
                     break
                 results = self._run_tools(response.tool_calls, steps)
-                self.context.append_tool_results(messages, response.tool_calls, results, response.content)
+                self.context.append_tool_results(
+                    messages, response.tool_calls, results, response.content, images=self._sees_images()
+                )
                 thread.add(messages[mark:], step_done=True)
                 if self.engine.aborted:
                     stop, message = "aborted", self.engine.abort_reason or "The user aborted the run."
@@ -242,6 +245,14 @@ class AgentLoop:
             self._notify(HookEvent.AGENT_COMPLETE, {"final_text": final_text})
         self._notify(HookEvent.SESSION_END, {"stop_reason": stop})
         return self._finish(task, stop, message, final_text, steps, messages, started)
+
+    def _sees_images(self) -> bool:
+        if self._images is None:
+            try:
+                self._images = bool(self.llm.supports_images())
+            except Exception:  # an unknown model: describe images in words
+                self._images = False
+        return self._images
 
     def _allowed_tools(self) -> list[str] | None:
         allowed = self.agent.allowed_tools
@@ -349,6 +360,7 @@ class AgentLoop:
                 diff=result.metadata.get("diff"),
                 hooks=tuple(result.metadata.get("hooks", ())),
                 duration_s=round(time.monotonic() - started, 4),
+                images=tuple(result.metadata.get("images", ())),
             )
         )
         if _status(result) == "failed":  # a tool that broke, not a person's or a rule's refusal

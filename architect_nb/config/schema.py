@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "AgentSpec",
@@ -20,6 +20,7 @@ __all__ = [
     "GuardrailsConfig",
     "HookConfig",
     "HooksConfig",
+    "KernelConfig",
     "LLMConfig",
     "LoggingConfig",
     "MCPConfig",
@@ -114,9 +115,22 @@ class CodeRuleConfig(_Section):
 
 class QualityGateConfig(_Section):
     name: str = Field(description="Shown to the model with the gate's output.")
-    command: str = Field(description="A shell command run in the workspace; exit 0 passes.")
+    command: str | None = Field(None, description="A shell command run in the workspace; exit 0 passes.")
+    python: str | None = Field(
+        None,
+        description=(
+            "A kernel check instead of a command: a Python expression evaluated in the notebook's kernel, "
+            "with its variables; truthy passes, falsy or an exception fails."
+        ),
+    )
     required: bool = Field(True, description="A failing required gate keeps the run going; others only warn.")
     timeout: int = Field(60, ge=1, le=600, description="Seconds before the gate is killed (and fails).")
+
+    @model_validator(mode="after")
+    def _command_or_python(self) -> QualityGateConfig:
+        if (self.command is None) == (self.python is None):
+            raise ValueError("a quality gate has either `command` or `python`")
+        return self
 
 
 class GuardrailsConfig(_Section):
@@ -238,6 +252,23 @@ class NotebookConfig(_Section):
     )
 
 
+class KernelConfig(_Section):
+    tools: bool = Field(
+        True,
+        description=(
+            "Give the agent the kernel tools (list_variables, inspect_variable, run_python, propose_cell) "
+            "when it runs in a kernel."
+        ),
+    )
+    timeout: int = Field(60, ge=1, le=3600, description="Seconds run_python code may run before it stops.")
+    write_namespace: bool = Field(
+        False,
+        description=(
+            "Let run_python assign to your variables. Off: its names stay in a scratch namespace for the run."
+        ),
+    )
+
+
 class CheckpointsConfig(_Section):
     persist: bool = Field(
         True,
@@ -288,6 +319,9 @@ class AppConfig(_Section):
         default_factory=LoggingConfig, description="Where logs go; secrets are redacted."
     )
     notebook: NotebookConfig = Field(default_factory=NotebookConfig, description="The notebook layer.")
+    kernel: KernelConfig = Field(
+        default_factory=KernelConfig, description="The agent's view of the live kernel: its tools and limits."
+    )
     checkpoints: CheckpointsConfig = Field(
         default_factory=CheckpointsConfig,
         description="What files held before a run changed them, for `%architect undo`.",

@@ -111,6 +111,7 @@ class ConfirmationRequest:
         args: The validated arguments (after any hook rewrite), read-only.
         sensitivity: 'safe'/'dev'/'dangerous' for commands, 'sensitive' or 'normal' for other tools.
         preview: For edits, the unified diff the call would make (None if it cannot be computed).
+        code: For tools that run code in the kernel (run_python), the code, shown whole and highlighted.
         command: For run_command, how the command was classified.
         reasons: Why approval is asked (the mode, a hook that asked).
         warnings: Hook and guardrail warnings raised so far.
@@ -122,6 +123,7 @@ class ConfirmationRequest:
     args: Mapping[str, Any]
     sensitivity: str
     preview: str | None = None
+    code: str | None = None
     command: CommandCheck | None = None
     reasons: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -136,6 +138,8 @@ class ConfirmationRequest:
         """The arguments as `name=value` lines, each value JSON-quoted and escaped by `show`."""
         lines = []
         for key, value in self.args.items():
+            if key == "code" and self.code is not None:
+                continue  # shown whole, as code, below the arguments
             text = json.dumps(value, ensure_ascii=False, default=str)
             if len(text) > limit:
                 text = text[:limit] + f"... [{len(text) - limit} more characters]"
@@ -149,6 +153,8 @@ class ConfirmationRequest:
             parts.append(f"  command: {show(self.command.command)} [{self.command.sensitivity}]")
         parts += [f"  why: {show(r)}" for r in self.reasons]
         parts += [f"  warning: {show(w)}" for w in self.warnings]
+        if self.code:
+            parts.append("code:\n" + show_block(self.code.rstrip("\n")))
         if self.preview:
             parts.append(show_block(self.preview.rstrip("\n")))
         return "\n".join(p for p in parts if p)

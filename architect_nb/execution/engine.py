@@ -54,8 +54,9 @@ from architect_nb.execution.steps import (
 from architect_nb.log import get_logger
 from architect_nb.tools.base import ToolResult, format_validation_error
 from architect_nb.tools.filesystem.diffs import count_changes
+from architect_nb.tools.kernel.session import KernelSession
 from architect_nb.tools.registry import ToolNotFoundError, ToolRegistry
-from architect_nb.tools.setup import register_all_tools
+from architect_nb.tools.setup import register_all_tools, register_kernel_tools
 from architect_nb.tools.workspace import WorkspaceTool
 
 __all__ = ["ExecutionEngine", "build_engine"]
@@ -84,8 +85,10 @@ class ExecutionEngine:
         hook_executor: HookExecutor | None = None,
         guardrails: GuardrailsEngine | None = None,
         confirmer: Confirmer | None = None,
+        kernel: KernelSession | None = None,
     ) -> None:
         self.registry = registry
+        self.kernel = kernel  # the live kernel, for the kernel tools and kernel checks
         self.config = config
         self.policy = policy or ConfirmationPolicy()
         self.dry_run = dry_run
@@ -135,8 +138,20 @@ class ExecutionEngine:
         return f"Run {rid}: {len(records)} tool call(s), {failed} failed. " + self.checkpoints.summary(rid)
 
     def run_quality_gates(self) -> list[QualityGateResult]:
-        """Run the configured quality gates; the agent loop calls this when the agent says it is done."""
-        return self.guardrails.run_quality_gates() if self.guardrails is not None else []
+        """Run the configured quality gates, in order; the agent loop calls this when the agent is done.
+
+        Command gates run in the workspace; kernel checks (`python:`) in the kernel."""
+        if self.guardrails is None:
+            return []
+        from architect_nb.execution.kernel_checks import run_kernel_check
+
+        root = self.guardrails.workspace_root
+        return [
+            run_kernel_check(gate, self.kernel, root)
+            if gate.python is not None
+            else self.guardrails.run_quality_gates([gate])[0]
+            for gate in self.guardrails.config.quality_gates
+        ]
 
     # ------------------------------------------------------------------ the pipeline
 
@@ -288,6 +303,7 @@ class ExecutionEngine:
             args=call.kwargs,
             sensitivity=sensitivity_of(tool.sensitive, call.command),
             preview=call.preview,
+            code=call.kwargs.get("code") if tool.runs_code else None,
             command=call.command,
             reasons=tuple(reasons),
             warnings=tuple(call.rule_notes + call.notes),
@@ -388,6 +404,7 @@ def build_engine(
     mode: str | None = None,
     dry_run: bool = False,
     confirmer: Confirmer | None = None,
+    kernel: KernelSession | None = None,
 ) -> ExecutionEngine:
     """Build the registry (`register_all_tools`), hooks and guardrails from `config`, in one call.
 
@@ -396,9 +413,13 @@ def build_engine(
         mode: 'yolo', 'confirm-sensitive' (default) or 'confirm-all'.
         dry_run: Describe calls instead of running them.
         confirmer: Who approves calls; default the terminal.
+        kernel: The live kernel (a notebook's, or `PlainKernel(namespace)`): adds the kernel tools unless
+            `kernel.tools` is off, and runs kernel checks.
     """
     registry = ToolRegistry()
     register_all_tools(registry, config.workspace, config.commands)
+    if kernel is not None and config.kernel.tools:
+        register_kernel_tools(registry, config, kernel)
     root = config.workspace.root.resolve()
     guardrails = GuardrailsEngine(config.guardrails, root) if config.guardrails.active else None
     return ExecutionEngine(
@@ -409,4 +430,5 @@ def build_engine(
         hook_executor=HookExecutor(config.hooks, root),
         guardrails=guardrails,
         confirmer=confirmer,
+        kernel=kernel,
     )

@@ -215,6 +215,26 @@ class GuardrailsEngine:
         with self._lock:
             self.commands_executed += 1
 
+    def check_code(self, code: str) -> tuple[bool, str]:
+        """Is Python `code` (run_python's) allowed: no blocked pattern, no sensitive file named in it?
+
+        Lexical, as for commands: it catches the code an agent writes, not a program hiding a name."""
+        for regex, pattern in self._blocked:
+            if regex.search(code):
+                return False, (
+                    f"The code matches the blocked pattern '{pattern}' and is never run. "
+                    "Use another way, or ask the user to run it."
+                )
+        if self.sensitive:
+            for word in _WORD.findall(code):
+                hit = self.sensitive.match(self._rel_word(word, self.workspace_root))
+                if hit is not None:
+                    return False, (
+                        f"The code mentions '{word}', a sensitive file (matches '{hit}'), which no tool "
+                        "may read. Work without it."
+                    )
+        return True, ""
+
     def _rel_word(self, word: str, base: Path) -> str:
         return self.relative(os.path.normpath(base / word))
 
@@ -255,8 +275,14 @@ class GuardrailsEngine:
     # ------------------------------------------------------------------ completion
 
     def run_quality_gates(self, gates: Iterable[QualityGateConfig] | None = None) -> list[QualityGateResult]:
-        """Run the quality gates in the workspace, in order. Call when the agent says it is done."""
-        return [_run_gate(gate, self.workspace_root) for gate in (gates or self.config.quality_gates)]
+        """Run the command gates in the workspace, in order. Call when the agent says it is done.
+
+        Kernel checks (`python:` gates) need the kernel: `ExecutionEngine.run_quality_gates` runs those."""
+        return [
+            _run_gate(gate, self.workspace_root)
+            for gate in (gates or self.config.quality_gates)
+            if gate.command is not None
+        ]
 
     @staticmethod
     def gates_passed(results: Iterable[QualityGateResult]) -> bool:
@@ -314,7 +340,7 @@ def _operands_written(segment: list[str]) -> list[str]:
 def _run_gate(gate: QualityGateConfig, cwd: Path) -> QualityGateResult:
     started = time.perf_counter()
     proc = subprocess.Popen(  # noqa: S602 - quality gates are shell commands the user configured
-        gate.command,
+        gate.command or "",
         shell=True,
         cwd=cwd,
         stdin=subprocess.DEVNULL,

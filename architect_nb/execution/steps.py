@@ -81,6 +81,15 @@ def guardrail_refusal(call: CallState, rails: GuardrailsEngine | None) -> str | 
     if rails is None:
         return None
     tool = call.tool
+    code = call.kwargs.get("code")
+    if tool.runs_code and isinstance(code, str):
+        allowed, reason = rails.check_code(code)
+        if not allowed:
+            return reason
+        for hit in rails.check_code_rules(code):
+            if hit.severity == "block":
+                return f"the code breaks a rule: {hit.message} (pattern '{hit.pattern}'). Rewrite it."
+            call.rule_notes.append(f"[Guardrail warning: {hit.message}]")
     for path in call.files:
         allowed, reason = rails.check_file_access(path, tool.name, write=tool.mutates_files)
         if not allowed:
