@@ -17,8 +17,8 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from architect_nb.execution.confirm import Approval, ConfirmationAnswer, ConfirmationRequest, show
-from architect_nb.notebook.render import diff_html, status_badge
+from architect_nb.execution.confirm import Approval, ConfirmationAnswer, ConfirmationRequest, show, show_block
+from architect_nb.notebook.render import code_html, diff_html, status_badge
 from architect_nb.redaction import default_redactor
 
 __all__ = ["BUTTON_LABELS", "ApprovalPrompt", "WidgetConfirmer", "headless_message", "like_key"]
@@ -58,6 +58,11 @@ def _question_html(request: ConfirmationRequest) -> str:
         parts.append(f"<div>Command {e(verdict + why)}</div>")
     parts += [f'<div style="color:#57606a">why asked: {e(show(redact(r)))}</div>' for r in request.reasons]
     parts += [f'<div style="color:#9a6700">⚠ {e(show(redact(w)))}</div>' for w in request.warnings]
+    if request.code is not None:
+        parts.append(
+            "<div>The code that would run in your kernel (hidden characters shown as escapes):</div>"
+            + code_html(show_block(redact(request.code)))
+        )
     if request.preview:
         parts.append(
             "<div>The diff that would be applied:</div>" + diff_html(redact(request.preview), scroll=True)
@@ -92,6 +97,8 @@ class ApprovalPrompt:
             for label, kind in zip(BUTTON_LABELS, ("success", "danger", "warning", ""), strict=True)
         ]
         self.buttons[3].tooltip = "Approve this call and every call like it for the rest of this run"
+        if request.code is not None:  # code in the person's kernel is approved one call at a time
+            self.buttons[3].layout = widgets.Layout(display="none")
         for button, decision in zip(self.buttons, ("approve", "deny", "abort", "approve_all"), strict=True):
             button.on_click(self._callback(decision))
         self.controls = widgets.HBox([*self.buttons, self.reason], layout=layout)
@@ -199,7 +206,7 @@ class WidgetConfirmer:
                 elif time.monotonic() >= deadline:
                     prompt.resolve(ConfirmationAnswer.deny(headless_message(self.timeout)))
             answer = prompt.resolve(ConfirmationAnswer.deny("no answer"))
-            if prompt.approve_all:
+            if prompt.approve_all and request.code is None:
                 self._approved_like.add(key)
         finally:
             self.pending = None

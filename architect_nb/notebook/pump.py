@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from architect_nb.notebook.kernel_session import MainThreadCalls
 
 __all__ = ["abort_stashed_requests", "kernel_of", "native_concurrent_comms", "pump_until"]
 
@@ -40,18 +43,41 @@ def kernel_of(shell: Any) -> Any:
     return kernel if kernel is not None and hasattr(kernel, "shell_handlers") else None
 
 
-async def pump_until(future: asyncio.Future[Any], shell: Any) -> None:
-    """Wait for `future`, letting the kernel handle widget messages meanwhile. Cancellation propagates."""
+async def pump_until(future: asyncio.Future[Any], shell: Any, calls: MainThreadCalls | None = None) -> None:
+    """Wait for `future`, letting the kernel handle widget messages meanwhile, and running on this (the main)
+    thread the work the agent hands over through `calls`. Cancellation propagates; a kernel interrupt that
+    stopped such work is raised here as `KeyboardInterrupt`, so the cell stops as an interrupted cell does."""
+    wake = asyncio.Event()
+    if calls is not None:
+        loop = asyncio.get_running_loop()
+
+        def wake_up() -> None:
+            loop.call_soon_threadsafe(wake.set)
+
+        calls.bind(wake_up)
+
+    async def wait(seconds: float) -> None:
+        waiter = asyncio.ensure_future(wake.wait())
+        try:
+            await asyncio.wait({future, waiter}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        wake.clear()
+        if calls is not None:
+            calls.run_pending()
+            if calls.interrupted:
+                raise KeyboardInterrupt
+
     if kernel_of(shell) is None or native_concurrent_comms():
         while not future.done():
-            await asyncio.wait({future}, timeout=_TICK)
+            await wait(_TICK)
         return
     from jupyter_ui_poll import ui_events
 
     async with ui_events() as poll:
         while not future.done():
             await poll(20)
-            await asyncio.wait({future}, timeout=_POLL_TICK)
+            await wait(_POLL_TICK)
 
 
 def abort_stashed_requests(shell: Any) -> int:

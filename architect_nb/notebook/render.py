@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,30 @@ def diff_html(diff: str, *, max_lines: int | None = None, scroll: bool = False) 
     return f'<pre style="{_PRE};background:#f6f8fa{box}">{lines}</pre>'
 
 
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
+
+
+def image_html(image: Mapping[str, Any]) -> str:
+    """A PNG a tool made (a plot from run_python), inline; anything but plain base64 PNG is dropped."""
+    data, alt = str(image.get("data", "")), str(image.get("alt", "image"))
+    if image.get("mime") != "image/png" or not _BASE64.match(data):
+        return ""
+    return f'<div><img alt="{_e(alt)}" style="max-width:100%" src="data:image/png;base64,{data}"></div>'
+
+
+def code_html(code: str, *, max_height: int = 360) -> str:
+    """Python code with syntax colouring (inline styles, so it survives in saved HTML), in a scroll box."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import PythonLexer
+
+    body = highlight(code, PythonLexer(), HtmlFormatter(noclasses=True, nowrap=True, style="default"))
+    return (
+        f'<pre style="margin:2px 0;padding:4px 6px;background:#f6f8fa;border:1px solid #d0d7de;'
+        f'max-height:{max_height}px;overflow:auto;font-size:12px;white-space:pre">{body}</pre>'
+    )
+
+
 def _collapsible(title: str, body: str, *, open_: bool = False) -> str:
     """A `<details>` block for long text: GitHub, nbviewer and VS Code all render it collapsed."""
     return (
@@ -137,6 +162,8 @@ def _args_text(arguments: Mapping[str, Any]) -> str:
 
     lines = []
     for key, value in arguments.items():
+        if key == "code" and isinstance(value, str):
+            continue  # shown whole, highlighted, by tool_card_html
         text = json.dumps(value, ensure_ascii=False, default=str)
         if len(text) > 400:
             text = text[:400] + f"... [{len(text) - 400} more characters]"
@@ -154,11 +181,19 @@ def tool_card_html(
     error: str | None = None,
     diff: str | None = None,
     hooks: Sequence[Mapping[str, Any]] = (),
+    images: Sequence[Mapping[str, Any]] = (),
 ) -> str:
-    """One tool call: tool, arguments, status and duration; then the diff, hook results and output."""
+    """One tool call: tool, arguments (code highlighted), status and duration; then the diff, hook results,
+    output and the images it made."""
+    from architect_nb.execution.confirm import show_block
+
     took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
     head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}</div>'
-    args = f'<pre style="{_PRE};color:#57606a">{_e(_args_text(arguments))}</pre>' if arguments else ""
+    shown = _args_text(arguments)
+    args = f'<pre style="{_PRE};color:#57606a">{_e(shown)}</pre>' if shown else ""
+    code = arguments.get("code")
+    if isinstance(code, str):
+        args += code_html(show_block(code), max_height=240)
     body = diff_html(diff, max_lines=_DIFF_LINES_CAP) if diff else ""
     body += hooks_html(hooks)
     if error and status in ("blocked", "denied", "aborted"):
@@ -167,6 +202,7 @@ def tool_card_html(
         body += _text_block("error", error)
     if output and not diff:
         body += _text_block("output", output)
+    body += "".join(image_html(image) for image in images)
     return f'<div style="{_CARD}">{head}{args}{body}</div>'
 
 
@@ -212,6 +248,7 @@ def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
             error=result.get("error"),
             diff=result.get("diff"),
             hooks=result.get("hooks") or (),
+            images=result.get("images") or (),
         )
     if kind == "confirmation_answered":
         reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""

@@ -171,10 +171,13 @@ async def run_cell(line: str, body: str) -> None:
     # Logs go to the configured file and the kernel's own stderr, never into a cell.
     configure_logging(config.logging, stream=sys.__stderr__)
     from architect_nb.notebook.approval import WidgetConfirmer
+    from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
     from architect_nb.notebook.live import LiveView
 
     live = LiveView(approval_timeout=config.notebook.approval_timeout)
     confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
+    calls = MainThreadCalls()
+    kernel = IPythonKernel(shell, calls) if shell is not None else None
     try:
         loop = create_loop(
             config,
@@ -186,6 +189,7 @@ async def run_cell(line: str, body: str) -> None:
             on_event=live.on_event,
             max_steps=args.max_steps,
             budget_usd=args.budget_usd,
+            kernel=kernel,
         )
     except (UnknownAgentError, ConfigError, ValueError) as exc:
         live.finish(MessageOutput(str(exc)))
@@ -193,13 +197,16 @@ async def run_cell(line: str, body: str) -> None:
     run = CellRun(loop, confirmer, live, task, thread, config)
     future = asyncio.wrap_future(run.start())
     try:
-        await pump_until(future, shell)
+        await pump_until(future, shell, calls)
     except (asyncio.CancelledError, KeyboardInterrupt):
         run.interrupt()
+        calls.close()
         abort_stashed_requests(shell)
         run.wait_stopped()
         _finish(session, run, display)
         raise RunInterruptedError() from None
+    finally:
+        calls.close()
     _finish(session, run, display)
 
 

@@ -1,0 +1,142 @@
+"""`IPythonKernel`: the kernel tools' session in a notebook, running their work on the kernel's main thread.
+
+The agent runs in a worker thread while the `%%architect` cell awaits it. Code the agent runs in the kernel
+must run where a cell's code runs, on the main thread, so that the kernel's interrupt (SIGINT) stops it as
+it stops a cell, and so that libraries that expect the main thread (signals, some GUI backends) behave. The
+worker hands such work to `MainThreadCalls`; the cell's pump runs it between its waits (see `pump.py`).
+Displays are captured through IPython's display publisher, values formatted by its display formatter, and a
+proposed cell goes to the front end as a `set_next_input` payload (JupyterLab, Notebook 7 and VS Code add it
+below the running cell when the cell ends).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import queue
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+from architect_nb.tools.kernel.execute import Outcome
+from architect_nb.tools.kernel.namespace import ScratchNamespace
+
+__all__ = ["IPythonKernel", "MainThreadCalls"]
+
+T = TypeVar("T")
+_MIMES = ("text/plain", "image/png")
+
+
+class MainThreadCalls:
+    """Work handed from the agent's worker thread to the kernel's main thread. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = (
+            queue.SimpleQueue()
+        )
+        self._wake: Callable[[], None] = lambda: None
+        self._closed = threading.Event()
+        self.interrupted = False  # the person interrupted work running on the main thread
+
+    def bind(self, wake: Callable[[], None]) -> None:
+        """`wake()` is called (from the worker) whenever work is waiting, so the pump need not poll."""
+        self._wake = wake
+
+    def submit(self, work: Callable[[], T]) -> T:
+        """Run `work` on the main thread and return its result (at once, when called on the main thread)."""
+        if threading.current_thread() is threading.main_thread():
+            return work()
+        if self._closed.is_set():
+            raise RuntimeError("the %%architect cell has ended, so nothing more runs in the kernel")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        self._queue.put((work, future))
+        self._wake()
+        if self._closed.is_set():  # closed while queueing: make sure nobody waits forever
+            self._fail_pending()
+        return future.result()
+
+    def run_pending(self) -> None:
+        """Run the waiting work, in order, on the calling (main) thread."""
+        while True:
+            try:
+                work, future = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = work()
+            except BaseException as exc:  # the worker gets it, as the work's own outcome
+                future.set_exception(exc)
+                continue
+            if isinstance(result, Outcome) and result.interrupted:
+                self.interrupted = True
+            future.set_result(result)
+
+    def close(self) -> None:
+        """The cell is ending: nothing more runs, and work still waiting fails instead of hanging."""
+        self._closed.set()
+        self._fail_pending()
+
+    def _fail_pending(self) -> None:
+        while True:
+            try:
+                _work, future = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            if future.set_running_or_notify_cancel():
+                future.set_exception(RuntimeError("the %%architect cell ended before this could run"))
+
+
+class IPythonKernel:
+    """The live IPython kernel as the kernel tools see it, for one `%%architect` run."""
+
+    def __init__(self, shell: Any, calls: MainThreadCalls) -> None:
+        self.shell = shell
+        self.calls = calls
+        self._scratch = ScratchNamespace(shell.user_ns)
+        self._proposed: list[str] = []
+
+    @property
+    def namespace(self) -> dict[str, Any]:
+        namespace: dict[str, Any] = self.shell.user_ns
+        return namespace
+
+    @property
+    def hidden(self) -> Mapping[str, Any]:
+        return getattr(self.shell, "user_ns_hidden", {}) or {}
+
+    @property
+    def scratch(self) -> ScratchNamespace:
+        return self._scratch
+
+    def call(self, work: Callable[[], T]) -> T:
+        return self.calls.submit(work)
+
+    @contextlib.contextmanager
+    def displays(self) -> Iterator[list[Mapping[str, Any]]]:
+        from IPython.core.displaypub import CapturingDisplayPublisher
+
+        shown: list[Mapping[str, Any]] = []
+        saved = self.shell.display_pub
+        capture = CapturingDisplayPublisher()  # type: ignore[no-untyped-call]
+        self.shell.display_pub = capture
+        try:
+            yield shown
+        finally:
+            self.shell.display_pub = saved
+            shown.extend(
+                {k: v for k, v in output.data.items() if k in _MIMES} or {"text/plain": "(rich output)"}
+                for output in capture.outputs
+            )
+
+    def format_value(self, value: Any) -> Mapping[str, Any]:
+        data, _metadata = self.shell.display_formatter.format(value)
+        return {k: v for k, v in data.items() if k in _MIMES} or {"text/plain": repr(value)}
+
+    def propose_cell(self, code: str) -> bool:
+        # A front end adds one cell per execution, from the first set_next_input payload: several proposals
+        # in one run share that cell, in order.
+        self._proposed.append(code.rstrip("\n"))
+        self.shell.set_next_input("\n\n".join(self._proposed), replace=False)
+        return True
