@@ -215,7 +215,40 @@ def fork(tmp: Path) -> dict[str, Any]:
     return payload
 
 
+PLOT = """import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+totals = [sum(row) for row in rows]
+plt.bar(range(len(totals)), totals)
+plt.title("Totals")
+print("totals:", totals)
+"""
+
+
+def kernel(tmp: Path) -> dict[str, Any]:
+    """The kernel tools on a namespace: list the variables, run code that prints and plots, propose a cell."""
+    from architect_nb.tools.kernel import PlainKernel
+
+    workspace = _project(tmp, "kernel")
+    script = tmp / "kernel" / "script.yaml"
+    turns = [
+        {"tool_calls": [{"name": "list_variables", "arguments": {}}]},
+        {"tool_calls": [{"name": "run_python", "arguments": {"code": PLOT}}]},
+        {"tool_calls": [{"name": "propose_cell", "arguments": {"code": "totals = [sum(r) for r in rows]"}}]},
+        {"content": "The second row has the largest total."},
+    ]
+    script.write_text(yaml.safe_dump({"turns": turns}, sort_keys=False))
+    config = load_config(overrides={"workspace.root": str(workspace)}, environ={})
+    loop = create_loop(
+        config, model=f"scripted/{script}", mode="yolo", kernel=PlainKernel({"rows": [[1, 2], [3, 4, 5]]})
+    )
+    payload: dict[str, Any] = loop.run("Plot the row totals.").transcript.to_payload()
+    return payload
+
+
 SCENARIOS = {
+    "kernel": kernel,
     "follow_up": follow_up,
     "fork": fork,
     "whole_job": whole_job,

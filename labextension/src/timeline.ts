@@ -22,7 +22,13 @@ import {
   IRunView,
   IStepView
 } from './model';
-import type { IRunPayload, IRunWarning, IThreadInfo } from './types';
+import { appendHighlighted, languageForName } from './highlight';
+import type {
+  IRunPayload,
+  IRunWarning,
+  IThreadInfo,
+  IToolImage
+} from './types';
 import { isValidRunId, IUndoRunner, UndoControl } from './undo';
 
 /** The badge style of each call status. */
@@ -67,11 +73,40 @@ export function argumentSummary(args: Record<string, unknown>): string {
     : oneLine(`${first[0]}=${showValue(first[1])}`);
 }
 
-function renderArguments(args: Record<string, unknown>): HTMLElement | null {
-  const entries = Object.entries(args).filter(([, value]) => value !== null);
-  if (entries.length === 0) {
+/** Code a tool runs (run_python's `code`), whole and coloured. */
+function renderCode(code: string): HTMLElement {
+  const pre = h('pre', 'anb-code-block');
+  const python = languageForName('python');
+  code.split('\n').forEach((line, index) => {
+    if (index > 0) {
+      pre.append('\n');
+    }
+    appendHighlighted(pre, line, python);
+  });
+  return pre;
+}
+
+function renderImages(images: readonly IToolImage[]): HTMLElement | null {
+  if (images.length === 0) {
     return null;
   }
+  const box = h('div', 'anb-images');
+  for (const image of images) {
+    const img = document.createElement('img');
+    img.className = 'anb-image';
+    img.alt = image.alt;
+    img.title = image.alt;
+    img.src = `data:image/png;base64,${image.data}`;
+    box.append(img);
+  }
+  return box;
+}
+
+function renderArguments(args: Record<string, unknown>): HTMLElement | null {
+  const code = typeof args.code === 'string' ? args.code : null;
+  const entries = Object.entries(args).filter(
+    ([key, value]) => value !== null && !(key === 'code' && code !== null)
+  );
   const list = h('dl', 'anb-args');
   for (const [key, value] of entries) {
     const text = showValue(value);
@@ -85,11 +120,15 @@ function renderArguments(args: Record<string, unknown>): HTMLElement | null {
       )
     );
   }
+  if (entries.length === 0 && code === null) {
+    return null;
+  }
   return h(
     'div',
     'anb-section',
     h('div', 'anb-section-title', 'Arguments'),
-    list
+    entries.length > 0 ? list : null,
+    code !== null ? renderCode(code) : null
   );
 }
 
@@ -191,6 +230,7 @@ export function renderCall(call: ICallView): HTMLDetailsElement {
       )
     );
   }
+  body.push(result !== null ? renderImages(result.images) : null);
   body.push(result !== null ? renderHooks(result.hooks) : null);
   const details = card(
     `anb-call anb-call-${STATUS_STYLE[call.status]}`,

@@ -100,6 +100,14 @@ export interface IToolResult extends IEventBase {
   diff: string | null;
   hooks: IHookResult[];
   duration_s: number;
+  images: IToolImage[];
+}
+
+/** A PNG a tool made (a plot from run_python): base64 data and a text description. */
+export interface IToolImage {
+  mime: string;
+  data: string;
+  alt: string;
 }
 
 export interface ICostUpdate extends IEventBase {
@@ -213,6 +221,20 @@ function parseThread(raw: unknown): IThreadInfo | null {
   };
 }
 
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+/** Only plain base64 PNG becomes an image; anything else is dropped. */
+function parseImage(raw: unknown): IToolImage | null {
+  if (!isRecord(raw)) {
+    return null;
+  }
+  const data = str(raw, 'data');
+  if (str(raw, 'mime') !== 'image/png' || !BASE64.test(data)) {
+    return null;
+  }
+  return { mime: 'image/png', data, alt: str(raw, 'alt', 'image') };
+}
+
 function parseHook(raw: unknown): IHookResult | null {
   if (!isRecord(raw)) {
     return null;
@@ -300,7 +322,10 @@ export function parseEvent(raw: unknown): RunEvent | null {
         hooks: hooks
           .map(parseHook)
           .filter((hook): hook is IHookResult => hook !== null),
-        duration_s: num(raw, 'duration_s')
+        duration_s: num(raw, 'duration_s'),
+        images: (Array.isArray(raw.images) ? raw.images : [])
+          .map(parseImage)
+          .filter((image): image is IToolImage => image !== null)
       };
     }
     case 'cost':

@@ -14,7 +14,8 @@ export type FixtureName =
   | 'failure'
   | 'long_diff'
   | 'follow_up'
-  | 'fork';
+  | 'fork'
+  | 'kernel';
 
 export function rawFixture(name: FixtureName): unknown {
   const file = path.join(FIXTURES, `${name}.json`);

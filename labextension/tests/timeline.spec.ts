@@ -1,4 +1,5 @@
 import { renderRun } from '../src/timeline';
+import { parsePayload } from '../src/types';
 import type { IRunPayload } from '../src/types';
 import { fixture, texts } from './helpers';
 
@@ -233,5 +234,49 @@ describe('renderRun', () => {
       'new thread `main`'
     );
     expect(old.querySelector('.anb-run-thread')).toBeNull();
+  });
+
+  it('shows the code a kernel tool ran, coloured, and the plot it made', async () => {
+    const host = await render(fixture('kernel'));
+    const run = call(host, 'run_python');
+    expect(run.dataset.status).toBe('ran');
+    const code = run.querySelector('pre.anb-code-block');
+    expect(code?.textContent).toContain('plt.bar(range(len(totals)), totals)');
+    expect(texts(run, '.anb-code-block .anb-tok-keyword')).toContain('import');
+    expect(run.querySelector('.anb-args')?.textContent ?? '').not.toContain(
+      'plt.bar'
+    );
+    const image = run.querySelector<HTMLImageElement>('img.anb-image');
+    expect(image?.src.startsWith('data:image/png;base64,iVBORw0KGgo')).toBe(
+      true
+    );
+    expect(image?.alt).toMatch(/^<Figure of \d+x\d+ px, 1 axes>$/);
+    expect(run.querySelector('.anb-output')?.textContent).toContain(
+      'totals: [3, 12]'
+    );
+    expect(
+      call(host, 'propose_cell').querySelector('.anb-code-block')?.textContent
+    ).toBe('totals = [sum(r) for r in rows]');
+  });
+
+  it('drops an image that is not plain base64 PNG', () => {
+    const raw = JSON.parse(JSON.stringify(fixture('kernel'))) as {
+      events: Array<Record<string, unknown>>;
+    };
+    const result = raw.events.find(
+      e => e.kind === 'tool_result' && e.tool === 'run_python'
+    );
+    expect(result).toBeDefined();
+    if (result !== undefined) {
+      result.images = [
+        { mime: 'image/svg+xml', data: 'PHN2Zz4=', alt: 'svg' },
+        { mime: 'image/png', data: '"><script>alert(1)</script>', alt: 'x' }
+      ];
+    }
+    const parsed = parsePayload(raw);
+    const event = parsed.events.find(
+      e => e.kind === 'tool_result' && e.tool === 'run_python'
+    );
+    expect(event?.kind === 'tool_result' && event.images).toEqual([]);
   });
 });
