@@ -5,6 +5,9 @@ Scenarios (yolo mode, so nobody is asked):
   2. guardrails on, read-only call   - plus sensitive-file checks on the path and output filtering
   3. guardrails on, mutating call    - plus preview diff, protected files, edit limits, code rules, checkpoint
   4. one pre-hook (`true`)           - for scale: a hook is a process, so it costs milliseconds
+  5. one Claude-style pre-hook       - the same `true` from `.claude/settings.json`: plus Claude Code's input
+                                       (names mapped, the run's transcript written for `transcript_path`; it
+                                       grows with the run, so a fresh run starts every 100 calls)
 
 Goal (issue 6): median overhead of scenario 1 <= 50 us. Run: `.venv/bin/python benchmarks/engine.py`.
 """
@@ -22,6 +25,7 @@ from typing import Any
 from pydantic import Field
 
 from architect_nb.config.schema import AppConfig, GuardrailsConfig, HookConfig, HooksConfig
+from architect_nb.execution.claude_settings import CLAUDE_EVENTS, ClaudeHook
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.guardrails import GuardrailsEngine
 from architect_nb.execution.hooks import HookExecutor
@@ -56,11 +60,20 @@ class NoopWriteTool(NoopTool):
         return "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-x = 0\n+x = 1\n"
 
 
-def build(root: Path, *, guardrails: bool, hooks: list[HookConfig] | None = None) -> ExecutionEngine:
+def build(
+    root: Path,
+    *,
+    guardrails: bool,
+    hooks: list[HookConfig] | None = None,
+    claude: list[ClaudeHook] | None = None,
+) -> ExecutionEngine:
     registry = ToolRegistry()
     registry.register(NoopTool(root))
     registry.register(NoopWriteTool(root))
-    config = AppConfig.model_validate({"workspace": {"root": str(root)}})
+    state = (
+        root.parent / f"{root.name}-state"
+    )  # the transcripts of scenario 5 go here, not to your state folder
+    config = AppConfig.model_validate({"workspace": {"root": str(root)}, "checkpoints": {"dir": str(state)}})
     rails = None
     if guardrails:
         rails = GuardrailsEngine(
@@ -78,9 +91,23 @@ def build(root: Path, *, guardrails: bool, hooks: list[HookConfig] | None = None
         registry,
         config,
         policy=ConfirmationPolicy("yolo"),
-        hook_executor=HookExecutor(HooksConfig(pre_tool_use=hooks or []), root),
+        hook_executor=HookExecutor(HooksConfig(pre_tool_use=hooks or []), root, claude_hooks=claude or ()),
         guardrails=rails,
     )
+
+
+def in_runs(engine: ExecutionEngine, tool: str, args: dict[str, Any], every: int) -> Callable[[], object]:
+    """Calls of `tool` that start a fresh run every `every` calls, so a run stays the size of a real one."""
+    calls = 0
+
+    def call() -> object:
+        nonlocal calls
+        calls += 1
+        if calls % every == 0:
+            engine.start_run()
+        return engine.execute_tool_call(tool, args)
+
+    return call
 
 
 def measure(fn: Callable[[], object], n: int) -> list[float]:
@@ -128,19 +155,23 @@ def main() -> int:
             base,
         )
         # A fresh run every 1000 calls keeps the audit log and checkpoint store the size of a real run.
-        calls = 0
-
-        def write() -> object:
-            nonlocal calls
-            calls += 1
-            if calls % 1000 == 0:
-                guarded.start_run()
-            return guarded.execute_tool_call("noop_write", args)
-
-        row("3 engine: guardrails on, mutating call", measure(write, n), base)
+        row(
+            "3 engine: guardrails on, mutating call",
+            measure(in_runs(guarded, "noop_write", args, 1000), n),
+            base,
+        )
         row(
             "4 engine: one pre-hook (`true`)",
             measure(lambda: hooked.execute_tool_call("noop", args), 200),
+            base,
+        )
+        claude = build(
+            root, guardrails=False, claude=[ClaudeHook(CLAUDE_EVENTS["PreToolUse"], "*", "true", 10, "bench")]
+        )
+        # Its transcript grows with the run: a fresh run every 100 calls, as a long real run would have.
+        row(
+            "5 engine: one Claude-style pre-hook (`true`)",
+            measure(in_runs(claude, "noop", args, 100), 200),
             base,
         )
     verdict = "meets" if overhead <= GOAL_US else "MISSES"

@@ -42,7 +42,12 @@ PUBLIC = {
         "HookExecutor",
         "HookResult",
     ],
-    "architect_nb.execution.guardrails": ["CodeRuleHit", "GuardrailsEngine", "QualityGateResult"],
+    "architect_nb.execution.guardrails": [
+        "CodeRuleHit",
+        "GuardrailsEngine",
+        "PathGlobs",
+        "QualityGateResult",
+    ],
     "architect_nb.execution.checkpoints": [
         "AlreadyUndoneError",
         "Checkpoint",

@@ -96,7 +96,12 @@ PUBLIC = {
         "NoTTYError",
         "classify_command_call",
     ],
-    "architect_nb.execution.guardrails": ["CodeRuleHit", "GuardrailsEngine", "QualityGateResult"],
+    "architect_nb.execution.guardrails": [
+        "CodeRuleHit",
+        "GuardrailsEngine",
+        "PathGlobs",
+        "QualityGateResult",
+    ],
     "architect_nb.execution.hooks": [
         "HookDecision",
         "HookEvent",

@@ -5,6 +5,10 @@ and appends the results in the OpenAI message format. The run stops when the mod
 or on max steps, budget, timeout, abort, interrupt or a model error; every stop ends in one `RunFinished`
 event with a plain status. Everything the loop does is also an event, so the same stream drives the
 notebook's live view and becomes the run's transcript.
+
+Hooks join in at the run's edges: what `session_start` hooks say (Claude Code's SessionStart and
+UserPromptSubmit among them) reaches the model with the task, a UserPromptSubmit hook can refuse the task,
+and a Claude Code Stop hook that blocks sends the model back to work with its reason.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelle
 from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.config.schema import CostsConfig
 from architect_nb.execution.engine import ExecutionEngine
-from architect_nb.execution.hooks import HookDecision, HookEvent
+from architect_nb.execution.hooks import HookDecision, HookEvent, HookResult
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
@@ -118,6 +122,7 @@ class AgentLoop:
         self._task_message: dict[str, Any] | None = None  # never compressed away
         self._images: bool | None = None  # whether the model accepts images (asked once)
         self.run_id = ""
+        self._stop_hook_active = False  # a Stop hook already sent the model back to work in this run
         self.startup_warnings: list[str] = []  # e.g. MCP servers left out; shown when the run starts
         self.mcp_manager: Any = None  # owns MCP connections when the config names servers
 
@@ -194,13 +199,19 @@ class AgentLoop:
         )
         for warning in self.startup_warnings:
             self.emit(Warning(run_id=self.run_id, message=warning, category="mcp"))
-        self._notify(HookEvent.SESSION_START, {"task": task, "agent": self.agent.name})
+        self._bind_hooks()
         steps = 0
         final_text = ""
         stop: StopReason = "completed"
         message = ""
+        before = len(messages)
+        refused = self._session_start(task, messages)
+        thread.add(messages[before:])  # what session_start hooks said stays in the conversation
+        if refused is not None:
+            stop, message = "aborted", refused
+        self._stop_hook_active = False
         try:
-            while True:
+            while refused is None:
                 if (reason := self._should_stop(steps, started)) is not None:
                     stop, message = reason
                     break
@@ -221,7 +232,9 @@ class AgentLoop:
                     final_text = response.content or ""
                     self.context.append_assistant(messages, response)
                     thread.add(messages[mark:], step_done=True)
-                    if self._quality_gates_failed(messages):
+                    if self._quality_gates_failed(messages) or self._stop_hook_continues(
+                        final_text, messages
+                    ):
                         thread.add(messages[mark + 1 :])
                         continue
                     break
@@ -241,8 +254,6 @@ class AgentLoop:
             self._notify(HookEvent.ON_ERROR, {"error": message})
         finally:
             self.engine.confirmer = original_confirmer
-        if stop == "completed":
-            self._notify(HookEvent.AGENT_COMPLETE, {"final_text": final_text})
         self._notify(HookEvent.SESSION_END, {"stop_reason": stop})
         return self._finish(task, stop, message, final_text, steps, messages, started)
 
@@ -369,18 +380,54 @@ class AgentLoop:
 
     # ------------------------------------------------------------------ hooks, gates, compression
 
-    def _notify(self, event: HookEvent, context: dict[str, Any]) -> None:
+    def _notify(self, event: HookEvent, context: dict[str, Any]) -> list[HookResult]:
+        """Run the hooks of `event`; their failures become warnings. Returns what they decided."""
         hooks = self.engine.hook_executor
         if hooks is None or not hooks.has_hooks(event):
-            return
+            return []
         try:
             results = hooks.run_event(event, {"run_id": self.run_id, **context})
         except Exception:
             log.exception("hook_event_failed", hook_event=str(event))
-            return
+            return []
         for r in results:
             if r.warning:
                 self.emit(Warning(run_id=self.run_id, message=r.report() or str(r.warning), category="hook"))
+        return results
+
+    def _bind_hooks(self) -> None:
+        """Claude-style hooks read the run's transcript (`transcript_path`): this loop's, and its problems."""
+        hooks = self.engine.hook_executor
+        if hooks is not None and hooks.transcript is not None:
+            hooks.transcript.source = lambda _run_id: self.transcript.to_payload()
+        settings = self.engine.claude_settings
+        for problem in settings.unreadable if settings is not None else ():
+            said = f"Claude Code settings: {problem}"
+            self.emit(Warning(run_id=self.run_id, message=said, category="hook"))
+
+    def _session_start(self, task: str, messages: list[dict[str, Any]]) -> str | None:
+        """session_start hooks: what they say joins the task; why a hook refused the task, or None."""
+        results = self._notify(HookEvent.SESSION_START, {"task": task, "agent": self.agent.name})
+        for r in results:
+            if r.decision is HookDecision.BLOCK:  # only Claude Code's UserPromptSubmit hooks can
+                return f"The hook {r.name} refused the task: {r.reason}"
+        said = [f"[Hook {r.name}]\n{r.additional_context}" for r in results if r.additional_context]
+        if said:
+            messages.append({"role": "user", "content": "\n\n".join(said)})
+        return None
+
+    def _stop_hook_continues(self, final_text: str, messages: list[dict[str, Any]]) -> bool:
+        """agent_complete hooks, when the model says it is done; a Claude Code Stop hook that blocks sends it
+        back to work with its reason (it is told `stop_hook_active` the next time, as in Claude Code)."""
+        context = {"final_text": final_text, "stop_hook_active": self._stop_hook_active}
+        for r in self._notify(HookEvent.AGENT_COMPLETE, context):
+            if r.decision is HookDecision.BLOCK:
+                self._stop_hook_active = True
+                said = f"Stop hook {r.name}: {r.reason}"
+                self.emit(Warning(run_id=self.run_id, message=said, category="hook"))
+                messages.append({"role": "user", "content": f"[Stop hook {r.name}]\n{r.reason}"})
+                return True
+        return False
 
     def _pre_llm_blocked(self, step: int) -> str | None:
         hooks = self.engine.hook_executor

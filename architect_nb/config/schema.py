@@ -103,6 +103,14 @@ class HooksConfig(_Section):
         default_factory=list,
         description="Legacy: mapped to post_tool_use for write_file|edit_file|apply_patch.",
     )
+    claude_settings: Literal["off", "permissions", "all"] = Field(
+        "permissions",
+        description=(
+            "The workspace's `.claude/settings.json` and `settings.local.json` (Claude Code's): "
+            "`permissions` applies their deny and ask rules; `all` also runs their hooks, which run programs "
+            "from the repository; `off` ignores them. See docs/hooks.md."
+        ),
+    )
 
 
 class CodeRuleConfig(_Section):

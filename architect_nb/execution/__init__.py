@@ -7,7 +7,10 @@ Modules, one idea each:
 * `policies`: `ConfirmationPolicy` (yolo / confirm-sensitive / confirm-all) and `NoTTYError`.
 * `confirm`: the `Confirmer` protocol, `ConfirmationRequest`/`ConfirmationAnswer`, the terminal and scripted
   confirmers, and `show` (arguments made visible).
-* `hooks`: `HookExecutor`, `HookEvent`, `HookDecision`, `HookResult`.
+* `hooks`: `HookExecutor`, `HookEvent`, `HookDecision`, `HookResult`; the protocol is `hook_protocol`.
+* `claude_settings`: reading Claude Code's `.claude/settings.json`; `claude_shape`: the table of Claude Code's
+  tool and field names, both ways; `claude_permissions`: its permission rules as guardrails and reasons to
+  ask; `hook_transcript`: the run's transcript file that Claude-style hooks read.
 * `guardrails`: `GuardrailsEngine`.
 * `checkpoints`: `CheckpointStore` (undo a run's file changes).
 * `audit`: `AuditLog` (one record per call; the run transcript).

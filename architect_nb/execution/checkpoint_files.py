@@ -5,6 +5,7 @@ e.g. `~/.local/state/architect-nb/checkpoints`)::
 
     <dir>/<run_id>/manifest.json   the workspace root, the files (path, blob, mode, folders created), commands
     <dir>/<run_id>/blobs/<n>       what file n held before the run first changed it
+    <dir>/<run_id>/transcript.json the run's transcript, redacted, when Claude-style hooks asked for it
 
 Folders are private (0700) and blobs 0600: a snapshot can hold anything the workspace holds. The manifest is
 replaced atomically, so a crash leaves the previous one. Undoing a run deletes its blobs and marks the
@@ -45,6 +46,7 @@ __all__ = [
 #: What a run id may look like to name a folder (the engine makes 12 hex digits).
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MANIFEST = "manifest.json"
+_TRANSCRIPT = "transcript.json"
 _VERSION = 1
 
 
@@ -144,15 +146,22 @@ class CheckpointFiles:
             self._write(folder, manifest)
             shutil.rmtree(folder / "blobs", ignore_errors=True)
 
+    def save_transcript(self, run_id: str, data: bytes) -> Path:
+        """Replace the run's transcript file (0600, atomically) and return its path. Raises OSError."""
+        folder = self._run_folder(run_id)
+        with self._lock:
+            self._make_folder(folder)
+            _write_private(folder / _TRANSCRIPT, data, atomic=True)
+        return folder / _TRANSCRIPT
+
     def prune(self, now: float | None = None) -> int:
         """Delete runs last written more than `keep_days` ago. Returns how many."""
         cutoff = (time.time() if now is None else now) - self.keep_days * 86400
         removed = 0
         with contextlib.suppress(FileNotFoundError):
             for folder in self.directory.iterdir():
-                manifest = folder / _MANIFEST
                 with contextlib.suppress(OSError):
-                    if RUN_ID_PATTERN.match(folder.name) and manifest.stat().st_mtime < cutoff:
+                    if RUN_ID_PATTERN.match(folder.name) and _last_written(folder) < cutoff:
                         shutil.rmtree(folder)
                         removed += 1
         return removed
@@ -223,6 +232,17 @@ class CheckpointFiles:
         _write_private(folder / _MANIFEST, json.dumps(manifest).encode(), atomic=True)
 
 
+def _last_written(folder: Path) -> float:
+    """When the run's manifest or transcript was last written; OSError for a folder holding neither."""
+    times = []
+    for name in (_MANIFEST, _TRANSCRIPT):
+        with contextlib.suppress(FileNotFoundError):
+            times.append((folder / name).stat().st_mtime)
+    if not times:
+        raise FileNotFoundError(folder / _MANIFEST)
+    return max(times)
+
+
 def _blob_name(blob: object) -> str:
     name = str(blob)
     if not name.isdigit():
@@ -237,7 +257,7 @@ def _write_private(path: Path, data: bytes, *, atomic: bool = False) -> None:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
         return
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest.")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.")
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)

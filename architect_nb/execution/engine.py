@@ -4,9 +4,11 @@ The ten steps, in the design document's order::
 
     1 lookup      registry.get(name)                      unknown tool → error naming the available ones
     2 validate    Pydantic, then the edit's preview diff   bad arguments → error per field
-    3 guardrails  blocklist, files, limits, code rules     refused → "Guardrail: ..."; no hook runs
+    3 guardrails  blocklist, files, limits, code rules,    refused → "Guardrail: ..."; no hook runs
+                  Claude Code's deny rules
     4 pre-hooks   PRE_TOOL_USE in configured order         BLOCK → refused; rewrites → back to steps 2 and 3
-    5 confirm     policy + Confirmer (unless dry-run)      deny → refused with the reason; abort → run stops
+    5 confirm     policy, hooks' and Claude Code's ask     deny → refused with the reason; abort → run stops
+                  rules, then the Confirmer (unless dry-run)
     6 dry-run     "[DRY-RUN] would run tool(args)" + diff
     7 execute     checkpoint the files, then tool.execute
     8 post-hooks  POST_TOOL_USE (and legacy post_edit); their reports are appended to the result
@@ -31,6 +33,8 @@ from architect_nb.config.schema import AppConfig
 from architect_nb.execution.audit import AuditLog, AuditRecord
 from architect_nb.execution.checkpoint_files import checkpoint_files
 from architect_nb.execution.checkpoints import CheckpointStore
+from architect_nb.execution.claude_permissions import ClaudePermissions
+from architect_nb.execution.claude_settings import ClaudeSettings, read_claude_settings
 from architect_nb.execution.confirm import (
     Approval,
     ConfirmationAnswer,
@@ -41,6 +45,7 @@ from architect_nb.execution.confirm import (
     show,
 )
 from architect_nb.execution.guardrails import GuardrailsEngine, QualityGateResult
+from architect_nb.execution.hook_transcript import HookTranscript
 from architect_nb.execution.hooks import HookDecision, HookEvent, HookExecutor
 from architect_nb.execution.policies import ConfirmationPolicy, NoTTYError, classify_command_call
 from architect_nb.execution.steps import (
@@ -73,6 +78,13 @@ class ExecutionEngine:
         hook_executor: Lifecycle hooks; None runs none.
         guardrails: Deterministic rules; None checks none (the command blocklist still applies).
         confirmer: Who is asked; default a `TerminalConfirmer` (which needs a TTY).
+        claude_rules: The workspace's Claude Code permission rules: its deny rules on whole tools and on
+            commands refuse calls at step 3 (its path rules are in `guardrails` already), its ask rules add
+            reasons to ask at step 5.
+
+    Attributes:
+        claude_settings: The workspace's Claude Code settings as read (None when `hooks.claude_settings` is
+            off), for `%architect status`.
     """
 
     def __init__(
@@ -85,6 +97,7 @@ class ExecutionEngine:
         hook_executor: HookExecutor | None = None,
         guardrails: GuardrailsEngine | None = None,
         confirmer: Confirmer | None = None,
+        claude_rules: ClaudePermissions | None = None,
         kernel: KernelSession | None = None,
     ) -> None:
         self.registry = registry
@@ -95,10 +108,17 @@ class ExecutionEngine:
         self.hook_executor = hook_executor
         self.guardrails = guardrails
         self.confirmer = confirmer
+        self.claude_rules = claude_rules
+        self.claude_settings: ClaudeSettings | None = None
         files = checkpoint_files(config)
         if files is not None:
             with contextlib.suppress(OSError):
                 files.prune()
+        if hook_executor is not None and hook_executor.transcript is not None:
+            # Claude-style hooks read the run's transcript: kept with the run's checkpoints. Without the
+            # agent loop (which points it at its own transcript) it holds the run's audit records.
+            hook_executor.transcript = HookTranscript(files, hook_executor.workspace_root)
+            hook_executor.transcript.source = self._audit_transcript
         self.checkpoints = CheckpointStore(on_disk=files)
         self.audit = AuditLog()
         self.aborted = False
@@ -136,6 +156,9 @@ class ExecutionEngine:
         records = self.audit.records(rid)
         failed = sum(not r.success for r in records)
         return f"Run {rid}: {len(records)} tool call(s), {failed} failed. " + self.checkpoints.summary(rid)
+
+    def _audit_transcript(self, run_id: str) -> dict[str, Any]:
+        return {"run_id": run_id, "tool_calls": self.audit.to_transcript(run_id)}
 
     def run_quality_gates(self) -> list[QualityGateResult]:
         """Run the configured quality gates, in order; the agent loop calls this when the agent is done.
@@ -248,6 +271,8 @@ class ExecutionEngine:
             except Exception:  # e.g. the file is missing: the tool itself will say so
                 call.preview = None
         refusal = guardrail_refusal(call, self.guardrails)
+        if refusal is None and self.claude_rules is not None:
+            refusal = self.claude_rules.refusal(tool, call.kwargs)
         if refusal is not None:
             record.step("guardrails", "block", refusal)
             return ToolResult.fail(f"Guardrail: {refusal}", guardrail=True)
@@ -260,7 +285,7 @@ class ExecutionEngine:
             record.step("pre_hooks", "none")
             return None
         context = hook_context(call, self.hook_executor, self.run_id)
-        results = hooks.run_event(HookEvent.PRE_TOOL_USE, context)
+        results = hooks.run_event(HookEvent.PRE_TOOL_USE, context, tool=call.tool)
         updates: dict[str, Any] = {}
         for r in results:
             if r.decision is HookDecision.BLOCK:
@@ -291,6 +316,8 @@ class ExecutionEngine:
 
     def _confirm_reasons(self, call: CallState) -> list[str]:
         reasons = list(call.ask)
+        if self.claude_rules is not None and (asked := self.claude_rules.ask_reason(call.tool, call.kwargs)):
+            reasons.append(asked)
         if self.policy.should_confirm(call.tool, call.command):
             kind = f"command classified '{call.command.sensitivity}'" if call.command else call.tool.name
             reasons.insert(0, f"mode {self.policy.mode} asks before {kind}")
@@ -382,7 +409,7 @@ class ExecutionEngine:
             return
         context = hook_context(call, self.hook_executor, self.run_id)
         context["tool_output"] = result.output
-        results = hooks.run_event(HookEvent.POST_TOOL_USE, context)
+        results = hooks.run_event(HookEvent.POST_TOOL_USE, context, tool=call.tool)
         result.metadata["hooks"] = [r.to_dict(HookEvent.POST_TOOL_USE.value) for r in results]
         for r in results:
             report = r.report()
@@ -408,6 +435,9 @@ def build_engine(
 ) -> ExecutionEngine:
     """Build the registry (`register_all_tools`), hooks and guardrails from `config`, in one call.
 
+    Unless `hooks.claude_settings` is off, the workspace's Claude Code settings are read too: their deny and
+    ask rules apply, and with `all` their hooks run.
+
     Args:
         config: The application config.
         mode: 'yolo', 'confirm-sensitive' (default) or 'confirm-all'.
@@ -421,14 +451,22 @@ def build_engine(
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)
     root = config.workspace.root.resolve()
-    guardrails = GuardrailsEngine(config.guardrails, root) if config.guardrails.active else None
-    return ExecutionEngine(
+    use = config.hooks.claude_settings
+    claude = read_claude_settings(root) if use != "off" else None
+    rules = ClaudePermissions(claude, root) if claude is not None else None
+    rails = rules.guardrails(config.guardrails) if rules is not None else config.guardrails
+    engine = ExecutionEngine(
         registry,
         config,
         policy=ConfirmationPolicy(mode or "confirm-sensitive"),
         dry_run=dry_run,
-        hook_executor=HookExecutor(config.hooks, root),
-        guardrails=guardrails,
+        hook_executor=HookExecutor(
+            config.hooks, root, claude_hooks=claude.hooks if claude is not None and use == "all" else ()
+        ),
+        guardrails=GuardrailsEngine(rails, root) if rails.active else None,
         confirmer=confirmer,
+        claude_rules=rules,
         kernel=kernel,
     )
+    engine.claude_settings = claude
+    return engine

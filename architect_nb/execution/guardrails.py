@@ -34,7 +34,7 @@ from pathlib import Path
 
 from architect_nb.config.schema import GuardrailsConfig, QualityGateConfig
 
-__all__ = ["CodeRuleHit", "GuardrailsEngine", "QualityGateResult"]
+__all__ = ["CodeRuleHit", "GuardrailsEngine", "PathGlobs", "QualityGateResult"]
 
 # A word that could be a file name inside a shell command or a snippet of code in one.
 _WORD = re.compile(r"[^\s'\"`;|&<>(){}=,:]+")
@@ -69,7 +69,7 @@ class QualityGateResult:
         return f"[Quality gate {self.name}: {state}]" + (f"\n{self.output}" if not self.passed else "")
 
 
-class _Globs:
+class PathGlobs:
     """A list of globs matched, case-insensitively, against a relative path, its parents and its name."""
 
     def __init__(self, patterns: Sequence[str]) -> None:
@@ -114,8 +114,8 @@ class GuardrailsEngine:
         self.workspace_root = Path(os.path.realpath(workspace_root))
         self._root_text = str(self.workspace_root)
         self._root_prefix = self._root_text.rstrip("/") + "/"
-        self.protected = _Globs(config.protected_files)
-        self.sensitive = _Globs(config.sensitive_files)
+        self.protected = PathGlobs(config.protected_files)
+        self.sensitive = PathGlobs(config.sensitive_files)
         self._blocked = [(_compile(p), p) for p in config.blocked_commands]
         self._rules = [(_compile(r.pattern), r) for r in config.code_rules]
         self._lock = threading.Lock()

@@ -109,10 +109,16 @@ def interpret_output(
     err: str,
     duration: float,
     background: bool,
+    can_block: bool | None = None,
+    stdout_is_context: bool = False,
 ) -> HookResult:
-    """What a finished hook decided, from its exit code and output (`background`: it ran async)."""
+    """What a finished hook decided, from its exit code and output (`background`: it ran async).
+
+    `can_block` overrides the event's own rule (Claude Code's Stop and UserPromptSubmit hooks can block
+    events that ours cannot); `stdout_is_context` makes plain text on stdout context for the model.
+    """
     result = HookResult(name=name, exit_code=code, duration=duration)
-    can_block = event.can_block and not background
+    can_block = (event.can_block if can_block is None else can_block) and not background
     if code == 2 and can_block:
         result.decision = HookDecision.BLOCK
         result.reason = err.strip() or out.strip() or f"hook {name} exited with code 2"
@@ -123,7 +129,9 @@ def interpret_output(
         return result
     text = out.strip()
     if not text.startswith("{"):
-        return result  # plain text on success is not addressed to us
+        if stdout_is_context:
+            result.additional_context = trim(text)
+        return result  # otherwise plain text on success is not addressed to us
     try:
         data = json.loads(text)
         if not isinstance(data, dict):

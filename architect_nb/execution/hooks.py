@@ -11,6 +11,11 @@ module runs hooks:
   globs on the call's files; `{file}` in the command becomes the shell-quoted file path (a hook that needs
   `{file}` is skipped for calls without one). Async hooks run in the background and can neither block nor
   rewrite.
+* Claude-style hooks (from `.claude/settings.json`, see `architect_nb.execution.claude_settings`) run after
+  the native hooks of their event and get Claude Code's input instead: `session_id`, `transcript_path`, `cwd`,
+  `hook_event_name` in Claude Code's names, and the call in Claude Code's names
+  (`architect_nb.execution.claude_shape`), with `$CLAUDE_PROJECT_DIR` set. Their `matcher` is matched against
+  Claude Code's tool name, and an `updatedInput` they return is mapped back into our argument names.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.config.schema import HookConfig, HooksConfig
+from architect_nb.execution.claude_settings import ClaudeEvent, ClaudeHook
+from architect_nb.execution.claude_shape import ClaudeCall, claude_call, claude_response, our_changes
 from architect_nb.execution.hook_protocol import (
     HookDecision,
     HookEvent,
@@ -40,6 +47,7 @@ from architect_nb.execution.hook_protocol import (
     interpret_output,
     trim,
 )
+from architect_nb.execution.hook_transcript import HookTranscript
 from architect_nb.log import get_logger
 
 __all__ = ["LEGACY_POST_EDIT_MATCHER", "HookDecision", "HookEvent", "HookExecutor", "HookResult"]
@@ -55,10 +63,11 @@ class _Hook:
     config: HookConfig
     name: str
     matcher: re.Pattern[str] | None
+    claude: ClaudeEvent | None = None  # a Claude-style hook, and its event in Claude Code's terms
     needs_file: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        self.needs_file = "{file}" in self.config.command
+        self.needs_file = self.claude is None and "{file}" in self.config.command
 
     def applies(self, tool_name: str | None, files: Sequence[str]) -> bool:
         if self.matcher is not None and (tool_name is None or not self.matcher.fullmatch(tool_name)):
@@ -68,6 +77,15 @@ class _Hook:
         ):
             return False
         return not (self.needs_file and not files)
+
+
+def _subject(hook: _Hook, tool_name: str | None, call: ClaudeCall | None) -> str | None:
+    """What the hook's matcher is matched against: the tool's name, in Claude Code's names for its hooks."""
+    if hook.claude is None:
+        return tool_name
+    if hook.claude.matches == "source":
+        return "startup"  # every run starts a new conversation
+    return call.tool_name if call is not None else tool_name
 
 
 def _glob_hit(pattern: str, path: str) -> bool:
@@ -91,10 +109,20 @@ class HookExecutor:
             matcher `write_file|edit_file|apply_patch` (unless it set its own).
         workspace_root: Where hooks run, and what `{file}` paths are relative to.
         extra_env: Variables added to every hook's environment.
+        claude_hooks: Claude-style hooks, run after the native ones of their event.
+
+    Attributes:
+        transcript: Writes the run's transcript for Claude-style hooks (None when there are none); the engine
+            and the agent loop point it at the run's own.
     """
 
     def __init__(
-        self, config: HooksConfig, workspace_root: Path, *, extra_env: Mapping[str, str] | None = None
+        self,
+        config: HooksConfig,
+        workspace_root: Path,
+        *,
+        extra_env: Mapping[str, str] | None = None,
+        claude_hooks: Sequence[ClaudeHook] = (),
     ) -> None:
         self.workspace_root = Path(os.path.realpath(workspace_root))
         self.extra_env = dict(extra_env or {})
@@ -115,6 +143,13 @@ class HookExecutor:
                     hooks.append(_Hook(hook, name, _compile_matcher(hook.matcher, name)))
             if hooks:
                 self._hooks[event] = hooks
+        for claude in claude_hooks:
+            name = claude.command if len(claude.command) <= 80 else claude.command[:77] + "..."
+            settings = HookConfig(name=name, command=claude.command, timeout=claude.timeout)
+            matcher = _compile_matcher(claude.matcher, name)
+            hook = _Hook(settings, name, matcher, claude.event)
+            self._hooks.setdefault(claude.event.event, []).append(hook)
+        self.transcript = HookTranscript(None, self.workspace_root) if claude_hooks else None
         self._pool: ThreadPoolExecutor | None = None
         self._pending: set[Future[HookResult]] = set()
         self._finished: list[HookResult] = []
@@ -124,28 +159,33 @@ class HookExecutor:
     def has_hooks(self, event: HookEvent) -> bool:
         return event in self._hooks
 
-    def run_event(self, event: HookEvent, context: Mapping[str, Any]) -> list[HookResult]:
+    def run_event(
+        self, event: HookEvent, context: Mapping[str, Any], *, tool: object | None = None
+    ) -> list[HookResult]:
         """Run the hooks of `event` that match `context`, in configured order.
 
         `context` may hold `tool_name`, `tool_input` (a dict), `tool_output` (text), `files` (paths relative
         to the workspace) and any other JSON-able values, which reach the hook on stdin and, when scalar,
-        as `ARCHITECT_<KEY>` variables. For pre-events the first BLOCK stops the chain, and each rewrite is
-        merged into `tool_input` before the next hook runs, so rewrites compose.
+        as `ARCHITECT_<KEY>` variables. `tool` is the tool object, from which Claude-style hooks learn an MCP
+        tool's server. For pre-events the first BLOCK stops the chain, and each rewrite is merged into
+        `tool_input` before the next hook runs, so rewrites compose.
         """
         hooks = self._hooks.get(event)
         if not hooks:
             return []
         tool_name = context.get("tool_name")
+        tool_name = tool_name if isinstance(tool_name, str) else None
         files = [str(f) for f in context.get("files") or ()]
         ctx = dict(context)
         results: list[HookResult] = []
         for hook in hooks:
-            if not hook.applies(tool_name if isinstance(tool_name, str) else None, files):
+            call = self._claude_call(hook, tool if tool is not None else tool_name, ctx)
+            if not hook.applies(_subject(hook, tool_name, call), files):
                 continue
             if hook.config.async_:
                 self._submit(hook, event, dict(ctx), files)
                 continue
-            result = self._run_one(hook, event, ctx, files)
+            result = self._run_one(hook, event, ctx, files, call=call)
             results.append(result)
             if result.decision is HookDecision.BLOCK:
                 break
@@ -204,9 +244,11 @@ class HookExecutor:
         ctx: Mapping[str, Any],
         files: list[str],
         background: bool = False,
+        *,
+        call: ClaudeCall | None = None,
     ) -> HookResult:
         try:
-            return self._spawn(hook, event, ctx, files, background)
+            return self._spawn(hook, event, ctx, files, background, call)
         except Exception as exc:  # a hook never breaks the caller
             return HookResult(
                 name=hook.name,
@@ -215,14 +257,23 @@ class HookExecutor:
             )
 
     def _spawn(
-        self, hook: _Hook, event: HookEvent, ctx: Mapping[str, Any], files: list[str], background: bool
+        self,
+        hook: _Hook,
+        event: HookEvent,
+        ctx: Mapping[str, Any],
+        files: list[str],
+        background: bool,
+        call: ClaudeCall | None,
     ) -> HookResult:
         command = hook.config.command
         if hook.needs_file:
             command = command.replace("{file}", shlex.quote(str(self.workspace_root / files[0])))
-        payload = {"hook_event_name": event.value, "cwd": str(self.workspace_root), **ctx}
-        if "tool_output" in payload:
-            payload["tool_response"] = payload["tool_output"]
+        if hook.claude is not None:
+            payload = self._claude_payload(hook.claude, ctx, call)
+        else:
+            payload = {"hook_event_name": event.value, "cwd": str(self.workspace_root), **ctx}
+            if "tool_output" in payload:
+                payload["tool_response"] = payload["tool_output"]
         env = self._environment(hook, event, ctx, files)
         started = time.perf_counter()
         timeout = hook.config.timeout
@@ -266,9 +317,65 @@ class HookExecutor:
                 warning=f"TIMED OUT after {timeout}s and was killed",
                 output=trim(out + err),
             )
-        return interpret_output(
-            hook.name, event, code=code, out=out, err=err, duration=duration, background=background
+        claude = hook.claude
+        result = interpret_output(
+            hook.name,
+            event,
+            code=code,
+            out=out,
+            err=err,
+            duration=duration,
+            background=background,
+            can_block=claude.can_block if claude is not None else None,
+            stdout_is_context=claude is not None and claude.stdout_is_context,
         )
+        if claude is not None and call is not None and result.updated_input is not None:
+            self._map_back(result, call)
+        return result
+
+    # ------------------------------------------------------------------ Claude-style hooks
+
+    def _claude_call(self, hook: _Hook, tool: object | None, ctx: Mapping[str, Any]) -> ClaudeCall | None:
+        if hook.claude is None or hook.claude.matches != "tool" or tool is None:
+            return None
+        arguments = ctx.get("tool_input")
+        return claude_call(tool, arguments if isinstance(arguments, Mapping) else {}, self.workspace_root)
+
+    def _claude_payload(
+        self, claude: ClaudeEvent, ctx: Mapping[str, Any], call: ClaudeCall | None
+    ) -> dict[str, Any]:
+        """Claude Code's hook input: what a hook written for Claude Code reads on stdin."""
+        run_id = str(ctx.get("run_id") or "")
+        payload: dict[str, Any] = {
+            "session_id": run_id,
+            "transcript_path": self.transcript.write(run_id) if self.transcript is not None else "",
+            "cwd": str(self.workspace_root),
+            "hook_event_name": claude.name,
+        }
+        if call is not None:
+            payload["tool_name"] = call.tool_name
+            payload["tool_input"] = call.tool_input
+            if claude.event is HookEvent.POST_TOOL_USE:
+                payload["tool_response"] = claude_response(call, str(ctx.get("tool_output") or ""))
+        elif claude.name == "SessionStart":
+            payload["source"] = "startup"
+        elif claude.name == "UserPromptSubmit":
+            payload["prompt"] = str(ctx.get("task") or "")
+        elif claude.name == "Stop":
+            payload["stop_hook_active"] = bool(ctx.get("stop_hook_active"))
+        return payload
+
+    def _map_back(self, result: HookResult, call: ClaudeCall) -> None:
+        """Turn a Claude-style `updatedInput` into the changes it makes, in our argument names."""
+        changes, refused = our_changes(call, result.updated_input or {}, self.workspace_root)
+        result.updated_input = changes or None
+        if not changes:
+            result.decision = HookDecision.ALLOW
+        if refused:
+            result.warning = (
+                f"returned updatedInput fields that cannot be changed here ({', '.join(refused)}); "
+                "they were ignored"
+            )
 
     def _environment(
         self, hook: _Hook, event: HookEvent, ctx: Mapping[str, Any], files: list[str]
@@ -278,6 +385,8 @@ class HookExecutor:
         env["ARCHITECT_EVENT"] = event.value
         env["ARCHITECT_HOOK_NAME"] = hook.name
         env["ARCHITECT_WORKSPACE"] = str(self.workspace_root)
+        if hook.claude is not None:
+            env["CLAUDE_PROJECT_DIR"] = str(self.workspace_root)
         if files:
             env["ARCHITECT_FILE_PATH"] = str(self.workspace_root / files[0])
             env["ARCHITECT_FILES"] = "\n".join(files)

@@ -17,6 +17,7 @@ from architect_nb.config import AppConfig, ConfigError, load_config
 from architect_nb.config.schema import ConfirmMode
 from architect_nb.execution.checkpoint_files import CheckpointFiles, checkpoint_files, saved_run_root
 from architect_nb.execution.checkpoints import CheckpointError, CheckpointStore, UndoReport
+from architect_nb.execution.claude_permissions import claude_status
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, LineCommand, UsageError
@@ -173,6 +174,7 @@ class Session:
             f"workspace: {config.workspace.root}",
             f"tools: {', '.join(engine.registry.names())}",
             f"MCP servers: {servers}",
+            *claude_status(config.workspace.root, config.hooks.claude_settings),
             f"approval timeout: {config.notebook.approval_timeout:g} s",
             f"runs in this kernel: {len(self.history)}",
             f"current thread: {current_thread or 'none (the next cell starts one)'}",

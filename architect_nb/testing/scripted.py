@@ -108,7 +108,7 @@ class Script(_Strict):
 
     @model_validator(mode="after")
     def _turns_or_runs(self) -> Script:
-        if bool(self.turns) == bool(self.runs):
+        if self.turns and self.runs:
             raise ValueError("a script has either `turns` (one run) or `runs` (a thread's runs), not both")
         return self
 
