@@ -145,6 +145,13 @@ def test_02_refactor_extracts_cleaning_adds_passing_tests_and_keeps_the_numbers(
     assert not ruff[0]["passed"] and "F401" in ruff[0]["output"]
     assert all(h["passed"] for h in ruff[1:]) and len(ruff) >= 3
     assert any(r["tool"] == "run_command" and "4 passed" in r["output"] for r in results)
+    # The agent looked at the notebook's own cleaned rows, and the kernel check held the run until the new
+    # module reproduced them exactly: it failed once (units as floats, which the tests missed), then passed.
+    [looked] = [r for r in results if r["tool"] == "inspect_variable"]
+    assert looked["status"] == "ok" and "pandas DataFrame, shape (" in looked["output"]
+    gates = [e["message"] for e in _events(run, "warning") if e.get("category") == "quality_gate"]
+    assert gates == ["Quality gate same-rows-as-the-notebook failed."]
+    assert done["final_text"].startswith("Done. The cleaning code now lives once")
 
     ws = _workspace(scratch, "architect-refactor-", "sample_ds_repo")
     raw = "data/raw/sales.csv"
@@ -157,6 +164,7 @@ def test_02_refactor_extracts_cleaning_adds_passing_tests_and_keeps_the_numbers(
     cleaning = (ws / "cleaning.py").read_text()
     for name in ("read_raw", "normalise_regions", "parse_prices", "normalise_returned", "clean_sales"):
         assert f"def {name}(" in cleaning
+    assert 'df["units"] = df["units"].fillna(1).astype(int)' in cleaning  # the kernel check's fix
     # The tests the agent wrote pass here too, and ruff is content with what it wrote.
     env = kernel_environment()
     tests = subprocess.run(
