@@ -240,6 +240,23 @@ def test_user_prompt_submit_exit_2_refuses_the_task_before_any_model_call(greete
     assert "refused the task: Deploys go through CI, not through the agent." in result.message
 
 
+def test_a_follow_up_cell_is_a_resumed_session(tmp_path: Path) -> None:
+    """SessionStart says `startup` for a new thread and `resume` for a run that continues one, so a
+    `matcher: resume` hook fires only on follow-ups, as in Claude Code."""
+    project = claude_workspace(
+        tmp_path / "project",
+        hooks={"SessionStart": [{"matcher": "resume", "hooks": [command_hook("record.sh")]}]},
+        scripts={"record.sh": RECORD},
+    )
+    first = make_loop(project, write_script(project, [{"content": "a"}], "a.yaml"), overrides=ALL).run("one")
+    assert seen(project) == []
+    make_loop(project, write_script(project, [{"content": "b"}], "b.yaml"), overrides=ALL).run(
+        "two", thread=first.thread
+    )
+    [resumed] = seen(project)
+    assert resumed["hook_event_name"] == "SessionStart" and resumed["source"] == "resume"
+
+
 # ---------------------------------------------------------------------------------- on, off, status
 
 

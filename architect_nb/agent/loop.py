@@ -407,7 +407,10 @@ class AgentLoop:
 
     def _session_start(self, task: str, messages: list[dict[str, Any]]) -> str | None:
         """session_start hooks: what they say joins the task; why a hook refused the task, or None."""
-        results = self._notify(HookEvent.SESSION_START, {"task": task, "agent": self.agent.name})
+        source = "resume" if self._run_index else "startup"  # a follow-up cell continues its thread
+        results = self._notify(
+            HookEvent.SESSION_START, {"task": task, "agent": self.agent.name, "source": source}
+        )
         for r in results:
             if r.decision is HookDecision.BLOCK:  # only Claude Code's UserPromptSubmit hooks can
                 return f"The hook {r.name} refused the task: {r.reason}"

@@ -79,13 +79,20 @@ class _Hook:
         return not (self.needs_file and not files)
 
 
-def _subject(hook: _Hook, tool_name: str | None, call: ClaudeCall | None) -> str | None:
-    """What the hook's matcher is matched against: the tool's name, in Claude Code's names for its hooks."""
+def _subject(
+    hook: _Hook, tool_name: str | None, call: ClaudeCall | None, ctx: Mapping[str, Any]
+) -> str | None:
+    """What the hook's matcher is matched against: the tool's name, in Claude Code's names for its hooks, or
+    for SessionStart the source: `startup` for a new thread, `resume` for a follow-up cell."""
     if hook.claude is None:
         return tool_name
     if hook.claude.matches == "source":
-        return "startup"  # every run starts a new conversation
+        return _session_source(ctx)
     return call.tool_name if call is not None else tool_name
+
+
+def _session_source(ctx: Mapping[str, Any]) -> str:
+    return "resume" if ctx.get("source") == "resume" else "startup"
 
 
 def _glob_hit(pattern: str, path: str) -> bool:
@@ -180,7 +187,7 @@ class HookExecutor:
         results: list[HookResult] = []
         for hook in hooks:
             call = self._claude_call(hook, tool if tool is not None else tool_name, ctx)
-            if not hook.applies(_subject(hook, tool_name, call), files):
+            if not hook.applies(_subject(hook, tool_name, call, ctx), files):
                 continue
             if hook.config.async_:
                 self._submit(hook, event, dict(ctx), files)
@@ -358,7 +365,7 @@ class HookExecutor:
             if claude.event is HookEvent.POST_TOOL_USE:
                 payload["tool_response"] = claude_response(call, str(ctx.get("tool_output") or ""))
         elif claude.name == "SessionStart":
-            payload["source"] = "startup"
+            payload["source"] = _session_source(ctx)
         elif claude.name == "UserPromptSubmit":
             payload["prompt"] = str(ctx.get("task") or "")
         elif claude.name == "Stop":
