@@ -295,6 +295,15 @@ class CheckpointsConfig(_Section):
     keep_days: float = Field(
         14.0, gt=0, description="Saved runs and threads not used for this many days are deleted."
     )
+    max_file_bytes: int = Field(
+        10 * 1024 * 1024,
+        ge=0,
+        description="Larger files are not snapshotted; undo says they are not covered.",
+    )
+    include: list[str] = Field(
+        default_factory=list,
+        description="Paths `.gitignore` hides that snapshots should cover anyway (globs, e.g. `data/*.csv`).",
+    )
 
 
 class AppConfig(_Section):

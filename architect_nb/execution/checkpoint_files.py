@@ -1,20 +1,22 @@
-"""`CheckpointFiles`: each run's checkpoints kept on disk, so a run can be undone after a kernel restart.
+"""`CheckpointFiles`: each run's record of changes on disk, so a run can be undone after a kernel restart.
 
-Layout, one folder per run under the state folder (`checkpoints.dir`, by default the user's state folder,
-e.g. `~/.local/state/architect-nb/checkpoints`)::
+Layout under the state folder (`checkpoints.dir`, by default the user's state folder, e.g.
+`~/.local/state/architect-nb/checkpoints`)::
 
-    <dir>/<run_id>/manifest.json   the workspace root, the files (path, blob, mode, folders created), commands
-    <dir>/<run_id>/blobs/<n>       what file n held before the run first changed it
-    <dir>/<run_id>/transcript.json the run's transcript, redacted, when Claude-style hooks asked for it
+    <dir>/<run_id>/manifest.json    the workspace root, each step's snapshots and the paths it changed, what
+                                    was undone; the snapshots themselves are in the workspace's private git
+                                    store, <dir>/snapshots/<hash>.git (see shadow_git.py)
+    <dir>/<run_id>/index.before     the person's git index as it was before the run (when the workspace is
+                                    in a repository), so an undo can give back what a command staged
+    <dir>/<run_id>/transcript.json  the run's transcript, redacted, when Claude-style hooks asked for it
 
-Folders are private (0700) and blobs 0600: a snapshot can hold anything the workspace holds. The manifest is
-replaced atomically, so a crash leaves the previous one. Undoing a run deletes its blobs and marks the
-manifest `undone`, so a second undo, from any kernel, says so. Runs older than `checkpoints.keep_days` are
-deleted when an engine starts.
+Folders are private (0700) and files 0600: a snapshot can hold anything the workspace holds. The manifest is
+replaced atomically, so a crash leaves the previous one. What was undone is written into it, so a second
+undo, from any kernel, says so. Runs older than `checkpoints.keep_days` are deleted when an engine starts.
 
 A manifest is only trusted as far as it agrees with the workspace it is read for: its root must be that
-workspace and every path must lie inside it, so a stray or edited manifest cannot restore files elsewhere.
-`saved_run_root` tells which workspace a run (named by its whole id) was made in.
+workspace and every path must be a plain relative path inside it, so a stray or edited manifest cannot
+restore files elsewhere. `saved_run_root` tells which workspace a run (named by its whole id) was made in.
 """
 
 from __future__ import annotations
@@ -27,17 +29,14 @@ import shutil
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from architect_nb.config import AppConfig
-from architect_nb.execution.validators import is_inside
 
 __all__ = [
     "RUN_ID_PATTERN",
     "CheckpointFiles",
-    "SavedRun",
     "checkpoint_files",
     "default_checkpoint_dir",
     "saved_run_root",
@@ -47,7 +46,8 @@ __all__ = [
 RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MANIFEST = "manifest.json"
 _TRANSCRIPT = "transcript.json"
-_VERSION = 1
+_INDEX = "index.before"
+_VERSION = 2
 
 
 def default_checkpoint_dir() -> Path:
@@ -70,32 +70,14 @@ def saved_run_root(directory: Path, run_id: str) -> Path | None:
     if not RUN_ID_PATTERN.match(run_id):
         return None
     manifest = CheckpointFiles._read(Path(directory) / run_id)
-    root = manifest.get("root") if manifest else None
+    root = manifest.get("root") if manifest and manifest.get("version") == _VERSION else None
     if not isinstance(root, str) or not os.path.isabs(root) or not os.path.isdir(root):
         return None
     return Path(root)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SavedFile:
-    path: Path
-    content: bytes | None
-    mode: int | None
-    created_dirs: tuple[Path, ...]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SavedRun:
-    """A run read back from disk: its files in the order they were first changed, or why it cannot be used."""
-
-    run_id: str
-    files: tuple[SavedFile, ...] = ()
-    commands: int = 0
-    undone: str | None = None
-
-
 class CheckpointFiles:
-    """Reads and writes the runs of one workspace under `directory`. Thread-safe."""
+    """Reads and writes the saved runs of one workspace under `directory`. Thread-safe."""
 
     def __init__(self, directory: Path, workspace_root: Path, *, keep_days: float = 14.0) -> None:
         self.directory = Path(directory)
@@ -103,48 +85,27 @@ class CheckpointFiles:
         self.keep_days = keep_days
         self._lock = threading.Lock()
 
-    # ------------------------------------------------------------------ writing (the engine, during a run)
+    @property
+    def snapshots(self) -> Path:
+        """Where the workspaces' private snapshot stores live."""
+        return self.directory / "snapshots"
 
-    def save(
-        self, run_id: str, path: Path, content: bytes | None, mode: int | None, dirs: tuple[Path, ...]
-    ) -> None:
-        """Add one file's checkpoint to the run. Raises OSError (the caller turns it into a warning)."""
+    # ------------------------------------------------------------------ writing
+
+    def save(self, run_id: str, manifest: dict[str, Any]) -> None:
+        """Replace the run's manifest (atomically). Raises OSError; the caller turns it into a warning."""
+        folder = self._run_folder(run_id)
+        data = {**manifest, "version": _VERSION, "run_id": run_id, "root": str(self.root)}
+        with self._lock:
+            self._make_folder(folder)
+            _write_private(folder / _MANIFEST, json.dumps(data).encode(), atomic=True)
+
+    def save_index(self, run_id: str, data: bytes) -> None:
+        """Keep the person's git index as it was before the run."""
         folder = self._run_folder(run_id)
         with self._lock:
-            manifest = self._read(folder) or self._new_manifest(run_id)
-            entry: dict[str, Any] = {
-                "path": str(path),
-                "blob": None,
-                "mode": mode,
-                "created_dirs": [str(d) for d in dirs],
-            }
-            if content is not None:
-                self._make_folder(folder)
-                blobs = folder / "blobs"
-                blobs.mkdir(mode=0o700, exist_ok=True)
-                name = str(len(manifest["files"]))
-                _write_private(blobs / name, content)
-                entry["blob"] = name
-            manifest["files"].append(entry)
-            self._write(folder, manifest)
-
-    def note_command(self, run_id: str) -> None:
-        folder = self._run_folder(run_id)
-        with self._lock:
-            manifest = self._read(folder) or self._new_manifest(run_id)
-            manifest["commands"] = int(manifest.get("commands", 0)) + 1
-            self._write(folder, manifest)
-
-    def mark_undone(self, run_id: str, report: str) -> None:
-        """Record the undo and drop the blobs: nothing is left to restore."""
-        folder = self._run_folder(run_id)
-        with self._lock:
-            manifest = self._read(folder)
-            if manifest is None:
-                return
-            manifest["undone"] = report
-            self._write(folder, manifest)
-            shutil.rmtree(folder / "blobs", ignore_errors=True)
+            self._make_folder(folder)
+            _write_private(folder / _INDEX, data, atomic=True)
 
     def save_transcript(self, run_id: str, data: bytes) -> Path:
         """Replace the run's transcript file (0600, atomically) and return its path. Raises OSError."""
@@ -154,53 +115,45 @@ class CheckpointFiles:
             _write_private(folder / _TRANSCRIPT, data, atomic=True)
         return folder / _TRANSCRIPT
 
-    def prune(self, now: float | None = None) -> int:
-        """Delete runs last written more than `keep_days` ago. Returns how many."""
+    def prune(self, now: float | None = None) -> list[dict[str, Any]]:
+        """Delete runs last written more than `keep_days` ago. Returns the manifests of those that had one."""
         cutoff = (time.time() if now is None else now) - self.keep_days * 86400
-        removed = 0
+        removed: list[dict[str, Any]] = []
         with contextlib.suppress(FileNotFoundError):
             for folder in self.directory.iterdir():
                 with contextlib.suppress(OSError):
                     if RUN_ID_PATTERN.match(folder.name) and _last_written(folder) < cutoff:
+                        manifest = self._read(folder) or {"run_id": folder.name}
                         shutil.rmtree(folder)
-                        removed += 1
+                        removed.append(manifest)
         return removed
 
     # ------------------------------------------------------------------ reading (undo, maybe in a new kernel)
 
-    def undone(self, run_id: str) -> str | None:
-        """The report of the run's undo if it was undone (by any kernel), else None."""
-        with self._lock:
-            manifest = self._read(self._run_folder(run_id))
-        return str(manifest["undone"]) if manifest and manifest.get("undone") else None
-
-    def load(self, run_id: str) -> SavedRun | None:
-        """The run as saved, or None if this workspace has none. Raises ValueError on a bad manifest."""
+    def load(self, run_id: str) -> dict[str, Any] | None:
+        """The run's manifest, or None if this workspace saved no such run. Raises ValueError on a manifest
+        that cannot be trusted (another version, paths that are not plain relative paths)."""
         folder = self._run_folder(run_id)
         with self._lock:
             manifest = self._read(folder)
         if manifest is None or manifest.get("root") != str(self.root):
             return None
-        if manifest.get("undone"):
-            return SavedRun(run_id=run_id, undone=str(manifest["undone"]))
-        files = []
-        for entry in manifest.get("files", []):
-            path = Path(str(entry["path"]))
-            dirs = tuple(Path(str(d)) for d in entry.get("created_dirs", []))
-            if not all(p.is_absolute() and is_inside(p, self.root) and p != self.root for p in (path, *dirs)):
-                raise ValueError(f"the saved checkpoint of run {run_id} names a path outside {self.root}")
-            blob = entry.get("blob")
-            content = None if blob is None else (folder / "blobs" / _blob_name(blob)).read_bytes()
-            mode = entry.get("mode")
-            files.append(
-                SavedFile(
-                    path=path,
-                    content=content,
-                    mode=int(mode) if mode is not None else None,
-                    created_dirs=dirs,
-                )
+        if manifest.get("version") != _VERSION:
+            raise ValueError(
+                f"run {run_id} was saved by another version of architect-nb "
+                f"(format {manifest.get('version')}), so it cannot be undone here"
             )
-        return SavedRun(run_id=run_id, files=tuple(files), commands=int(manifest.get("commands", 0)))
+        for step in manifest.get("steps", []):
+            for path in step.get("paths", []):
+                if not _plain_relative(path):
+                    raise ValueError(f"the saved record of run {run_id} names a path outside {self.root}")
+        return manifest
+
+    def load_index(self, run_id: str) -> bytes | None:
+        try:
+            return (self._run_folder(run_id) / _INDEX).read_bytes()
+        except OSError:
+            return None
 
     # ------------------------------------------------------------------ helpers
 
@@ -209,16 +162,13 @@ class CheckpointFiles:
             raise ValueError(f"run id {run_id!r} is not a plain name (letters, digits, '-' and '_')")
         return self.directory / run_id
 
-    def _new_manifest(self, run_id: str) -> dict[str, Any]:
-        return {"version": _VERSION, "run_id": run_id, "root": str(self.root), "files": [], "commands": 0}
-
     @staticmethod
     def _read(folder: Path) -> dict[str, Any] | None:
         try:
             data = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) and data.get("version") == _VERSION else None
+        return data if isinstance(data, dict) else None
 
     def _make_folder(self, folder: Path) -> None:
         """The state folder and the run's, private (parents made by mkdir get the umask's mode)."""
@@ -227,9 +177,11 @@ class CheckpointFiles:
             self.directory.chmod(0o700)  # not a folder the user named and made: that one is theirs
         folder.mkdir(mode=0o700, exist_ok=True)
 
-    def _write(self, folder: Path, manifest: dict[str, Any]) -> None:
-        self._make_folder(folder)
-        _write_private(folder / _MANIFEST, json.dumps(manifest).encode(), atomic=True)
+
+def _plain_relative(path: object) -> bool:
+    if not isinstance(path, str) or not path or path.startswith("/") or "\0" in path:
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))
 
 
 def _last_written(folder: Path) -> float:
@@ -241,13 +193,6 @@ def _last_written(folder: Path) -> float:
     if not times:
         raise FileNotFoundError(folder / _MANIFEST)
     return max(times)
-
-
-def _blob_name(blob: object) -> str:
-    name = str(blob)
-    if not name.isdigit():
-        raise ValueError(f"bad blob name {name!r} in a saved checkpoint")
-    return name
 
 
 def _write_private(path: Path, data: bytes, *, atomic: bool = False) -> None:

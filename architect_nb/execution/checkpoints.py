@@ -1,261 +1,509 @@
-"""`CheckpointStore`: what each file held before a run first changed it, so the run can be undone.
+"""`CheckpointStore`: what each step of a run changed in the workspace, so the run can be undone, rewound or
+reviewed file by file.
 
-The engine calls `record(run_id, path)` just before a write, edit, patch or delete runs. Only the first
-change of a path in a run is kept, so `undo(run_id)` puts every file back as it was before the run: files
-are rewritten byte for byte (atomically, keeping their mode), files the run created are removed, and so are
-the folders it created for them, when empty. Changes made by `run_command` are not tracked; `summary`
-says so whenever the run executed commands.
+Around every call that can change files (the file tools, run_command, run_python, MCP tools) the engine takes
+a snapshot before and after (`before`/`after`): for a file tool, of just its files; for a command, of the
+whole workspace. The snapshots live in the workspace's private git store (`shadow_git.py`), never in the
+person's repository; a step's record is its two trees and the paths that differ. So undo sees what commands
+changed too (`ruff --fix`, `sed -i`, `git mv`, generated files), and knows which step changed which file.
 
-Snapshots live in memory and, given a `CheckpointFiles`, on disk too, so `undo` also works for a run this
-store never saw (a kernel restarted since). A file larger than `max_bytes` is not snapshotted; `record`
-says so and undo leaves it alone.
-
-Paths are recorded resolved (symlink-free, as `validate_path` returns them). Undo restores a path only if it
-still resolves to itself: a folder swapped for a symlink since the run (by a command, say) would otherwise
-carry the restore, or the removal of a created file, outside the workspace.
+`undo(run)` restores every path the run changed, `undo(run, from_step=S)` every path changed at step S or
+later (the workspace as it was just before step S), `undo(run, path=P)` one file (a review's Revert). A path
+is restored only if it still holds what the run left; a file changed since is a conflict, reported and left
+alone. When the workspace is in a git repository, what a command staged is given back too (the index), and a
+command that committed or moved a branch is reported, never rewritten (`person_repo.py`). What `.gitignore`
+hides, and files over `max_bytes`, are not covered, and the summary says so.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
-import stat
+import shutil
+import tempfile
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from architect_nb.execution.checkpoint_files import CheckpointFiles
-from architect_nb.tools.filesystem.fileio import atomic_write_bytes
+from architect_nb.execution.person_repo import PersonRepo, RepoState, find_repo
+from architect_nb.execution.restore import plan_paths, restore
+from architect_nb.execution.shadow_git import ShadowRepo, SnapshotError
 
-__all__ = ["AlreadyUndoneError", "Checkpoint", "CheckpointError", "CheckpointStore", "UndoReport"]
+__all__ = [
+    "AlreadyUndoneError",
+    "CheckpointError",
+    "CheckpointStore",
+    "FileChange",
+    "StepRecord",
+    "UndoReport",
+]
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 
 
 class CheckpointError(Exception):
-    """Saved checkpoints that cannot be used (unreadable, or naming paths outside the workspace)."""
+    """Saved records that cannot be used (unreadable, from another version, naming paths outside)."""
 
 
 class AlreadyUndoneError(CheckpointError):
-    """The run was undone already; its checkpoints are gone."""
+    """The run, step or file was undone already."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Checkpoint:
-    """A file's state before the run first changed it: `content` None means it did not exist."""
+@dataclass(kw_only=True)
+class StepRecord:
+    """One call that changed files: the snapshots around it and the paths that differ."""
 
-    path: Path
-    content: bytes | None
-    mode: int | None = None
-    created_dirs: tuple[Path, ...] = ()
+    step: int
+    call_id: str
+    tool: str
+    before: str
+    after: str
+    paths: list[str]
+    index_before: str | None = None  # digests of the person's git index around the call
+    index_after: str | None = None
+    head_before: str = ""  # the person's HEAD and commit around the call ("ref: ... @ commit")
+    head_after: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """A file a run changed, for review: `status` is added, deleted or modified."""
+
+    path: str
+    status: str
+    diff: str
 
 
 @dataclass(slots=True, kw_only=True)
 class UndoReport:
     run_id: str
+    scope: str = ""  # "", "from step 3", "shop/cart.py"
     restored: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    commands_untracked: bool = False
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.errors
+        return not self.errors and not self.conflicts
 
     def __str__(self) -> str:
-        parts = [f"Undo of run {self.run_id}: restored {len(self.restored)} file(s)"]
+        what = f"Undo of run {self.run_id}" + (f" ({self.scope})" if self.scope else "")
+        parts = [f"{what}: restored {len(self.restored)} file(s)"]
         if self.removed:
             parts.append(f"removed {len(self.removed)} created file(s)")
         text = ", ".join(parts) + "."
+        if self.conflicts:
+            text += f" Left alone, because they changed since the run: {', '.join(self.conflicts)}."
         if self.errors:
             text += " Problems: " + "; ".join(self.errors)
-        if self.commands_untracked:
-            text += " Changes made by run_command were not tracked and were not undone."
+        if self.notes:
+            text += " " + " ".join(self.notes)
         return text
 
 
 @dataclass(slots=True)
 class _Run:
-    checkpoints: dict[Path, Checkpoint] = field(default_factory=dict)
-    commands: int = 0
-    skipped: list[str] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+    not_covered: set[str] = field(default_factory=set)
+    uncovered_calls: list[str] = field(default_factory=list)
+    undone: str | None = None  # the report of the whole run's undo
+    undone_from: int | None = None  # steps from this one on were rewound
+    reverted: set[str] = field(default_factory=set)
+    index: bytes | None = None  # the person's git index before the run's first step that changed it
+
+    def to_manifest(self) -> dict[str, Any]:
+        return {
+            "steps": [asdict(s) for s in self.steps],
+            "not_covered": sorted(self.not_covered),
+            "uncovered_calls": self.uncovered_calls,
+            "undone": self.undone,
+            "undone_from": self.undone_from,
+            "reverted": sorted(self.reverted),
+        }
+
+    @classmethod
+    def from_manifest(cls, data: dict[str, Any]) -> _Run:
+        return cls(
+            steps=[StepRecord(**s) for s in data.get("steps", [])],
+            not_covered=set(data.get("not_covered", [])),
+            uncovered_calls=list(data.get("uncovered_calls", [])),
+            undone=data.get("undone"),
+            undone_from=data.get("undone_from"),
+            reverted=set(data.get("reverted", [])),
+        )
+
+
+@dataclass(slots=True)
+class Mark:
+    """A snapshot taken before a call, waiting for the one after it."""
+
+    run_id: str
+    step: int
+    call_id: str
+    tool: str
+    scope: list[str] | None
+    before: str
+    repo: RepoState | None
+    index: bytes | None
 
 
 class CheckpointStore:
-    """Per-run snapshots of files before their first change. Thread-safe."""
+    """The change records of the runs in one workspace. Thread-safe.
 
-    def __init__(self, max_bytes: int = DEFAULT_MAX_BYTES, on_disk: CheckpointFiles | None = None) -> None:
-        self.max_bytes = max_bytes
+    Args:
+        workspace: The workspace root. Without one, nothing is recorded (a bare store for reading saved runs
+            needs `on_disk`).
+        on_disk: Where runs are saved, so undo works after a kernel restart; without it, snapshots go to a
+            private temporary folder removed when the process exits.
+        max_bytes: Larger files are not snapshotted.
+        include: Globs of paths `.gitignore` hides that snapshots should cover anyway.
+    """
+
+    def __init__(
+        self,
+        workspace: Path | None = None,
+        *,
+        on_disk: CheckpointFiles | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        include: Sequence[str] = (),
+    ) -> None:
         self.on_disk = on_disk
+        root = workspace if workspace is not None else (on_disk.root if on_disk is not None else None)
+        self.workspace = Path(os.path.realpath(root)) if root is not None else None
+        self.include = tuple(include)
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
+        self._shadow: ShadowRepo | None = None
+        self._max_bytes = max_bytes
+        self._person: PersonRepo | bool | None = False  # False: not looked up yet
 
-    def record(self, run_id: str, path: Path) -> str:
-        """Snapshot `path` (absolute, resolved) unless this run already did. Returns a warning or ''."""
-        with self._lock:
-            run = self._runs.setdefault(run_id, _Run())
-            if path in run.checkpoints:
-                return ""
-        checkpoint, warning = _snapshot(path, self.max_bytes)
-        with self._lock:
-            if checkpoint is None:
-                run.skipped.append(str(path))
-                return warning
-            if path in run.checkpoints:
-                return ""
-            run.checkpoints[path] = checkpoint
-        if self.on_disk is not None:
-            c = checkpoint
-            try:
-                self.on_disk.save(run_id, path, c.content, c.mode, c.created_dirs)
-            except (OSError, ValueError) as exc:
-                warning = f"{path} was checkpointed in memory only ({exc}); undo works in this kernel only."
-        return warning
+    # ------------------------------------------------------------------ during a run
 
-    def note_command(self, run_id: str) -> None:
-        """Remember that the run executed a command, whose changes undo cannot see."""
-        with self._lock:
-            self._runs.setdefault(run_id, _Run()).commands += 1
-        if self.on_disk is not None:
-            with contextlib.suppress(OSError, ValueError):  # the summary still says so
-                self.on_disk.note_command(run_id)
+    @property
+    def shadow(self) -> ShadowRepo:
+        if self._shadow is None:
+            if self.workspace is None:
+                raise SnapshotError("this store has no workspace")
+            store = self.on_disk.snapshots if self.on_disk is not None else _private_snapshot_dir()
+            self._shadow = ShadowRepo(self.workspace, store, max_file_bytes=self._max_bytes)
+        return self._shadow
 
-    def runs(self) -> list[str]:
+    def available(self) -> str | None:
+        """Why snapshots cannot be taken here (the state folder unwritable, git missing), or None."""
+        try:
+            self.shadow._prepare()
+            probe = self.shadow.git_dir / ".probe"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except (OSError, SnapshotError) as exc:
+            return str(exc)
+        return None
+
+    def before(
+        self, run_id: str, *, step: int, call_id: str, tool: str, paths: Sequence[Path] | None
+    ) -> Mark:
+        """Snapshot before a call: of `paths` (a file tool's), or of the whole workspace (None). Raises
+        SnapshotError when no snapshot can be taken (the call is then not covered by undo)."""
+        scope = None if paths is None else [rel for p in paths if (rel := self._rel(p)) is not None]
+        tree = self.shadow.snapshot(scope, include=self.include)
+        person = self.person
+        return Mark(
+            run_id=run_id,
+            step=step,
+            call_id=call_id,
+            tool=tool,
+            scope=scope,
+            before=tree,
+            repo=person.state() if person is not None else None,
+            index=person.index_bytes() if person is not None and scope is None else None,
+        )
+
+    def after(self, mark: Mark) -> list[str]:
+        """Snapshot after the call; records the step if it changed anything. Returns the changed paths."""
+        tree = self.shadow.snapshot(mark.scope, include=self.include)
+        changed = self.shadow.changed(mark.before, tree)
+        person = self.person
+        repo_after = person.state() if person is not None else None
+        index_changed = bool(mark.repo and repo_after and mark.repo.index_digest != repo_after.index_digest)
+        head_moved = bool(mark.repo and repo_after and mark.repo.commit != repo_after.commit)
         with self._lock:
-            return list(self._runs)
+            run = self._runs.setdefault(mark.run_id, _Run())
+            if mark.scope is None:
+                run.not_covered.update(self.shadow.too_large)
+            if not changed and not index_changed and not head_moved:
+                return []
+            record = StepRecord(
+                step=mark.step,
+                call_id=mark.call_id,
+                tool=mark.tool,
+                before=mark.before,
+                after=tree,
+                paths=changed,
+                index_before=mark.repo.index_digest if mark.repo else None,
+                index_after=repo_after.index_digest if repo_after else None,
+                head_before=_head(mark.repo),
+                head_after=_head(repo_after),
+            )
+            run.steps.append(record)
+            manifest = run.to_manifest()
+        self._keep_trees(mark.run_id, len(manifest["steps"]), mark.before, tree)
+        if index_changed and mark.index is not None and run.index is None:
+            run.index = mark.index
+            if self.on_disk is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    self.on_disk.save_index(mark.run_id, mark.index)
+        self._save(mark.run_id, manifest)
+        return changed
+
+    def not_covered(self, run_id: str, call: str) -> None:
+        """A call ran with no snapshot (the store could not be written): undo cannot restore what it did."""
+        with self._lock:
+            self._runs.setdefault(run_id, _Run()).uncovered_calls.append(call)
+            manifest = self._runs[run_id].to_manifest()
+        self._save(run_id, manifest)
+
+    # ------------------------------------------------------------------ reading a run
 
     def files(self, run_id: str) -> list[Path]:
         """The files the run changed, in the order it first changed them."""
-        with self._lock:
-            run = self._runs.get(run_id)
-            return list(run.checkpoints) if run else []
+        assert self.workspace is not None
+        seen: dict[str, None] = {}
+        for step in self._steps(run_id):
+            for path in step.paths:
+                seen.setdefault(path, None)
+        return [self.workspace / p for p in seen]
 
-    def get(self, run_id: str, path: Path) -> Checkpoint | None:
-        with self._lock:
-            run = self._runs.get(run_id)
-            return run.checkpoints.get(path) if run else None
+    def steps(self, run_id: str) -> list[StepRecord]:
+        return list(self._steps(run_id))
 
     def summary(self, run_id: str) -> str:
-        """One paragraph for the run summary."""
+        """One paragraph for the run summary: what undo covers and what it does not."""
         with self._lock:
             run = self._runs.get(run_id) or _Run()
-            n, commands, skipped = len(run.checkpoints), run.commands, list(run.skipped)
-        text = f"{n} file(s) checkpointed; `engine.checkpoints.undo({run_id!r})` restores them."
-        if skipped:
-            text += f" Not checkpointed (too large or unreadable): {', '.join(skipped)}."
-        if commands:
-            text += (
-                f" The run executed {commands} command(s); files they changed are not tracked and "
-                "undo cannot restore them."
-            )
+            n = len({p for s in run.steps for p in s.paths})
+            large, uncovered = sorted(run.not_covered), list(run.uncovered_calls)
+        text = f"{n} file(s) changed; `%architect undo {run_id}` restores them, whichever tool changed them."
+        if large:
+            text += f" Not covered (over the size limit): {', '.join(large)}."
+        if uncovered:
+            text += f" Not covered (no snapshot could be taken): {', '.join(uncovered)}."
         return text
 
-    def undo(self, run_id: str) -> UndoReport:
-        """Restore every file the run changed, newest first, and forget the run's checkpoints.
-
-        A run not in memory is read from disk, if there is a `CheckpointFiles`. Raises `AlreadyUndoneError`
-        for a run whose saved checkpoints say it was undone (maybe by another kernel).
-        """
-        if self.on_disk is not None:
-            with contextlib.suppress(ValueError):  # a run id that cannot name a folder was never saved
-                if (done := self.on_disk.undone(run_id)) is not None:
-                    # Another kernel undid it: restoring again would overwrite whatever came since.
-                    with self._lock:
-                        self._runs.pop(run_id, None)
-                    raise AlreadyUndoneError(f"run {run_id} was already undone ({done})")
+    def coverage_note(self, run_id: str) -> str:
+        """What the run's undo does not cover, or '' when it covers everything it changed."""
         with self._lock:
-            run = self._runs.pop(run_id, None)
-        if run is None and self.on_disk is not None:
-            run = self._load(run_id)
-        report = UndoReport(run_id=run_id, commands_untracked=bool(run and run.commands))
+            run = self._runs.get(run_id) or _Run()
+            large, uncovered = sorted(run.not_covered), list(run.uncovered_calls)
+        parts = []
+        if large:
+            parts.append(f"files over the size limit ({', '.join(large[:5])})")
+        if uncovered:
+            parts.append(
+                f"what {len(uncovered)} call(s) changed with no snapshot ({', '.join(uncovered[:3])})"
+            )
+        return ("Undo does not cover " + " and ".join(parts) + ".") if parts else ""
+
+    def review(self, run_id: str) -> list[FileChange]:
+        """Every file the run changed, with its diff from before the run to what the run left."""
+        steps = self._steps(run_id)
+        firsts, lasts = _spans(steps)
+        changes = []
+        for path in firsts:
+            diff = self.shadow._git(
+                "diff", "--no-color", "--no-ext-diff", "--text", firsts[path], lasts[path], "--", path
+            )
+            before = self.shadow.entries(firsts[path], [path])
+            after = self.shadow.entries(lasts[path], [path])
+            status = "added" if not before else ("deleted" if not after else "modified")
+            changes.append(FileChange(path=path, status=status, diff=diff))
+        return changes
+
+    # ------------------------------------------------------------------ undo, rewind, revert
+
+    def undo(self, run_id: str, *, from_step: int | None = None, path: str | None = None) -> UndoReport:
+        """Restore what the run changed: all of it, the steps from `from_step` on, or one `path`.
+
+        A run not in memory is read from disk. Raises `AlreadyUndoneError` for what was undone already (maybe
+        by another kernel), `CheckpointError` for a step or path the run never changed."""
+        run = self._run(run_id, fresh=True)
+        scope = f"from step {from_step}" if from_step is not None else (path or "")
+        report = UndoReport(run_id=run_id, scope=scope)
         if run is None:
+            if from_step is not None or path is not None:
+                raise CheckpointError(f"run {run_id} changed no files, so there is nothing to undo")
             return report
-        for checkpoint in reversed(list(run.checkpoints.values())):
-            try:
-                _restore(checkpoint, report)
-            except OSError as exc:
-                report.errors.append(f"{checkpoint.path}: {exc.strerror or exc}")
-        if self.on_disk is not None:
-            with contextlib.suppress(OSError, ValueError):
-                self.on_disk.mark_undone(run_id, str(report))
+        if run.undone is not None:
+            raise AlreadyUndoneError(f"run {run_id} was already undone ({run.undone})")
+        steps = run.steps
+        if from_step is not None:
+            if run.undone_from is not None and from_step >= run.undone_from:
+                raise AlreadyUndoneError(f"run {run_id} was already rewound to before step {run.undone_from}")
+            known = sorted({s.step for s in steps})
+            if not any(s.step >= from_step for s in steps):
+                raise CheckpointError(
+                    f"no step of run {run_id} from step {from_step} on changed files "
+                    f"(steps that did: {', '.join(map(str, known)) or 'none'})"
+                )
+            steps = [s for s in steps if s.step >= from_step]
+        if run.undone_from is not None:
+            steps = [s for s in steps if s.step < run.undone_from]
+        if path is not None:
+            if path in run.reverted:
+                raise AlreadyUndoneError(f"{path} was already reverted")
+            steps = [s for s in steps if path in s.paths]
+            if not steps:
+                raise CheckpointError(f"run {run_id} did not change {path}")
+        firsts, lasts = _spans(steps, only=path)
+        firsts = {p: t for p, t in firsts.items() if p not in run.reverted}
+        lasts = {p: lasts[p] for p in firsts}
+        if firsts:
+            kept = self.shadow.folders(steps[0].before)
+            result = restore(self.shadow, plan_paths(self.shadow, firsts, lasts), kept_dirs=kept)
+            report.restored, report.removed = result.restored, result.removed
+            report.conflicts, report.errors = result.conflicts, result.errors
+        if path is None:
+            self._restore_index(run, run_id, steps, report)
+            report.notes += _moved_heads(steps)
+        with self._lock:
+            if path is not None:
+                run.reverted.add(path)
+            elif from_step is not None:
+                run.undone_from = from_step
+            else:
+                run.undone = str(report)
+            manifest = run.to_manifest()
+        self._save(run_id, manifest)
+        large = sorted(run.not_covered)
+        if large and path is None:
+            report.notes.append(f"Not covered (over the size limit): {', '.join(large)}.")
         return report
 
-    def _load(self, run_id: str) -> _Run | None:
-        assert self.on_disk is not None
+    # ------------------------------------------------------------------ helpers
+
+    @property
+    def person(self) -> PersonRepo | None:
+        if self._person is False:
+            self._person = find_repo(self.workspace) if self.workspace is not None else None
+        return self._person if isinstance(self._person, PersonRepo) else None
+
+    def _rel(self, path: Path) -> str | None:
+        assert self.workspace is not None
         try:
-            saved = self.on_disk.load(run_id)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise CheckpointError(f"the saved checkpoints of run {run_id} cannot be used: {exc}") from exc
-        if saved is None:
+            return Path(os.path.realpath(path)).relative_to(self.workspace).as_posix()
+        except ValueError:
             return None
-        if saved.undone is not None:
-            raise AlreadyUndoneError(f"run {run_id} was already undone ({saved.undone})")
-        run = _Run(commands=saved.commands)
-        for f in saved.files:
-            run.checkpoints[f.path] = Checkpoint(
-                path=f.path, content=f.content, mode=f.mode, created_dirs=f.created_dirs
-            )
-        return run
 
-    def discard(self, run_id: str) -> None:
+    def _steps(self, run_id: str) -> list[StepRecord]:
+        run = self._run(run_id)
+        return list(run.steps) if run is not None else []
+
+    def _run(self, run_id: str, *, fresh: bool = False) -> _Run | None:
+        """The run's record: in memory, or read from disk. With `fresh`, what another kernel undid since is
+        read back from disk too, so two kernels never undo the same change twice."""
         with self._lock:
-            self._runs.pop(run_id, None)
+            run = self._runs.get(run_id)
+        if run is not None and fresh and self.on_disk is not None:
+            with contextlib.suppress(OSError, ValueError):
+                saved = self.on_disk.load(run_id)
+                if saved is not None:
+                    with self._lock:
+                        run.undone = run.undone or saved.get("undone")
+                        run.undone_from = run.undone_from or saved.get("undone_from")
+                        run.reverted |= set(saved.get("reverted", []))
+        if run is not None or self.on_disk is None:
+            return run
+        try:
+            manifest = self.on_disk.load(run_id)
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise CheckpointError(f"the saved record of run {run_id} cannot be used: {exc}") from exc
+        if manifest is None:
+            return None
+        try:
+            loaded = _Run.from_manifest(manifest)
+        except (TypeError, KeyError, ValueError) as exc:
+            raise CheckpointError(f"the saved record of run {run_id} is damaged: {exc}") from exc
+        with self._lock:
+            return self._runs.setdefault(run_id, loaded)
+
+    def _saved_index(self, run_id: str) -> bytes | None:
+        return self.on_disk.load_index(run_id) if self.on_disk is not None else None
+
+    def _save(self, run_id: str, manifest: dict[str, Any]) -> None:
+        if self.on_disk is None:
+            return
+        with contextlib.suppress(OSError, ValueError):  # in memory, undo still works in this kernel
+            self.on_disk.save(run_id, manifest)
+
+    def _keep_trees(self, run_id: str, n: int, before: str, after: str) -> None:
+        """Refs, so the snapshots a saved run needs are never collected."""
+        lines = f"update refs/runs/{run_id}/{n}b {before}\nupdate refs/runs/{run_id}/{n}a {after}\n"
+        with contextlib.suppress(SnapshotError):
+            self.shadow._git("update-ref", "--stdin", stdin=lines)
+
+    def _restore_index(self, run: _Run, run_id: str, steps: list[StepRecord], report: UndoReport) -> None:
+        """Give back the person's git index when a step being undone staged something (git add, git mv)."""
+        changed = [s for s in steps if s.index_before != s.index_after]
+        person = self.person
+        if not changed or person is None:
+            return
+        first_change = next(s for s in run.steps if s.index_before != s.index_after)
+        data = run.index if run.index is not None else self._saved_index(run_id)
+        if data is None or first_change is not changed[0]:
+            report.notes.append(
+                "The git index changed at an earlier step too; only the files were rewound, not the index."
+            )
+            return
+        now = person.index_digest()
+        if now == changed[0].index_before:
+            return
+        if now != changed[-1].index_after:
+            report.conflicts.append(".git/index (staged changes since the run)")
+            return
+        person.restore_index(data)
+        report.notes.append("The git index (what was staged) is as it was before the run.")
 
 
-def _snapshot(path: Path, max_bytes: int) -> tuple[Checkpoint | None, str]:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return Checkpoint(path=path, content=None, created_dirs=_missing_parents(path)), ""
-    except OSError as exc:
-        return None, f"{path} could not be checkpointed ({exc.strerror}); undo will not restore it."
-    if not stat.S_ISREG(st.st_mode):
-        return None, f"{path} is not a regular file; undo will not restore it."
-    if st.st_size > max_bytes:
-        return None, f"{path} is larger than {max_bytes} bytes and was not checkpointed; undo will skip it."
-    try:
-        content = path.read_bytes()
-    except OSError as exc:
-        return None, f"{path} could not be read for its checkpoint ({exc.strerror}); undo will skip it."
-    return Checkpoint(path=path, content=content, mode=stat.S_IMODE(st.st_mode)), ""
+def _spans(steps: Sequence[StepRecord], only: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
+    """For each path: the tree before its first change and after its last, in these steps."""
+    firsts: dict[str, str] = {}
+    lasts: dict[str, str] = {}
+    for step in steps:
+        for path in step.paths:
+            if only is not None and path != only:
+                continue
+            firsts.setdefault(path, step.before)
+            lasts[path] = step.after
+    return firsts, lasts
 
 
-def _missing_parents(path: Path) -> tuple[Path, ...]:
-    missing = []
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        missing.append(parent)
-        parent = parent.parent
-    return tuple(missing)
+def _head(state: RepoState | None) -> str:
+    return f"{state.head} @ {state.commit}" if state is not None else ""
 
 
-def _moved(path: Path) -> bool:
-    """True when `path` no longer resolves to itself: one of its folders (or itself) became a symlink."""
-    try:
-        return os.path.realpath(path) != os.fspath(path)
-    except (OSError, ValueError):
-        return True
+def _moved_heads(steps: Sequence[StepRecord]) -> list[str]:
+    moved = [s for s in steps if s.head_before != s.head_after]
+    if not moved:
+        return []
+    first, last = moved[0].head_before, moved[-1].head_after
+    return [
+        f"A command of the run committed or moved a branch ({first} → {last}); undo does not rewrite git "
+        "history, so that stays as it is (git reset or git switch undo it, if you want)."
+    ]
 
 
-def _restore(checkpoint: Checkpoint, report: UndoReport) -> None:
-    path = checkpoint.path
-    if _moved(path):
-        report.errors.append(
-            f"{path}: not restored, because it is now reached through a symbolic link (changed since the run)"
-        )
-        return
-    if checkpoint.content is None:
-        if os.path.lexists(path) and not path.is_dir():
-            path.unlink()
-            report.removed.append(str(path))
-        for folder in checkpoint.created_dirs:  # deepest first
-            if _moved(folder):
-                break
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, checkpoint.content)
-    if checkpoint.mode is not None:
-        os.chmod(path, checkpoint.mode)
-    report.restored.append(str(path))
+_private_dir: str | None = None
+
+
+def _private_snapshot_dir() -> Path:
+    """A snapshot store for a process that saves nothing (checkpoints.persist off), removed at exit."""
+    global _private_dir  # noqa: PLW0603 - one per process
+    if _private_dir is None:
+        _private_dir = tempfile.mkdtemp(prefix="architect-snapshots-")
+        atexit.register(shutil.rmtree, _private_dir, True)
+    return Path(_private_dir)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -48,6 +49,7 @@ from architect_nb.execution.guardrails import GuardrailsEngine, QualityGateResul
 from architect_nb.execution.hook_transcript import HookTranscript
 from architect_nb.execution.hooks import HookDecision, HookEvent, HookExecutor
 from architect_nb.execution.policies import ConfirmationPolicy, NoTTYError, classify_command_call
+from architect_nb.execution.shadow_git import SnapshotError, forget_runs
 from architect_nb.execution.steps import (
     CallState,
     dry_run_result,
@@ -113,13 +115,20 @@ class ExecutionEngine:
         files = checkpoint_files(config)
         if files is not None:
             with contextlib.suppress(OSError):
-                files.prune()
+                forget_runs(files.snapshots, files.prune())
         if hook_executor is not None and hook_executor.transcript is not None:
             # Claude-style hooks read the run's transcript: kept with the run's checkpoints. Without the
             # agent loop (which points it at its own transcript) it holds the run's audit records.
             hook_executor.transcript = HookTranscript(files, hook_executor.workspace_root)
             hook_executor.transcript.source = self._audit_transcript
-        self.checkpoints = CheckpointStore(on_disk=files)
+        self.checkpoints = CheckpointStore(
+            config.workspace.root,
+            on_disk=files,
+            max_bytes=config.checkpoints.max_file_bytes,
+            include=config.checkpoints.include,
+        )
+        self.step = 0  # the agent loop's step, for the change records (rewind goes back to a step)
+        self._uncovered: str | bool | None = False  # why snapshots cannot be taken (False: not checked)
         self.audit = AuditLog()
         self.aborted = False
         self.abort_reason = ""
@@ -321,7 +330,27 @@ class ExecutionEngine:
         if self.policy.should_confirm(call.tool, call.command):
             kind = f"command classified '{call.command.sensitivity}'" if call.command else call.tool.name
             reasons.insert(0, f"mode {self.policy.mode} asks before {kind}")
+        if (why := self._undo_cannot_cover(call)) is not None and self.policy.mode != "yolo":
+            reasons.append(f"undo cannot cover this call ({why})")
         return reasons
+
+    @staticmethod
+    def _snapshot_scope(call: CallState) -> tuple[bool, list[Path] | None]:
+        """Whether to snapshot around the call, and what: its files (a file tool), or everything (None: a
+        command, code run in the kernel, an MCP tool). Read-only tools change nothing."""
+        tool = call.tool
+        if tool.mutates_files:
+            return True, call.files
+        if call.command is not None or tool.runs_code or tool.name.startswith("mcp_"):
+            return True, None
+        return False, None
+
+    def _undo_cannot_cover(self, call: CallState) -> str | None:
+        if not self._snapshot_scope(call)[0]:
+            return None
+        if self._uncovered is False:
+            self._uncovered = self.checkpoints.available()
+        return self._uncovered if isinstance(self._uncovered, str) else None
 
     def _confirm(self, call: CallState, record: AuditRecord, reasons: list[str]) -> ToolResult | None:
         tool = call.tool
@@ -374,18 +403,33 @@ class ExecutionEngine:
 
     def _execute(self, call: CallState, record: AuditRecord) -> ToolResult:
         tool = call.tool
-        if tool.mutates_files:
-            for path in call.files:
-                warning = self.checkpoints.record(self.run_id, path)
-                if warning:
-                    call.notes.append(f"[Checkpoint warning: {warning}]")
-        result = tool.execute(**call.kwargs)
+        changes, scope = self._snapshot_scope(call)
+        mark = None
+        if changes:
+            try:
+                mark = self.checkpoints.before(
+                    self.run_id, step=self.step, call_id=str(record.call_id), tool=tool.name, paths=scope
+                )
+            except SnapshotError as exc:
+                self.checkpoints.not_covered(self.run_id, f"{tool.name} at step {self.step}")
+                call.notes.append(
+                    f"[Undo warning: no snapshot could be taken ({exc}); undo will not cover it]"
+                )
+        try:
+            result = tool.execute(**call.kwargs)
+        finally:
+            if mark is not None:
+                try:
+                    changed = self.checkpoints.after(mark)
+                except SnapshotError as exc:
+                    changed = []
+                    call.notes.append(f"[Undo warning: the snapshot after the call failed ({exc})]")
+        if mark is not None:
+            result.metadata["changed_files"] = changed
         record.step("execute", "ok" if result.success else "failed")
         rails = self.guardrails
-        if call.command is not None:
-            self.checkpoints.note_command(self.run_id)
-            if rails is not None:
-                rails.record_command()
+        if call.command is not None and rails is not None:
+            rails.record_command()
         if rails is None:
             return result
         if tool.mutates_files:

@@ -1,0 +1,271 @@
+"""`ShadowRepo`: snapshots of a workspace in a private git object store, never the person's own repository.
+
+Each workspace gets a bare repository in the state folder (`<checkpoints.dir>/snapshots/<hash>.git`) and its
+own index there, so git's stat cache makes a snapshot of an unchanged tree cheap. A snapshot is a tree id:
+`git add -A` (or, for one tool's files, `git update-index` of just those paths) then `git write-tree`.
+Git runs with a hardened environment: no system or global config, no hooks, no fsmonitor, and an
+`info/attributes` that turns off every conversion (line endings, filters), so blobs are the bytes on disk.
+The workspace's `.gitignore` files apply (data and build outputs are not snapshotted), plus
+`info/exclude`, which this class writes: files over the size limit, and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["EMPTY_TREE", "Entry", "ShadowRepo", "SnapshotError", "forget_runs"]
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_NO_CONVERSIONS = "* -text -eol -filter -ident -diff -merge -working-tree-encoding\n"
+_HARDENING = (
+    "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
+    "-c", "core.safecrlf=false", "-c", "core.symlinks=true", "-c", "core.quotePath=false",
+    "-c", "core.untrackedCache=true", "-c", "gc.auto=0", "-c", "advice.addIgnoredFile=false",
+    "-c", "core.bigFileThreshold=1m",
+)  # fmt: skip
+
+
+class SnapshotError(RuntimeError):
+    """A snapshot could not be taken or read (git missing, the state folder unwritable, a broken store)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One file in a snapshot: its git mode ('100644', '100755', '120000' for a link) and blob id."""
+
+    mode: str
+    blob: str
+
+
+class ShadowRepo:
+    """The snapshots of one workspace. Thread-safe (one git command at a time per workspace).
+
+    Args:
+        workspace: The workspace root (resolved).
+        state_dir: Where the private repositories live.
+        max_file_bytes: Larger files are left out of snapshots (and reported as not covered).
+    """
+
+    def __init__(self, workspace: Path, state_dir: Path, *, max_file_bytes: int = 10 * 1024 * 1024) -> None:
+        self.workspace = Path(os.path.realpath(workspace))
+        key = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
+        self.git_dir = Path(state_dir) / f"{key}.git"
+        self.max_file_bytes = max_file_bytes
+        self.too_large: list[str] = []
+        self._lock = threading.Lock()
+        self._ready = False
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self, paths: Sequence[str] | None = None, *, include: Sequence[str] = ()) -> str:
+        """The workspace's state now, as a tree id. With `paths` (relative), only those are refreshed."""
+        with self._lock:
+            self._prepare()
+            if paths is None:
+                self._exclude_large()
+                self._git("add", "-A", "--ignore-errors", "--", ".")
+                if include:
+                    self._git("add", "-f", "--ignore-errors", "--", *include, check=False)
+            elif paths:
+                self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin="\0".join(paths) + "\0")
+            return self._git("write-tree").strip()
+
+    def entries(self, tree: str, paths: Iterable[str] | None = None) -> dict[str, Entry]:
+        """The files of `tree` (all, or those of `paths`), by path."""
+        args = ["ls-tree", "-r", "-z", "--full-tree", tree]
+        if paths is not None:
+            wanted = list(paths)
+            if not wanted:
+                return {}
+            args += ["--", *wanted]
+        found: dict[str, Entry] = {}
+        for record in self._git(*args).split("\0"):
+            if not record:
+                continue
+            meta, path = record.split("\t", 1)
+            mode, kind, blob = meta.split(" ")
+            if kind == "blob":
+                found[path] = Entry(mode, blob)
+        return found
+
+    def changed(self, before: str, after: str) -> list[str]:
+        """Paths that differ between two trees (added, removed, changed, mode changed)."""
+        if before == after:
+            return []
+        out = self._git("diff-tree", "-r", "-z", "--name-only", "--no-renames", before, after)
+        return [p for p in out.split("\0") if p]
+
+    def folders(self, tree: str) -> set[str]:
+        """The folders of `tree` (every parent of one of its files)."""
+        out = self._git("ls-tree", "-r", "-d", "-z", "--name-only", "--full-tree", tree)
+        return {p for p in out.split("\0") if p}
+
+    def read(self, blob: str) -> bytes:
+        with self._lock:
+            return self._run(["cat-file", "blob", blob]).stdout
+
+    def hash_paths(self, paths: Sequence[str]) -> dict[str, Entry | None]:
+        """What each path holds on disk now, as a snapshot would record it (None: absent, or a folder)."""
+        result: dict[str, Entry | None] = {}
+        files: list[str] = []
+        root = os.fspath(self.workspace)
+        for path in paths:
+            full = self.workspace / path
+            parent = os.path.realpath(full.parent)
+            if parent != root and not parent.startswith(root + os.sep):
+                result[path] = None  # reached through a link out of the workspace: never read there
+                continue
+            try:
+                st = os.lstat(full)
+            except OSError:
+                result[path] = None
+                continue
+            if os.path.islink(full):
+                link = os.readlink(full).encode()
+                result[path] = Entry("120000", _blob_id(link))
+            elif os.path.isfile(full):
+                mode = "100755" if st.st_mode & 0o111 else "100644"
+                result[path] = Entry(mode, "")
+                files.append(path)
+            else:
+                result[path] = None
+        if files:
+            with self._lock:
+                out = self._run(
+                    ["hash-object", "--no-filters", "--stdin-paths"], stdin="\n".join(files) + "\n"
+                ).stdout.decode()
+            for path, blob in zip(files, out.split(), strict=True):
+                entry = result[path]
+                assert entry is not None
+                result[path] = Entry(entry.mode, blob)
+        return result
+
+    # ------------------------------------------------------------------ git
+
+    def _prepare(self) -> None:
+        if self._ready and self.git_dir.is_dir():
+            return
+        try:
+            self._make_store()
+        except OSError as exc:
+            raise SnapshotError(f"the snapshot store {self.git_dir} could not be written ({exc})") from None
+        self._ready = True
+
+    def _make_store(self) -> None:
+        if not self.git_dir.is_dir():
+            self.git_dir.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                env = {k: v for k, v in self._env().items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+                subprocess.run(
+                    ["git", "init", "-q", "--bare", str(self.git_dir)],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                )
+            except (OSError, subprocess.CalledProcessError) as exc:
+                raise SnapshotError(f"the snapshot store {self.git_dir} could not be made ({exc})") from None
+            os.chmod(self.git_dir, 0o700)  # a snapshot holds whatever the workspace holds
+        info = self.git_dir / "info"
+        info.mkdir(exist_ok=True)
+        (info / "attributes").write_text(_NO_CONVERSIONS)
+
+    def _exclude_large(self) -> None:
+        """Files over the limit go in info/exclude, so `git add -A` leaves them out (and says so)."""
+        large: list[str] = []
+        for folder, dirs, names in os.walk(self.workspace):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            for name in names:
+                full = os.path.join(folder, name)
+                try:
+                    st = os.lstat(full)
+                except OSError:
+                    continue
+                if st.st_size > self.max_file_bytes and not os.path.islink(full):
+                    large.append(os.path.relpath(full, self.workspace))
+        self.too_large = sorted(large)
+        lines = "".join("/" + _escape(p) + "\n" for p in self.too_large)
+        (self.git_dir / "info" / "exclude").write_text(lines)
+        if large:  # already in the index from an earlier snapshot: drop them there too
+            self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large)
+
+    def _env(self) -> dict[str, str]:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.git_dir.parent),
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(self.workspace),
+            "GIT_INDEX_FILE": str(self.git_dir / "index"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
+        }
+        return env
+
+    def _git(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        return self._run(list(args), stdin=stdin, check=check).stdout.decode("utf-8", "surrogateescape")
+
+    def _run(
+        self, args: list[str], *, stdin: str | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
+        try:
+            proc = subprocess.run(
+                ["git", *_HARDENING, *args],
+                input=stdin.encode("utf-8", "surrogateescape") if stdin is not None else None,
+                cwd=self.workspace,
+                env=self._env(),
+                capture_output=True,
+                timeout=120,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SnapshotError(f"git could not run ({exc})") from None
+        if check and proc.returncode != 0:
+            message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
+        return proc
+
+
+def _blob_id(data: bytes) -> str:
+    header = f"blob {len(data)}\0".encode()
+    return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
+
+
+def _escape(path: str) -> str:
+    """A path as a gitignore line that matches only itself."""
+    out = []
+    for ch in path:
+        if ch in "*?[]\\!# ":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def forget_runs(state_dir: Path, manifests: Iterable[dict[str, object]]) -> None:
+    """Drop the snapshots only pruned runs needed: their refs, then git's unreferenced objects (older than an
+    hour, so a run in progress in another kernel keeps its own)."""
+    by_root: dict[str, list[str]] = {}
+    for manifest in manifests:
+        root, run_id = manifest.get("root"), manifest.get("run_id")
+        if isinstance(root, str) and isinstance(run_id, str):
+            by_root.setdefault(root, []).append(run_id)
+    for root, run_ids in by_root.items():
+        repo = ShadowRepo(Path(root), state_dir)
+        if not repo.git_dir.is_dir():
+            continue
+        try:
+            refs = repo._git("for-each-ref", "--format=%(refname)", *(f"refs/runs/{r}/" for r in run_ids))
+            lines = "".join(f"delete {ref}\n" for ref in refs.split())
+            if lines:
+                repo._git("update-ref", "--stdin", stdin=lines)
+            repo._git("gc", "--quiet", "--prune=1.hour.ago", check=False)
+        except SnapshotError:
+            continue
