@@ -44,6 +44,8 @@ def test_whole_job_on_the_scripted_model(project: Path) -> None:
     assert kinds(events)[0] == "run_started" and kinds(events)[-1] == "run_finished"
     assert "".join(e.text for e in events if isinstance(e, TextDelta)).startswith(FIRST_WORDS)
     finished = events[-1]
-    assert isinstance(finished, RunFinished) and finished.untracked_changes_note
+    assert isinstance(finished, RunFinished) and finished.undo_note == ""  # commands' changes are covered
+    assert [c["path"] for c in finished.changes] == list(finished.files_changed)  # the review list
+    assert all(c["status"] == "modified" and c["diff"].startswith("diff --git") for c in finished.changes)
     transcript = json.dumps(result.transcript.to_list())  # the transcript is plain JSON
     assert '"kind": "text_delta"' in transcript

@@ -127,5 +127,5 @@ class ConsolePrinter:
             f"{e.message}\n"
             f"Files changed: {files}. Tokens: {e.total_tokens}, cost: ${e.total_cost_usd:.4f}.\n"
         )
-        if e.untracked_changes_note:
-            self._write(f"{e.untracked_changes_note}\n")
+        if e.undo_note:
+            self._write(f"{e.undo_note}\n")

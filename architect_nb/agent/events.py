@@ -144,6 +144,7 @@ class ToolResultEvent(AgentEvent):
     hooks: tuple[dict[str, Any], ...]
     duration_s: float
     images: tuple[dict[str, str], ...] = ()  # PNGs a run_python call made: {"mime", "data" (base64), "alt"}
+    changed_files: tuple[str, ...] = ()  # what the call changed in the workspace (from its snapshots)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +178,8 @@ class RunFinished(AgentEvent):
     total_tokens: int
     total_cost_usd: float
     duration_s: float
-    untracked_changes_note: str = ""
+    undo_note: str = ""  # what undo does not cover (files over the size limit, calls with no snapshot)
+    changes: tuple[dict[str, str], ...] = ()  # for review: each changed file's path, status and diff
 
 
 EventSink = Callable[[AgentEvent], None]

@@ -316,6 +316,7 @@ class AgentLoop:
     # ------------------------------------------------------------------ tools
 
     def _run_tools(self, calls: Sequence[ToolCall], step: int) -> list[ToolResult]:
+        self.engine.step = step  # which step changed which files, for rewind
         for call in calls:
             self.emit(
                 ToolCallRequested(
@@ -372,6 +373,7 @@ class AgentLoop:
                 hooks=tuple(result.metadata.get("hooks", ())),
                 duration_s=round(time.monotonic() - started, 4),
                 images=tuple(result.metadata.get("images", ())),
+                changed_files=tuple(result.metadata.get("changed_files", ())),
             )
         )
         if _status(result) == "failed":  # a tool that broke, not a person's or a rule's refusal
@@ -497,10 +499,6 @@ class AgentLoop:
         )
         if not message:
             message = "Done." if stop == "completed" else stop
-        commands_ran = any(
-            r.tool == "run_command" and r.success for r in self.engine.audit.records(self.run_id)
-        )
-        note = "Files changed by run_command are not tracked by undo." if commands_ran else ""
         self.emit(
             RunFinished(
                 run_id=self.run_id,
@@ -513,7 +511,8 @@ class AgentLoop:
                 total_tokens=self.costs.total_tokens,
                 total_cost_usd=self.costs.cost_usd,
                 duration_s=round(time.monotonic() - started, 3),
-                untracked_changes_note=note,
+                undo_note=self.engine.checkpoints.coverage_note(self.run_id),
+                changes=_review(self.engine, self.run_id),
             )
         )
         assert self.thread is not None
@@ -550,6 +549,27 @@ class AgentLoop:
         self.record_to.write_text(
             yaml.safe_dump(script, sort_keys=False, allow_unicode=True), encoding="utf-8"
         )
+
+
+_REVIEW_FILES = 200
+_REVIEW_DIFF_LINES = 400
+
+
+def _review(engine: ExecutionEngine, run_id: str) -> tuple[dict[str, str], ...]:
+    """Each file the run changed with its diff, for the review list (capped: the run record is saved)."""
+    try:
+        changes = engine.checkpoints.review(run_id)
+    except Exception:  # the review is an extra; the run's record must still be written
+        log.exception("review_failed", run_id=run_id)
+        return ()
+    out = []
+    for change in changes[:_REVIEW_FILES]:
+        lines = change.diff.splitlines(keepends=True)
+        diff = "".join(lines[:_REVIEW_DIFF_LINES])
+        if len(lines) > _REVIEW_DIFF_LINES:
+            diff += f"[... {len(lines) - _REVIEW_DIFF_LINES} more lines: %architect review {run_id}]\n"
+        out.append({"path": change.path, "status": change.status, "diff": diff})
+    return tuple(out)
 
 
 def _thread_info(thread: Thread) -> ThreadInfo:

@@ -30,10 +30,22 @@ CELL_USAGE = (
 )
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
-    "| threads | undo [RUN] | transcript [RUN]"
+    "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN]"
 )
 
-Subcommand = Literal["status", "tools", "config", "model", "mode", "history", "threads", "undo", "transcript"]
+Subcommand = Literal[
+    "status",
+    "tools",
+    "config",
+    "model",
+    "mode",
+    "history",
+    "threads",
+    "undo",
+    "review",
+    "revert",
+    "transcript",
+]
 THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FORK = re.compile(
     r"^(@[A-Za-z0-9][A-Za-z0-9_.-]{0,63}(?:/[0-9]{1,6})?|[A-Za-z0-9_-]{1,64})(?::([0-9]{1,6}))?$"
@@ -47,6 +59,8 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "history": (0, 0),
     "threads": (0, 0),
     "undo": (0, 1),
+    "review": (0, 1),
+    "revert": (2, 2),
     "transcript": (0, 1),
 }
 

@@ -210,7 +210,7 @@ def summary_html(finished: Mapping[str, Any]) -> str:
     """The final summary: status, stop reason, files changed, tokens, cost and time."""
     files = finished.get("files_changed") or []
     file_list = ", ".join(f"<code>{_e(f)}</code>" for f in files) or "none"
-    note = finished.get("untracked_changes_note") or ""
+    note = finished.get("undo_note") or ""
     return (
         f'<div style="{_CARD};background:#f6f8fa">'
         f"<div>{status_badge(str(finished.get('status', '')))} <b>{_e(finished.get('message', ''))}</b> "

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from dataclasses import dataclass, field
@@ -85,29 +86,48 @@ class Session:
             raise UsageError(f"%architect: {what} matches {run!r}; recent runs: {known}.")
         return matches[0]
 
-    def undo(self, run: str | None = None) -> UndoReport:
-        """Undo the last run of this kernel, or the run with id `run`, made by this kernel or saved on disk.
+    def undo(self, run: str | None = None, *, step: int | None = None, path: str | None = None) -> UndoReport:
+        """Undo the last run of this kernel, or the run with id `run` (made here or saved on disk): all of it,
+        the steps from `step` on (a rewind), or one `path` (a review's Revert).
 
         The id must be whole: undo is destructive, and a button in a notebook from elsewhere must not reach
         one of your runs with a short prefix.
         """
+        what = "revert" if path is not None else "undo"
+        store, run_id, record = self._store_for(run, what)
+        try:
+            report = store.undo(run_id, from_step=step, path=path)
+        except CheckpointError as exc:
+            raise UsageError(f"%architect {what}: {exc}.") from None
+        if record is not None and step is None and path is None:
+            record.undone = report
+        self._tell_thread(report)
+        return report
+
+    def review(self, run: str | None = None) -> MessageOutput:
+        """`%architect review`: every file the run changed, with its diff."""
+        store, run_id, _record = self._store_for(run, "review")
+        try:
+            changes = store.review(run_id)
+        except CheckpointError as exc:
+            raise UsageError(f"%architect review: {exc}.") from None
+        if not changes:
+            return MessageOutput(f"Run {run_id} changed no files.", level="info")
+        blocks = [f"{c.path} ({c.status})\n{c.diff.rstrip()}" for c in changes]
+        hint = f"%architect revert {run_id} PATH puts one file back; %architect undo {run_id} all of them."
+        return MessageOutput("\n\n".join([*blocks, hint]), level="info")
+
+    def _store_for(self, run: str | None, what: str) -> tuple[CheckpointStore, str, RunRecord | None]:
+        """The store that knows run `run` (this kernel's engine, or the saved runs), its id and record."""
         try:
             record = self.find(run, exact=True)
         except UsageError:
             if run is None:
                 raise
-            return self._undo_saved(run)
-        if record.undone is not None:
-            raise UsageError(f"%architect undo: run {record.run_id} was already undone ({record.undone}).")
+            return self._saved_store(run, what), run, None
         if record.engine is None:
-            raise UsageError(f"%architect undo: run {record.run_id} kept no checkpoints.")
-        try:
-            report = record.engine.checkpoints.undo(record.run_id)
-        except CheckpointError as exc:
-            raise UsageError(f"%architect undo: {exc}.") from None
-        record.undone = report
-        self._tell_thread(report)
-        return report
+            raise UsageError(f"%architect {what}: run {record.run_id} kept no record of its changes.")
+        return record.engine.checkpoints, record.run_id, record
 
     def _tell_thread(self, report: UndoReport) -> None:
         """The next run of the undone run's thread hears which files went back (see `undo_note`)."""
@@ -117,23 +137,18 @@ class Session:
         if warning is not None:  # the files are back; only the note to the model may be lost
             log.warning("undo_note_not_saved", run_id=report.run_id, reason=warning)
 
-    def _undo_saved(self, run: str) -> UndoReport:
-        """A run this kernel did not make (it restarted since): its checkpoints saved on disk, in the
-        workspace the run was made in (a cell's --workspace is not known here; the run's manifest knows)."""
+    def _saved_store(self, run: str, what: str) -> CheckpointStore:
+        """A run this kernel did not make (it restarted since): its record saved on disk, in the workspace the
+        run was made in (a cell's --workspace is not known here; the run's manifest knows)."""
         config = self.config()
         saved = checkpoint_files(config)
         root = saved_run_root(saved.directory, run) if saved is not None else None
         if saved is None or root is None:
             raise UsageError(
-                f"%architect undo: no run {run!r} in this kernel or among the saved runs; "
+                f"%architect {what}: no run {run!r} in this kernel or among the saved runs; "
                 "give the whole id, as `%architect history` or the run's output shows it."
             )
-        try:
-            report = CheckpointStore(on_disk=CheckpointFiles(saved.directory, root)).undo(run)
-        except CheckpointError as exc:
-            raise UsageError(f"%architect undo: {exc}.") from None
-        self._tell_thread(report)
-        return report
+        return CheckpointStore(root, on_disk=CheckpointFiles(saved.directory, root))
 
     # ------------------------------------------------------------------ the line magic
 
@@ -156,8 +171,14 @@ class Session:
         if name == "threads":
             return MessageOutput(self.threads.listing(self.config()), level="info")
         if name == "undo":
-            report = self.undo(args[0] if args else None)
+            run, step = _run_and_step(args[0]) if args else (None, None)
+            report = self.undo(run, step=step)
             return MessageOutput(str(report), level="info" if report.ok else "error")
+        if name == "revert":
+            report = self.undo(args[0], path=_path_argument(args[1]))
+            return MessageOutput(str(report), level="info" if report.ok else "error")
+        if name == "review":
+            return self.review(args[0] if args else None)
         record = self.find(args[0] if args else None)
         return default_redactor().redact_data(json.loads(json.dumps(record.payload, default=str)))
 
@@ -230,6 +251,27 @@ class Session:
 
     def output(self, run: str | None = None) -> RunOutput:
         return RunOutput.from_payload(self.find(run).payload)
+
+
+def _run_and_step(text: str) -> tuple[str, int | None]:
+    """`RUN` or `RUN:STEP` (rewind to just before that step)."""
+    run, sep, step = text.partition(":")
+    if not sep:
+        return run, None
+    if not step.isdigit() or int(step) < 1:
+        raise UsageError(f"%architect undo: {text!r} is not RUN or RUN:STEP (a step number from 1).")
+    return run, int(step)
+
+
+def _path_argument(text: str) -> str:
+    """A path as typed, or as `b64:...` (URL-safe base64 of UTF-8), which the labextension sends so that no
+    file name is ever spliced into kernel code."""
+    if not text.startswith("b64:"):
+        return text
+    try:
+        return base64.urlsafe_b64decode(text[4:] + "=" * (-len(text[4:]) % 4)).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        raise UsageError(f"%architect revert: {text[:40]!r} is not a path in base64.") from None
 
 
 _session: Session | None = None
