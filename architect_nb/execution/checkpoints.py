@@ -234,8 +234,7 @@ class CheckpointStore:
         head_moved = bool(mark.repo and repo_after and mark.repo.commit != repo_after.commit)
         with self._lock:
             run = self._runs.setdefault(mark.run_id, _Run())
-            if mark.scope is None:
-                run.not_covered.update(self.shadow.too_large)
+            run.not_covered.update(p for p in self.shadow.too_large if mark.scope is None or p in mark.scope)
             if not changed and not index_changed and not head_moved:
                 return []
             record = StepRecord(

@@ -57,9 +57,10 @@ class ShadowRepo:
         key = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
         self.git_dir = Path(state_dir) / f"{key}.git"
         self.max_file_bytes = max_file_bytes
-        self.too_large: list[str] = []
+        self.too_large: set[str] = set()
         self._lock = threading.Lock()
         self._ready = False
+        self._last: tuple[str, str, list[str]] | None = None  # (tree before, tree after, paths that differ)
 
     # ------------------------------------------------------------------ snapshots
 
@@ -68,13 +69,20 @@ class ShadowRepo:
         with self._lock:
             self._prepare()
             if paths is None:
-                self._exclude_large()
                 self._git("add", "-A", "--ignore-errors", "--", ".")
                 if include:
                     self._git("add", "-f", "--ignore-errors", "--", *include, check=False)
             elif paths:
                 self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin="\0".join(paths) + "\0")
-            return self._git("write-tree").strip()
+            previous = self._last[1] if self._last is not None else EMPTY_TREE
+            # What changed since the last snapshot: the only files that can be newly too large, and (when the
+            # last snapshot was this call's "before") the call's changes, so `changed` needs no other git run.
+            out = self._git("diff-index", "--cached", "-z", "--name-only", "--no-renames", previous)
+            differ = [p for p in out.split("\0") if p]
+            self._drop_large(differ)
+            tree = self._git("write-tree").strip()
+            self._last = (previous, tree, differ)
+            return tree
 
     def entries(self, tree: str, paths: Iterable[str] | None = None) -> dict[str, Entry]:
         """The files of `tree` (all, or those of `paths`), by path."""
@@ -98,6 +106,9 @@ class ShadowRepo:
         """Paths that differ between two trees (added, removed, changed, mode changed)."""
         if before == after:
             return []
+        last = self._last
+        if last is not None and last[0] == before and last[1] == after:
+            return [p for p in last[2] if p not in self.too_large]
         out = self._git("diff-tree", "-r", "-z", "--name-only", "--no-renames", before, after)
         return [p for p in out.split("\0") if p]
 
@@ -175,24 +186,23 @@ class ShadowRepo:
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(_NO_CONVERSIONS)
 
-    def _exclude_large(self) -> None:
-        """Files over the limit go in info/exclude, so `git add -A` leaves them out (and says so)."""
-        large: list[str] = []
-        for folder, dirs, names in os.walk(self.workspace):
-            dirs[:] = [d for d in dirs if d != ".git"]
-            for name in names:
-                full = os.path.join(folder, name)
-                try:
-                    st = os.lstat(full)
-                except OSError:
-                    continue
-                if st.st_size > self.max_file_bytes and not os.path.islink(full):
-                    large.append(os.path.relpath(full, self.workspace))
-        self.too_large = sorted(large)
-        lines = "".join("/" + _escape(p) + "\n" for p in self.too_large)
+    def _drop_large(self, paths: Sequence[str]) -> None:
+        """Files over the limit leave the snapshot: out of the index, and listed in info/exclude so `git add
+        -A` leaves them out from now on (and the run says they are not covered)."""
+        large = []
+        for path in paths:
+            try:
+                st = os.lstat(self.workspace / path)
+            except OSError:
+                continue
+            if st.st_size > self.max_file_bytes and not os.path.islink(self.workspace / path):
+                large.append(path)
+        if not large:
+            return
+        self.too_large.update(large)
+        lines = "".join("/" + _escape(p) + "\n" for p in sorted(self.too_large))
         (self.git_dir / "info" / "exclude").write_text(lines)
-        if large:  # already in the index from an earlier snapshot: drop them there too
-            self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large)
+        self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large)
 
     def _env(self) -> dict[str, str]:
         env = {
