@@ -20,7 +20,6 @@ can always disguise a name); changes made by commands are not checkpointed eithe
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
 import re
 import shlex
@@ -28,11 +27,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from architect_nb.config.schema import GuardrailsConfig, QualityGateConfig
+from architect_nb.execution.path_globs import PathGlobs
 
 __all__ = ["CodeRuleHit", "GuardrailsEngine", "QualityGateResult"]
 
@@ -69,38 +69,6 @@ class QualityGateResult:
         return f"[Quality gate {self.name}: {state}]" + (f"\n{self.output}" if not self.passed else "")
 
 
-class _Globs:
-    """A list of globs matched, case-insensitively, against a relative path, its parents and its name."""
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = [p.strip().lower().removeprefix("./").rstrip("/") for p in patterns if p.strip()]
-        self._regexes = [(re.compile(fnmatch.translate(p)), p) for p in self.patterns]
-
-    def __bool__(self) -> bool:
-        return bool(self.patterns)
-
-    def inside(self, rel: str) -> str | None:
-        """A folder pattern lying below the folder `rel` (so removing or moving `rel` would touch it)."""
-        rel = rel.lower().removeprefix("./").rstrip("/")
-        prefix = "" if rel in ("", ".") else rel + "/"
-        for pattern in self.patterns:
-            if "/" in pattern and pattern.startswith(prefix) and not pattern.startswith("../"):
-                return pattern
-        return None
-
-    def match(self, rel: str) -> str | None:
-        """The first pattern matching `rel`, one of its parent folders or its name; None if none does."""
-        parts = rel.lower().removeprefix("./").split("/")
-        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-        if len(parts) > 1:
-            candidates.append(parts[-1])
-        for regex, pattern in self._regexes:
-            for candidate in candidates:
-                if regex.match(candidate):
-                    return pattern
-        return None
-
-
 class GuardrailsEngine:
     """Deterministic rules with per-run counters. Thread-safe.
 
@@ -114,8 +82,8 @@ class GuardrailsEngine:
         self.workspace_root = Path(os.path.realpath(workspace_root))
         self._root_text = str(self.workspace_root)
         self._root_prefix = self._root_text.rstrip("/") + "/"
-        self.protected = _Globs(config.protected_files)
-        self.sensitive = _Globs(config.sensitive_files)
+        self.protected = PathGlobs(config.protected_files)
+        self.sensitive = PathGlobs(config.sensitive_files)
         self._blocked = [(_compile(p), p) for p in config.blocked_commands]
         self._rules = [(_compile(r.pattern), r) for r in config.code_rules]
         self._lock = threading.Lock()
