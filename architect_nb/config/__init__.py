@@ -17,6 +17,7 @@ from architect_nb.config.schema import (
     MCPServerConfig,
     NotebookConfig,
     QualityGateConfig,
+    SandboxConfig,
     WorkspaceConfig,
 )
 
@@ -37,6 +38,7 @@ __all__ = [
     "MCPServerConfig",
     "NotebookConfig",
     "QualityGateConfig",
+    "SandboxConfig",
     "WorkspaceConfig",
     "find_config_file",
     "load_config",
