@@ -398,7 +398,13 @@ def build_engine(
         confirmer: Who approves calls; default the terminal.
     """
     registry = ToolRegistry()
-    register_all_tools(registry, config.workspace, config.commands)
+    register_all_tools(
+        registry,
+        config.workspace,
+        config.commands,
+        sandbox_config=config.sandbox,
+        guardrails_config=config.guardrails,
+    )
     root = config.workspace.root.resolve()
     guardrails = GuardrailsEngine(config.guardrails, root) if config.guardrails.active else None
     return ExecutionEngine(
