@@ -118,6 +118,8 @@ class ToolResultEvent(AgentEvent):
     diff: str | None
     hooks: tuple[dict[str, Any], ...]
     duration_s: float
+    #: For commands: whether it ran in the OS sandbox (None for other tools, and for commands not run).
+    sandboxed: bool | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

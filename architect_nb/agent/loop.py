@@ -110,7 +110,8 @@ class AgentLoop:
         self._cancel_reason: StopReason = "interrupted"
         self._current = threading.local()
         self.run_id = ""
-        self.startup_warnings: list[str] = []  # e.g. MCP servers left out; shown when the run starts
+        # (category, message), shown when each run starts: MCP servers left out, no OS sandbox here.
+        self.startup_warnings: list[tuple[str, str]] = []
         self.mcp_manager: Any = None  # owns MCP connections when the config names servers
 
     # ------------------------------------------------------------------ control
@@ -158,8 +159,8 @@ class AgentLoop:
                 tools=tuple(s["function"]["name"] for s in schemas),
             )
         )
-        for warning in self.startup_warnings:
-            self.emit(Warning(run_id=self.run_id, message=warning, category="mcp"))
+        for category, warning in self.startup_warnings:
+            self.emit(Warning(run_id=self.run_id, message=warning, category=category))
         self._notify(HookEvent.SESSION_START, {"task": task, "agent": self.agent.name})
         messages = self.context.start(self.agent.system_prompt, task)
         steps = 0
@@ -307,6 +308,7 @@ class AgentLoop:
                 diff=result.metadata.get("diff"),
                 hooks=tuple(result.metadata.get("hooks", ())),
                 duration_s=round(time.monotonic() - started, 4),
+                sandboxed=_sandboxed(result),
             )
         )
         if _status(result) == "failed":  # a tool that broke, not a person's or a rule's refusal
@@ -456,3 +458,9 @@ def _status(result: ToolResult) -> str:
         if meta.get(key):
             return status
     return "ok" if result.success else "failed"
+
+
+def _sandboxed(result: ToolResult) -> bool | None:
+    """Whether a command ran in the OS sandbox; None when nothing ran or the tool is not a command."""
+    value = result.metadata.get("sandboxed")
+    return value if isinstance(value, bool) and "exit_code" in result.metadata else None

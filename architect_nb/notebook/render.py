@@ -154,10 +154,13 @@ def tool_card_html(
     error: str | None = None,
     diff: str | None = None,
     hooks: Sequence[Mapping[str, Any]] = (),
+    sandboxed: bool | None = None,
 ) -> str:
-    """One tool call: tool, arguments, status and duration; then the diff, hook results and output."""
+    """One tool call: tool, arguments, status, duration and, for a command, whether it ran in the OS
+    sandbox; then the diff, hook results and output."""
     took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
-    head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}</div>'
+    label = _sandbox_label(sandboxed)
+    head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}{label}</div>'
     args = f'<pre style="{_PRE};color:#57606a">{_e(_args_text(arguments))}</pre>' if arguments else ""
     body = diff_html(diff, max_lines=_DIFF_LINES_CAP) if diff else ""
     body += hooks_html(hooks)
@@ -168,6 +171,14 @@ def tool_card_html(
     if output and not diff:
         body += _text_block("output", output)
     return f'<div style="{_CARD}">{head}{args}{body}</div>'
+
+
+def _sandbox_label(sandboxed: bool | None) -> str:
+    if sandboxed is None:
+        return ""
+    if sandboxed:
+        return ' <span style="color:#1a7f37;font-size:11px">sandboxed</span>'
+    return ' <span style="color:#9a6700;font-size:11px">not sandboxed</span>'
 
 
 def summary_html(finished: Mapping[str, Any]) -> str:
@@ -209,6 +220,7 @@ def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
             error=result.get("error"),
             diff=result.get("diff"),
             hooks=result.get("hooks") or (),
+            sandboxed=result.get("sandboxed") if isinstance(result.get("sandboxed"), bool) else None,
         )
     if kind == "confirmation_answered":
         reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""
@@ -245,7 +257,9 @@ def _plain(payload: Mapping[str, Any]) -> str:
         elif kind == "tool_call":
             r = results.get(str(event.get("call_id")), {})
             took = f" {r['duration_s']:.2f}s" if "duration_s" in r else ""
-            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}")
+            sandboxed = r.get("sandboxed")
+            box = " (sandboxed)" if sandboxed is True else " (not sandboxed)" if sandboxed is False else ""
+            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}{box}")
         elif kind == "warning":
             lines.append(f"! {event.get('message')}")
         elif kind == "run_finished":

@@ -87,6 +87,8 @@ export interface IToolResult extends IEventBase {
   diff: string | null;
   hooks: IHookResult[];
   duration_s: number;
+  /** For commands: whether it ran in the OS sandbox; null for other tools. */
+  sandboxed: boolean | null;
 }
 
 export interface ICostUpdate extends IEventBase {
@@ -270,7 +272,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         hooks: hooks
           .map(parseHook)
           .filter((hook): hook is IHookResult => hook !== null),
-        duration_s: num(raw, 'duration_s')
+        duration_s: num(raw, 'duration_s'),
+        sandboxed: typeof raw.sandboxed === 'boolean' ? raw.sandboxed : null
       };
     }
     case 'cost':
