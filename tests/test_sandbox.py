@@ -254,6 +254,7 @@ def test_no_command_reads_a_sensitive_file(project: Path, shape: str) -> None:
     assert "Guardrail" not in (result.error or ""), result  # the lexical check did not see it
     assert not _leaked(shown(result)), (command, result)
     assert result.metadata["sandboxed"] is True
+    assert result.success or "OS sandbox" in (result.error or ""), result  # a failure says where it ran
 
 
 @pytest.mark.parametrize("shape", SHAPES[:4] + SHAPES[6:])
@@ -368,9 +369,18 @@ def test_proc_shows_only_the_sandbox(project: Path) -> None:
     for command in [f"cat /proc/{me}/environ", f"ls /proc/{me}/root/", f"cat /proc/{me}/cmdline"]:
         result = run(engine, command)
         assert not result.success and "No such file" in result.output, (command, result)
+        assert "It ran in the OS sandbox" in (result.error or ""), result
     assert not run(engine, "echo 1 > /proc/sys/kernel/sysrq").success
     # The sandbox's pid 1 is its own: its root is the sandbox's, so nothing hidden shows through it.
     assert not _leaked(shown(run(engine, "cat /proc/1/root$PWD/secrets/token.txt /proc/self/root$PWD/.e*")))
+
+
+def test_no_terminal_to_type_into(project: Path) -> None:
+    """bubblewrap starts in a session of its own with no controlling terminal, so the sandbox cannot push
+    keystrokes into the person's terminal (what --new-session guards against)."""
+    for command in ["exec 3<>/dev/tty", "setsid sh -c 'exec 3<>/dev/tty'", "ls /dev/console"]:
+        result = run(engine_for(project), command)
+        assert not result.success, (command, result)
 
 
 def test_planted_links_do_not_escape(project: Path, home: Path, outside: Path) -> None:
@@ -382,6 +392,7 @@ def test_planted_links_do_not_escape(project: Path, home: Path, outside: Path) -
     for command in ["echo pwned > escape/new.txt", "echo pwned >> escape/existing.txt", "touch etc/pwned"]:
         result = run(engine, command)
         assert not result.success and "Read-only file system" in result.output, (command, result)
+        assert "The OS sandbox stopped writing outside the workspace" in (result.error or ""), result
     assert SSH_KEY not in shown(run(engine, "cat key"))
     made = run(engine, f"ln -s {home} h && cat h/.ssh/id_ed25519; echo x > h/.bashrc")
     assert SSH_KEY not in shown(made) and not made.success

@@ -136,7 +136,7 @@ def test_the_argv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert isinstance(sandbox, Sandbox)
     argv = sandbox.argv
-    for flag in ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--proc", "--dev"):
+    for flag in ("--die-with-parent", "--unshare-pid", "--unshare-net", "--proc", "--dev"):
         assert flag in argv
     assert argv[argv.index("--cap-drop") + 1] == "ALL"
     assert argv[-3:] == ("--chdir", str(ws / "sub"), "--")

@@ -208,7 +208,11 @@ def sandbox_note(output: str, sandbox: Sandbox) -> str:
 
 
 def _namespace_flags(program: str, network: bool, *, nested_userns: bool) -> list[str]:
-    flags = [program, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+    # No --new-session: run_process already starts bubblewrap in a session of its own with no controlling
+    # terminal (nothing to inject keystrokes into, which is what --new-session prevents), and keeping the
+    # sandbox in bubblewrap's process group lets the group kill reach its init at once. --die-with-parent
+    # alone can miss: a bubblewrap killed before its child set the signal leaves that child running.
+    flags = [program, "--die-with-parent", "--unshare-pid", "--unshare-ipc"]
     if not nested_userns:  # bubblewrap 0.8+: no user namespaces inside, so no mount tricks at all
         flags += ["--unshare-user", "--disable-userns"]
     flags += ["--cap-drop", "ALL"]
