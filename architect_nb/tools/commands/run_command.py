@@ -145,9 +145,11 @@ class RunCommandTool(WorkspaceTool):
         if reason is not None:
             if config.mode == "auto":
                 return None
+            install = "" if INSTALL_HINT in reason else f" {INSTALL_HINT}."
             return SandboxUnavailable(
-                f"The OS sandbox is required (sandbox.mode: required) but cannot start: {reason} "
-                f"The command was not run. {INSTALL_HINT}, or ask the user to set sandbox.mode to auto."
+                f"The OS sandbox is required (sandbox.mode: required) but cannot start: {reason} The "
+                f"command was not run.{install} Ask the user to make it work here, or to set sandbox.mode "
+                "to auto."
             )
         return prepare_sandbox(
             self.workspace_root,
