@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from sandbox_support import require_bwrap
 
 from architect_nb.config import SandboxConfig
 from architect_nb.execution.path_globs import PathGlobs
+from architect_nb.tools.commands import sandbox as sandbox_module
 from architect_nb.tools.commands import workspace_scan
 from architect_nb.tools.commands.process import run_process
 from architect_nb.tools.commands.sandbox import (
@@ -21,6 +23,7 @@ from architect_nb.tools.commands.sandbox import (
     SandboxUnavailable,
     prepare_sandbox,
     sandbox_note,
+    sandbox_summary,
     start_failure,
 )
 from architect_nb.tools.commands.sandbox_paths import hidden_paths
@@ -226,3 +229,18 @@ def test_nothing_is_mounted_inside_a_masked_folder(visible_home: Path) -> None:
     )
     assert outcome.exit_code == 0, outcome.output  # bubblewrap started: no mount inside an empty folder
     assert outcome.output.split() == [".config:", "secrets:"]
+
+
+@pytest.mark.parametrize(("platform", "says"), [("darwin", "not available on macOS"), ("win32", "on win32")])
+def test_other_platforms_have_no_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: str, says: str
+) -> None:
+    sandbox_module._probe.cache_clear()
+    monkeypatch.setattr(sys, "platform", platform)
+    try:
+        result = prepare_sandbox(tmp_path, SandboxConfig())
+        assert isinstance(result, SandboxUnavailable) and says in result.reason
+        assert sandbox_summary(SandboxConfig()).startswith("not available, so commands run without")
+    finally:
+        monkeypatch.undo()
+        sandbox_module._probe.cache_clear()
