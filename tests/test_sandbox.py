@@ -171,6 +171,20 @@ def test_tmp_is_private_and_writable(project: Path) -> None:
     assert not Path("/tmp", name).exists()
 
 
+def test_a_notebook_can_be_executed_in_the_sandbox(project: Path, home: Path) -> None:
+    """nbconvert starts a kernel: its connection file goes to the sandbox's /tmp (~/.local/share/jupyter is
+    hidden) and it talks to it over the sandbox's own loopback."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("print(6 * 7)")]
+    nbformat.write(notebook, project / "n.ipynb")
+    command = "jupyter nbconvert --to notebook --execute n.ipynb --output out.ipynb"
+    result = run(engine_for(project), command, timeout=120)
+    assert result.success and result.metadata["sandboxed"] is True, result
+    assert "42" in (project / "out.ipynb").read_text()
+
+
 # ---------------------------------------------------------------- credential folders
 
 

@@ -58,6 +58,13 @@ _DROPPED_ENV = ("BASH_ENV", "ENV")
 # FORCE_COLOR=1). The model's own `env` argument can still ask for colour.
 _COLOR_FORCING_ENV = ("FORCE_COLOR", "CLICOLOR_FORCE", "PY_COLORS")
 _NO_COLOR_ENV = {"NO_COLOR": "1", "TERM": "dumb"}
+# In the sandbox, scratch space is its own /tmp (private, empty, writable); IPython's and Jupyter's folders
+# under HOME are hidden there, so tools that start kernels (nbconvert, papermill, nbmake) use /tmp instead.
+_SANDBOX_ENV = {
+    "TMPDIR": "/tmp",  # noqa: S108
+    "IPYTHONDIR": "/tmp/ipython",  # noqa: S108
+    "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime",  # noqa: S108
+}
 
 
 class RunCommandArgs(ToolArgs):
@@ -195,7 +202,7 @@ class RunCommandTool(WorkspaceTool):
         env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV and k not in _COLOR_FORCING_ENV}
         env.update(_NO_COLOR_ENV)
         if sandbox is not None:
-            env["TMPDIR"] = "/tmp"  # noqa: S108 - the sandbox's own /tmp: private, empty and writable
+            env.update(_SANDBOX_ENV)
         env.update(args.env or {})
         timeout = args.timeout or self.commands_config.default_timeout
         argv = [bash, "-c", args.command]
