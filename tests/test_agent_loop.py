@@ -270,3 +270,27 @@ def test_on_error_fires_for_a_failed_tool_but_not_for_a_denial(project: Path) ->
     overrides = {"hooks.on_error": [{"command": f"echo $ARCHITECT_TOOL_NAME >> {log}"}]}
     make_loop(project, model, answers=["deny"], overrides=overrides).run("go")
     assert log.read_text().split() == ["read_file"]
+
+
+def test_a_run_without_the_os_sandbox_says_so_once_and_each_command_says_how_it_ran(project: Path) -> None:
+    turns = [
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "ls"}}]},
+        {"tool_calls": [{"name": "run_command", "arguments": {"command": "ls shop"}}]},
+        {"content": "done"},
+    ]
+    model = write_script(project, turns)
+    events: list[AgentEvent] = []
+    loop = make_loop(project, model, overrides={"sandbox.program": "/nonexistent/bwrap"}, events=events)
+    assert loop.run("look").stop_reason == "completed"
+    warnings = [e for e in events if isinstance(e, Warning) and e.category == "sandbox"]
+    assert (
+        len(warnings) == 1 and "not available, so commands run without the OS sandbox" in warnings[0].message
+    )
+    assert "bubblewrap" in warnings[0].message
+    assert [e.sandboxed for e in events if isinstance(e, ToolResultEvent)] == [False, False]
+    quiet: list[AgentEvent] = []
+    off = {"sandbox.program": "/nonexistent/bwrap", "sandbox.mode": "off"}
+    make_loop(
+        project, write_script(project, [{"content": "ok"}], name="quiet.yaml"), overrides=off, events=quiet
+    ).run("x")
+    assert not [e for e in quiet if isinstance(e, Warning)]

@@ -109,6 +109,30 @@ def test_tool_classify_sensitivity_is_the_verdicts(tmp_path: object) -> None:
     assert tool.classify_sensitivity("ls", env={"LD_PRELOAD": "x.so"}) == "dangerous"
 
 
+@pytest.mark.parametrize(
+    ("command", "word"),
+    [
+        ("cat ../notes.txt", "../notes.txt"),
+        ("ls ~/projects", "~/projects"),
+        ("head /etc/hosts", "/etc/hosts"),
+        ("wc -l $HOME/.profile", "$HOME/.profile"),
+        ("grep -r x --include=/etc/x .", "--include=/etc/x"),
+        ("mypy ../other", "../other"),  # dev commands too: the sandbox lets them read outside
+    ],
+)
+def test_paths_outside_the_workspace_are_not_safe(command: str, word: str) -> None:
+    verdict = classify_command(command)
+    assert verdict.sensitivity == "dangerous"
+    assert verdict.reason == f"{command.split(maxsplit=1)[0]} reaches outside the workspace ({word})"
+
+
+def test_outside_paths_stay_safe_where_they_are_not_paths() -> None:
+    for command in ["grep -rn /api/ src", "sed -n '/x/p' a.py", "echo ~", "cut -d / -f2 a", "cat /dev/null"]:
+        assert classify_command(command).sensitivity == "safe", command
+    config = CommandsConfig(safe_commands=["mytool"])
+    assert classify_command("mytool /etc", config).sensitivity == "dangerous"  # configured ones too
+
+
 # ---------------------------------------------------------------- configuration
 
 

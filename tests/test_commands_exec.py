@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sandbox_support import require_bwrap
 
-from architect_nb.config import CommandsConfig, WorkspaceConfig
+from architect_nb.config import CommandsConfig, SandboxConfig, WorkspaceConfig
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.commands.process import OutputBuffer, run_process
 from architect_nb.tools.commands.run_command import RunCommandTool
@@ -21,8 +22,8 @@ from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.setup import register_command_tools
 
 
-def make_tool(workspace: Path, **config: Any) -> RunCommandTool:
-    return RunCommandTool(workspace, CommandsConfig(**config))
+def make_tool(workspace: Path, *, sandbox: str = "auto", **config: Any) -> RunCommandTool:
+    return RunCommandTool(workspace, CommandsConfig(**config), sandbox_config=SandboxConfig(mode=sandbox))
 
 
 def alive(pid: int) -> bool:
@@ -32,15 +33,6 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return "\nState:\tZ" not in status
-
-
-def wait_dead(pid: int, seconds: float = 3.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # ---------------------------------------------------------------- running
@@ -111,24 +103,52 @@ def test_dangerous_commands_run_without_allowed_only(workspace: Path) -> None:
 # ---------------------------------------------------------------- timeouts and process groups
 
 
-def test_timeout_kills_the_whole_tree(workspace: Path) -> None:
-    command = "sleep 60 & echo $! > child.pid; (sleep 60 & echo $! > grandchild.pid; wait) & wait"
+def running_with(marker: str) -> list[int]:
+    """Host pids of live processes whose command line holds `marker` (pids seen inside the sandbox's own
+    pid namespace mean nothing out here)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline and alive(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
+def wait_none_running(marker: str, seconds: float = 3.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := running_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+@pytest.mark.parametrize("sandbox", ["off", "auto"])
+def test_timeout_kills_the_whole_tree(workspace: Path, sandbox: str) -> None:
+    if sandbox == "auto":
+        require_bwrap()
+    command = "sleep 61.17 & (sleep 62.17 & wait) & wait"
     start = time.monotonic()
-    result = make_tool(workspace).execute(command=command, timeout=1)
+    result = make_tool(workspace, sandbox=sandbox).execute(command=command, timeout=1)
     assert time.monotonic() - start < 4
     assert not result.success and result.metadata["timed_out"] is True
     assert "Timed out after 1 s" in (result.error or "")
     assert result.metadata["exit_code"] is None
-    for name in ("child.pid", "grandchild.pid"):
-        pid = int((workspace / name).read_text())
-        assert wait_dead(pid), f"{name} {pid} survived the timeout"
+    assert result.metadata["sandboxed"] is (sandbox == "auto")
+    assert not wait_none_running("61.17") and not wait_none_running("62.17"), "a child survived the timeout"
 
 
-def test_background_jobs_do_not_outlive_the_call(workspace: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["off", "auto"])
+def test_background_jobs_do_not_outlive_the_call(workspace: Path, sandbox: str) -> None:
+    if sandbox == "auto":
+        require_bwrap()
     start = time.monotonic()
-    result = make_tool(workspace).execute(command="sleep 60 & echo $! > bg.pid; echo started", timeout=30)
+    tool = make_tool(workspace, sandbox=sandbox)
+    result = tool.execute(command="sleep 63.17 & echo started", timeout=30)
     assert result.success and time.monotonic() - start < 3
-    assert wait_dead(int((workspace / "bg.pid").read_text()))
+    assert not wait_none_running("63.17")
 
 
 def test_default_timeout_comes_from_the_config(workspace: Path) -> None:

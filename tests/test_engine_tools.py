@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sandbox_support import require_bwrap
 
 from architect_nb.config.schema import AppConfig
 from architect_nb.execution.confirm import ScriptedConfirmer
@@ -21,18 +22,32 @@ def engine_for(
     return build_engine(config, mode=mode, confirmer=confirmer), confirmer
 
 
+_NO_SANDBOX = {"mode": "off"}
+
+
 @pytest.mark.parametrize(
-    ("command", "mode", "asks"),
+    ("command", "mode", "sandbox", "asks"),
     [
-        ("ls", "confirm-sensitive", False),
-        ("ls", "confirm-all", True),
-        ("python -m pytest --version", "confirm-sensitive", True),
-        ("python -m pytest --version", "yolo", False),
-        ("touch made.txt", "confirm-sensitive", True),
+        ("ls", "confirm-sensitive", _NO_SANDBOX, False),
+        ("ls", "confirm-all", _NO_SANDBOX, True),
+        ("python -m pytest --version", "confirm-sensitive", _NO_SANDBOX, True),
+        ("python -m pytest --version", "yolo", _NO_SANDBOX, False),
+        ("touch made.txt", "confirm-sensitive", _NO_SANDBOX, True),
+        # In the OS sandbox without network a dev command runs without asking, unless switched off
+        ("python -m pytest --version", "confirm-sensitive", {}, False),
+        ("python -m pytest --version", "confirm-sensitive", {"dev_without_asking": False}, True),
+        ("python -m pytest --version", "confirm-sensitive", {"network": True}, True),
+        ("python -m pytest --version", "confirm-all", {}, True),
+        ("touch made.txt", "confirm-sensitive", {}, True),
+        ("pytest ../elsewhere", "confirm-sensitive", {}, True),
     ],
 )
-def test_run_command_confirmation_is_dynamic(workspace: Path, command: str, mode: str, asks: bool) -> None:
-    engine, confirmer = engine_for(workspace, mode)
+def test_run_command_confirmation_is_dynamic(
+    workspace: Path, command: str, mode: str, sandbox: dict[str, object], asks: bool
+) -> None:
+    if sandbox.get("mode") != "off":
+        require_bwrap()
+    engine, confirmer = engine_for(workspace, mode, sandbox=sandbox)
     engine.execute_tool_call("run_command", {"command": command})
     assert bool(confirmer.requests) is asks
     if asks:

@@ -224,3 +224,19 @@ def test_fragments() -> None:
     assert ">failed</span>" in failed and "exit code 1" in failed and "E1" in failed
     card = tool_card_html(tool="run_command", arguments={"command": "ls"}, status="blocked", error="nope")
     assert "blocked" in card and "nope" in card
+
+
+def test_a_command_card_says_whether_it_ran_sandboxed() -> None:
+    boxed = tool_card_html(tool="run_command", arguments={"command": "pytest"}, status="ok", sandboxed=True)
+    plain = tool_card_html(tool="run_command", arguments={"command": "pytest"}, status="ok", sandboxed=False)
+    other = tool_card_html(tool="read_file", arguments={"path": "a"}, status="ok")
+    assert ">sandboxed</span>" in boxed and ">not sandboxed</span>" in plain
+    assert "sandboxed" not in other
+    payload = _payload()
+    payload["events"][2:4] = [
+        {**payload["events"][2], "tool": "run_command", "arguments": {"command": "pytest"}},
+        {**payload["events"][3], "tool": "run_command", "diff": None, "hooks": [], "sandboxed": True},
+    ]
+    bundle = RunOutput.from_payload(payload)._repr_mimebundle_()
+    assert ">sandboxed</span>" in bundle["text/html"]
+    assert "- run_command: ok 0.01s (sandboxed)" in bundle["text/plain"]

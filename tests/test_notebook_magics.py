@@ -221,6 +221,12 @@ def test_line_magic_subcommands(shell: tuple[InteractiveShell, Path]) -> None:
     status = repr(ip.run_line_magic("architect", "status"))
     assert "model: gpt-4o-mini" in status and f"workspace: {ws}" in status and "read_file" in status
     assert "MCP servers: none" in status
+    assert "\nsandbox: " in status
+    ip.run_line_magic("architect", "config sandbox.program=/nonexistent/bwrap")
+    assert "sandbox: not available, so commands run without the OS sandbox" in repr(
+        ip.run_line_magic("architect", "status")
+    )
+    ip.run_line_magic("architect", "config sandbox.program=bwrap")
     assert "edit_file:" in repr(ip.run_line_magic("architect", "tools"))
     ip.run_line_magic("architect", "model scripted/x.yaml")
     ip.run_line_magic("architect", "mode confirm-all")

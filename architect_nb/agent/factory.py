@@ -12,6 +12,7 @@ from architect_nb.agent.loop import AgentLoop
 from architect_nb.config.schema import AppConfig, ConfirmMode
 from architect_nb.execution.confirm import Confirmer
 from architect_nb.execution.engine import build_engine
+from architect_nb.tools.commands.sandbox import sandbox_summary, sandbox_unavailable_reason
 from architect_nb.tools.kernel.session import KernelSession
 
 __all__ = ["create_loop"]
@@ -51,10 +52,13 @@ def create_loop(
     loop = AgentLoop(
         engine, llm, agent_config, costs=costs, on_event=on_event, timeout_s=timeout_s, record_to=record_to
     )
+    commands = engine.registry.has_tool("run_command") and config.sandbox.mode != "off"
+    if commands and sandbox_unavailable_reason(config.sandbox) is not None:
+        loop.startup_warnings.append(("sandbox", f"OS sandbox {sandbox_summary(config.sandbox)}"))
     if config.mcp.servers:
         from architect_nb.mcp import MCPManager
 
         # A server that is down leaves its tools out with a warning; the run goes on without them.
         loop.mcp_manager = MCPManager(config.mcp)
-        loop.startup_warnings.extend(loop.mcp_manager.register_tools(engine.registry))
+        loop.startup_warnings.extend(("mcp", w) for w in loop.mcp_manager.register_tools(engine.registry))
     return loop

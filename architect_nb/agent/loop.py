@@ -123,7 +123,8 @@ class AgentLoop:
         self._images: bool | None = None  # whether the model accepts images (asked once)
         self.run_id = ""
         self._stop_hook_active = False  # a Stop hook already sent the model back to work in this run
-        self.startup_warnings: list[str] = []  # e.g. MCP servers left out; shown when the run starts
+        # (category, message), shown when each run starts: MCP servers left out, no OS sandbox here.
+        self.startup_warnings: list[tuple[str, str]] = []
         self.mcp_manager: Any = None  # owns MCP connections when the config names servers
 
     # ------------------------------------------------------------------ control
@@ -197,8 +198,8 @@ class AgentLoop:
                 thread=header,
             )
         )
-        for warning in self.startup_warnings:
-            self.emit(Warning(run_id=self.run_id, message=warning, category="mcp"))
+        for category, warning in self.startup_warnings:
+            self.emit(Warning(run_id=self.run_id, message=warning, category=category))
         self._bind_hooks()
         steps = 0
         final_text = ""
@@ -374,6 +375,7 @@ class AgentLoop:
                 duration_s=round(time.monotonic() - started, 4),
                 images=tuple(result.metadata.get("images", ())),
                 changed_files=tuple(result.metadata.get("changed_files", ())),
+                sandboxed=_sandboxed(result),
             )
         )
         if _status(result) == "failed":  # a tool that broke, not a person's or a rule's refusal
@@ -601,3 +603,9 @@ def _status(result: ToolResult) -> str:
         if meta.get(key):
             return status
     return "ok" if result.success else "failed"
+
+
+def _sandboxed(result: ToolResult) -> bool | None:
+    """Whether a command ran in the OS sandbox; None when nothing ran or the tool is not a command."""
+    value = result.metadata.get("sandboxed")
+    return value if isinstance(value, bool) and "exit_code" in result.metadata else None

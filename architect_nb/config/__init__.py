@@ -18,6 +18,7 @@ from architect_nb.config.schema import (
     MCPServerConfig,
     NotebookConfig,
     QualityGateConfig,
+    SandboxConfig,
     WorkspaceConfig,
 )
 
@@ -39,6 +40,7 @@ __all__ = [
     "MCPServerConfig",
     "NotebookConfig",
     "QualityGateConfig",
+    "SandboxConfig",
     "WorkspaceConfig",
     "find_config_file",
     "load_config",

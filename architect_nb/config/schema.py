@@ -27,6 +27,7 @@ __all__ = [
     "MCPServerConfig",
     "NotebookConfig",
     "QualityGateConfig",
+    "SandboxConfig",
     "WorkspaceConfig",
 ]
 
@@ -56,6 +57,40 @@ class CommandsConfig(_Section):
     dev_prefixes: list[str] = Field(
         default_factory=list, description="Extra command prefixes treated as dev."
     )
+
+
+class SandboxConfig(_Section):
+    mode: Literal["auto", "required", "off"] = Field(
+        "auto",
+        description="`auto`: run every command in the OS sandbox (bubblewrap) when it works here, "
+        "otherwise run as without it and say so; `required`: refuse commands when it cannot start; "
+        "`off`: never use it.",
+    )
+    network: bool = Field(
+        False, description="Let sandboxed commands use the network (off: loopback inside the sandbox only)."
+    )
+    hide: list[str] = Field(
+        default_factory=list,
+        description="More files or folders to hide from commands (`~/...` or absolute paths), on top of "
+        "the credential folders hidden by default.",
+    )
+    dev_without_asking: bool = Field(
+        True,
+        description="In confirm-sensitive, `dev` commands (tests, linters, builds) run without asking when "
+        "they run sandboxed without network; `dangerous` ones still ask.",
+    )
+    program: str = Field("bwrap", description="The bubblewrap program: a name on PATH or a path.")
+
+    @field_validator("hide")
+    @classmethod
+    def _hide_paths(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.startswith(("/", "~/")) and path != "~":
+                raise ValueError(
+                    f"sandbox.hide entry {path!r} must start with '~/' or '/'; hide files inside the "
+                    "workspace with guardrails.sensitive_files"
+                )
+        return value
 
 
 class HookConfig(_Section):
@@ -315,6 +350,10 @@ class AppConfig(_Section):
     commands: CommandsConfig = Field(
         default_factory=CommandsConfig,
         description="run_command: timeouts, output size, and how commands are classified.",
+    )
+    sandbox: SandboxConfig = Field(
+        default_factory=SandboxConfig,
+        description="The OS sandbox run_command runs in (Linux, bubblewrap); see docs/security.md.",
     )
     hooks: HooksConfig = Field(
         default_factory=HooksConfig, description="Shell commands run at lifecycle events; see docs/hooks.md."

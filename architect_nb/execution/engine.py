@@ -491,7 +491,13 @@ def build_engine(
             `kernel.tools` is off, and runs kernel checks.
     """
     registry = ToolRegistry()
-    register_all_tools(registry, config.workspace, config.commands)
+    register_all_tools(
+        registry,
+        config.workspace,
+        config.commands,
+        sandbox_config=config.sandbox,
+        guardrails_config=config.guardrails,
+    )
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)
     root = config.workspace.root.resolve()

@@ -20,7 +20,6 @@ can always disguise a name); changes made by commands are not checkpointed eithe
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
 import re
 import shlex
@@ -28,11 +27,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from architect_nb.config.schema import GuardrailsConfig, QualityGateConfig
+from architect_nb.execution.path_globs import PathGlobs
 
 __all__ = ["CodeRuleHit", "GuardrailsEngine", "PathGlobs", "QualityGateResult"]
 
@@ -67,38 +67,6 @@ class QualityGateResult:
     def report(self) -> str:
         state = "passed" if self.passed else ("FAILED" if self.required else "failed (optional)")
         return f"[Quality gate {self.name}: {state}]" + (f"\n{self.output}" if not self.passed else "")
-
-
-class PathGlobs:
-    """A list of globs matched, case-insensitively, against a relative path, its parents and its name."""
-
-    def __init__(self, patterns: Sequence[str]) -> None:
-        self.patterns = [p.strip().lower().removeprefix("./").rstrip("/") for p in patterns if p.strip()]
-        self._regexes = [(re.compile(fnmatch.translate(p)), p) for p in self.patterns]
-
-    def __bool__(self) -> bool:
-        return bool(self.patterns)
-
-    def inside(self, rel: str) -> str | None:
-        """A folder pattern lying below the folder `rel` (so removing or moving `rel` would touch it)."""
-        rel = rel.lower().removeprefix("./").rstrip("/")
-        prefix = "" if rel in ("", ".") else rel + "/"
-        for pattern in self.patterns:
-            if "/" in pattern and pattern.startswith(prefix) and not pattern.startswith("../"):
-                return pattern
-        return None
-
-    def match(self, rel: str) -> str | None:
-        """The first pattern matching `rel`, one of its parent folders or its name; None if none does."""
-        parts = rel.lower().removeprefix("./").split("/")
-        candidates = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-        if len(parts) > 1:
-            candidates.append(parts[-1])
-        for regex, pattern in self._regexes:
-            for candidate in candidates:
-                if regex.match(candidate):
-                    return pattern
-        return None
 
 
 class GuardrailsEngine:

@@ -2,11 +2,15 @@
 
 The modes, with `run_command` classified per call as the design document's table says:
 
-| run_command is | yolo | confirm-sensitive | confirm-all |
+| run_command is | yolo | confirm-sensitive        | confirm-all |
 |---|---|---|---|
-| safe           | no   | no                | yes         |
-| dev            | no   | yes               | yes         |
-| dangerous      | no   | yes               | yes         |
+| safe           | no   | no                       | yes         |
+| dev            | no   | yes (no when contained)  | yes         |
+| dangerous      | no   | yes                      | yes         |
+
+A command is *contained* when it will run in the OS sandbox without network and `sandbox.dev_without_asking`
+is on (`RunCommandTool.runs_contained`): a test run or a build then cannot reach the person's keys or send
+anything out, so it runs without asking. `dangerous` commands always ask.
 
 Other tools follow their static `sensitive` flag in `confirm-sensitive`. A command the blocklist refuses
 (`CommandVerdict.blocked`) is refused in every mode, yolo included; the engine never asks about it.
@@ -56,12 +60,15 @@ class CommandCheck:
         sensitivity: 'safe', 'dev' or 'dangerous'.
         blocked: The blocklist refuses it in every mode.
         reason: Why it is blocked (or how it was classified).
+        contained: It will run in the OS sandbox without network, and the configuration lets that stand in
+            for asking about `dev` commands.
     """
 
     command: str
     sensitivity: str
     blocked: bool = False
     reason: str = ""
+    contained: bool = False
 
 
 def classify_command_call(
@@ -89,6 +96,8 @@ def classify_command_call(
                 )
             except TypeError:  # a classifier with another signature: fall back to the tool's method
                 verdict = None
+    runs_contained = getattr(tool, "runs_contained", None)
+    contained = bool(runs_contained()) if callable(runs_contained) else False
     if verdict is not None:
         sensitivity = getattr(verdict, "sensitivity", "dangerous")
         return CommandCheck(
@@ -96,6 +105,7 @@ def classify_command_call(
             sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous",
             blocked=bool(getattr(verdict, "blocked", False)),
             reason=str(getattr(verdict, "reason", "") or ""),
+            contained=contained,
         )
     classify_sensitivity = getattr(tool, "classify_sensitivity", None)
     if classify_sensitivity is None:
@@ -104,7 +114,9 @@ def classify_command_call(
     if env and sensitivity == "safe":
         sensitivity = "dangerous"  # extra variables can make a read-only command run other code
     return CommandCheck(
-        command=command, sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous"
+        command=command,
+        sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous",
+        contained=contained,
     )
 
 
@@ -146,16 +158,16 @@ class ConfirmationPolicy:
         if self.mode == "confirm-all":
             return True
         if command is not None:
-            return self.should_confirm_command(command.sensitivity)
+            return self.should_confirm_command(command.sensitivity, contained=command.contained)
         return tool.sensitive
 
-    def should_confirm_command(self, sensitivity: str) -> bool:
+    def should_confirm_command(self, sensitivity: str, *, contained: bool = False) -> bool:
         """The document's table for run_command; an unknown class counts as dangerous."""
         if self.mode == "yolo":
             return False
         if self.mode == "confirm-all":
             return True
-        return sensitivity != "safe"
+        return sensitivity not in (("safe", "dev") if contained else ("safe",))
 
     def __repr__(self) -> str:
         return f"ConfirmationPolicy({self.mode!r})"

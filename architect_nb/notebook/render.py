@@ -182,13 +182,15 @@ def tool_card_html(
     diff: str | None = None,
     hooks: Sequence[Mapping[str, Any]] = (),
     images: Sequence[Mapping[str, Any]] = (),
+    sandboxed: bool | None = None,
 ) -> str:
-    """One tool call: tool, arguments (code highlighted), status and duration; then the diff, hook results,
-    output and the images it made."""
+    """One tool call: tool, arguments (code highlighted), status, duration and, for a command, whether it ran
+    in the OS sandbox; then the diff, hook results, output and the images it made."""
     from architect_nb.execution.confirm import show_block
 
     took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
-    head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}</div>'
+    label = _sandbox_label(sandboxed)
+    head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}{label}</div>'
     shown = _args_text(arguments)
     args = f'<pre style="{_PRE};color:#57606a">{_e(shown)}</pre>' if shown else ""
     code = arguments.get("code")
@@ -204,6 +206,14 @@ def tool_card_html(
         body += _text_block("output", output)
     body += "".join(image_html(image) for image in images)
     return f'<div style="{_CARD}">{head}{args}{body}</div>'
+
+
+def _sandbox_label(sandboxed: bool | None) -> str:
+    if sandboxed is None:
+        return ""
+    if sandboxed:
+        return ' <span style="color:#1a7f37;font-size:11px">sandboxed</span>'
+    return ' <span style="color:#9a6700;font-size:11px">not sandboxed</span>'
 
 
 def summary_html(finished: Mapping[str, Any]) -> str:
@@ -249,6 +259,7 @@ def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
             diff=result.get("diff"),
             hooks=result.get("hooks") or (),
             images=result.get("images") or (),
+            sandboxed=result.get("sandboxed") if isinstance(result.get("sandboxed"), bool) else None,
         )
     if kind == "confirmation_answered":
         reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""
@@ -307,7 +318,9 @@ def _plain(payload: Mapping[str, Any]) -> str:
         elif kind == "tool_call":
             r = results.get(str(event.get("call_id")), {})
             took = f" {r['duration_s']:.2f}s" if "duration_s" in r else ""
-            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}")
+            sandboxed = r.get("sandboxed")
+            box = " (sandboxed)" if sandboxed is True else " (not sandboxed)" if sandboxed is False else ""
+            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}{box}")
         elif kind == "warning":
             lines.append(f"! {event.get('message')}")
         elif kind == "run_finished":

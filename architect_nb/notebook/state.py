@@ -196,6 +196,7 @@ class Session:
             f"tools: {', '.join(engine.registry.names())}",
             f"MCP servers: {servers}",
             *claude_status(config.workspace.root, config.hooks.claude_settings),
+            f"sandbox: {_sandbox_line(config)}",
             f"approval timeout: {config.notebook.approval_timeout:g} s",
             f"runs in this kernel: {len(self.history)}",
             f"current thread: {current_thread or 'none (the next cell starts one)'}",
@@ -287,3 +288,11 @@ def get_session() -> Session:
 def reset_session() -> None:
     global _session  # noqa: PLW0603
     _session = None
+
+
+def _sandbox_line(config: AppConfig) -> str:
+    if not config.commands.enabled:
+        return "not used (commands.enabled is false)"
+    from architect_nb.tools.commands.sandbox import sandbox_summary
+
+    return sandbox_summary(config.sandbox)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from architect_nb.config.schema import AppConfig, CommandsConfig, WorkspaceConfig
+from architect_nb.config.schema import (
+    AppConfig,
+    CommandsConfig,
+    GuardrailsConfig,
+    SandboxConfig,
+    WorkspaceConfig,
+)
 from architect_nb.tools.commands.run_command import RunCommandTool
 from architect_nb.tools.filesystem.file_tools import (
     DeleteFileTool,
@@ -59,20 +65,44 @@ def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceCon
 
 
 def register_command_tools(
-    registry: ToolRegistry, workspace_config: WorkspaceConfig, commands_config: CommandsConfig
+    registry: ToolRegistry,
+    workspace_config: WorkspaceConfig,
+    commands_config: CommandsConfig,
+    *,
+    sandbox_config: SandboxConfig | None = None,
+    guardrails_config: GuardrailsConfig | None = None,
 ) -> None:
-    """run_command, only when `commands_config.enabled`."""
+    """run_command, only when `commands_config.enabled`, in the OS sandbox `sandbox_config` describes (which
+    also hides the guardrails' sensitive files and makes their protected files read-only)."""
     if not commands_config.enabled:
         return
-    registry.register(RunCommandTool(workspace_config.root.resolve(), commands_config))
+    registry.register(
+        RunCommandTool(
+            workspace_config.root.resolve(),
+            commands_config,
+            sandbox_config=sandbox_config,
+            guardrails_config=guardrails_config,
+        )
+    )
 
 
 def register_all_tools(
-    registry: ToolRegistry, workspace_config: WorkspaceConfig, commands_config: CommandsConfig | None = None
+    registry: ToolRegistry,
+    workspace_config: WorkspaceConfig,
+    commands_config: CommandsConfig | None = None,
+    *,
+    sandbox_config: SandboxConfig | None = None,
+    guardrails_config: GuardrailsConfig | None = None,
 ) -> None:
     register_filesystem_tools(registry, workspace_config)
     register_search_tools(registry, workspace_config)
-    register_command_tools(registry, workspace_config, commands_config or CommandsConfig())
+    register_command_tools(
+        registry,
+        workspace_config,
+        commands_config or CommandsConfig(),
+        sandbox_config=sandbox_config,
+        guardrails_config=guardrails_config,
+    )
 
 
 def register_kernel_tools(registry: ToolRegistry, config: AppConfig, kernel: KernelSession) -> None:

@@ -88,7 +88,9 @@ def whole_job(tmp: Path) -> dict[str, Any]:
         turns,
         TASK,
         answers=["approve", "approve", "approve"],
-        overrides={"hooks.post_tool_use": [CHECK_HOOK, LINT_HOOK]},
+        # Without the OS sandbox the fixture is the same on every machine: the test command asks, is
+        # approved, and its card says "not sandboxed" (the spec renders a sandboxed one from a copy).
+        overrides={"hooks.post_tool_use": [CHECK_HOOK, LINT_HOOK], "sandbox.mode": "off"},
     )
 
 

@@ -182,6 +182,18 @@ function callDiff(call: ICallView): { text: string; title: string } | null {
   return null;
 }
 
+/** Whether a command ran in the OS sandbox; nothing for other tools. */
+function renderSandbox(sandboxed: boolean | null): HTMLElement | null {
+  if (sandboxed === null) {
+    return null;
+  }
+  return h(
+    'span',
+    `anb-sandbox anb-sandbox-${sandboxed ? 'on' : 'off'}`,
+    sandboxed ? 'sandboxed' : 'not sandboxed'
+  );
+}
+
 /** One tool call: its summary line, and arguments, answer, output, diff and hooks. */
 export function renderCall(call: ICallView): HTMLDetailsElement {
   const { result } = call;
@@ -192,7 +204,8 @@ export function renderCall(call: ICallView): HTMLDetailsElement {
     badge(call.status, STATUS_STYLE[call.status]),
     result !== null
       ? h('span', 'anb-muted', formatDuration(result.duration_s))
-      : null
+      : null,
+    renderSandbox(result?.sandboxed ?? null)
   ];
   const quiet = call.status === 'ran' || call.status === 'approved';
   const body: Array<HTMLElement | null> = [

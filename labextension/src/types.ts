@@ -101,6 +101,8 @@ export interface IToolResult extends IEventBase {
   hooks: IHookResult[];
   duration_s: number;
   images: IToolImage[];
+  /** For commands: whether it ran in the OS sandbox; null for other tools. */
+  sandboxed: boolean | null;
 }
 
 /** A PNG a tool made (a plot from run_python): base64 data and a text description. */
@@ -325,7 +327,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         duration_s: num(raw, 'duration_s'),
         images: (Array.isArray(raw.images) ? raw.images : [])
           .map(parseImage)
-          .filter((image): image is IToolImage => image !== null)
+          .filter((image): image is IToolImage => image !== null),
+        sandboxed: typeof raw.sandboxed === 'boolean' ? raw.sandboxed : null
       };
     }
     case 'cost':

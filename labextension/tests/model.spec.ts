@@ -47,6 +47,7 @@ describe('parsePayload', () => {
       expect(result.hooks).toEqual([]);
       expect(result.diff).toBeNull();
       expect(result.output).toBe('');
+      expect(result.sandboxed).toBeNull();
     }
   });
 });

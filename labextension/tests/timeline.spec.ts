@@ -1,7 +1,8 @@
 import { renderRun } from '../src/timeline';
 import { parsePayload } from '../src/types';
 import type { IRunPayload } from '../src/types';
-import { fixture, texts } from './helpers';
+import { parsePayload } from '../src/types';
+import { fixture, rawFixture, texts } from './helpers';
 
 async function render(payload: IRunPayload): Promise<HTMLElement> {
   const host = document.createElement('div');
@@ -73,6 +74,9 @@ describe('renderRun', () => {
     expect(command.querySelector('summary .anb-muted')?.textContent).toMatch(
       /^(\d+\.\d\d s|\d+ ms)$/
     );
+    // The fixture runs without the OS sandbox; other tools say nothing about it.
+    expect(texts(command, 'summary .anb-sandbox')).toEqual(['not sandboxed']);
+    expect(read.querySelector('.anb-sandbox')).toBeNull();
 
     const summary = host.querySelector('.anb-summary') as HTMLElement;
     expect(summary.querySelector('.anb-badge')?.textContent).toBe('success');
@@ -87,6 +91,25 @@ describe('renderRun', () => {
       'floats'
     );
     expect(host.querySelector('script')).toBeNull();
+  });
+
+  it('says when a command ran in the OS sandbox, from the raw transcript', async () => {
+    const raw = rawFixture('whole_job') as {
+      events: Array<Record<string, unknown>>;
+    };
+    for (const event of raw.events) {
+      if (event.kind === 'tool_result' && event.tool === 'run_command') {
+        event.sandboxed = true;
+      }
+      if (event.kind === 'tool_result' && event.tool === 'read_file') {
+        event.sandboxed = 'yes'; // not a boolean: shown as nothing
+      }
+    }
+    const host = await render(parsePayload(raw));
+    const label = call(host, 'run_command').querySelector('.anb-sandbox');
+    expect(label?.textContent).toBe('sandboxed');
+    expect(label?.classList.contains('anb-sandbox-on')).toBe(true);
+    expect(call(host, 'read_file').querySelector('.anb-sandbox')).toBeNull();
   });
 
   it('shows a denial with its reason and a guardrail block with its message', async () => {

@@ -5,11 +5,15 @@
 - `shell_parse` and `shell_words`: tree-sitter-bash into the simple commands bash would run.
 - `wrappers`: programs that run another command (`env`, `xargs`, `find -exec`, `bash -c`, ...).
 - `rules` and `checks`: the rule tables, and the options that move a safe program out of `safe`.
+- `outside`: path arguments that lead outside the workspace, which are never `safe`.
 - `blocklist`: refused in every mode, yolo included.
 - `git_config_risk`: whether a repository's git config makes read-only git commands run programs.
 - `process`: one command in its own process group, with a deadline and bounded output (layers 3 and 4).
+- `sandbox`: the OS sandbox (bubblewrap) each command runs in (layer 5); `prepare_sandbox` gives the argv
+  prefix or why it cannot. `sandbox_paths` lists the credential folders it hides, `workspace_scan` the
+  workspace's sensitive and protected files.
 
-Depends on the core only.
+Depends on the core, and on `execution.validators` and `execution.path_globs`.
 """
 
 from architect_nb.tools.commands.run_command import (

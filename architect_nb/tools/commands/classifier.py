@@ -18,6 +18,7 @@ from typing import Literal
 
 from architect_nb.config.schema import CommandsConfig
 from architect_nb.tools.commands import rules
+from architect_nb.tools.commands.outside import leads_outside, outside_path
 from architect_nb.tools.commands.rules import DANGEROUS, DEV, SAFE
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_script
 from architect_nb.tools.commands.wrappers import unwrap
@@ -212,6 +213,8 @@ def _script(text: str, judgement: _Judgement, depth: int) -> None:
             judgement.raise_to(DANGEROUS, f"expands ${name}, which may hold a secret")
         if rules.secret_in(word.value if word.value is not None else word.text, word.globbed):
             judgement.raise_to(DANGEROUS, f"names {word.text}, which may hold secrets")
+        if outside_path(word.value if word.value is not None else (word.template or word.text)):
+            judgement.raise_to(DANGEROUS, f"loops over {word.text[:60]}, outside the workspace")
     if _BRACES.search(text):
         # bash expands `{rm,-rf,/}` into words; judge the expanded text too, for the blocklist's sake.
         expanded = _BRACES.sub(_expand_braces, text)
@@ -290,6 +293,8 @@ def _redirect(op: str, target: Word | None, judgement: _Judgement) -> None:
     if op in ("<", "<&"):
         if value is None or rules.secret_in(value, target.globbed):
             judgement.raise_to(DANGEROUS, "reads a file that may hold secrets")
+        elif op == "<" and outside_path(value):
+            judgement.raise_to(DANGEROUS, f"reads a file outside the workspace ({target.text[:60]})")
         return
     if op in (">&", "<&") and value is not None and _FD_DUP.match(value):
         return
@@ -414,6 +419,10 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
         return
     if reason is not None:
         judgement.raise_to(level, reason)
+    if level != DANGEROUS and (outside := leads_outside(key, args)) is not None:
+        # The sandbox leaves the rest of the file system readable, so this asks, sandboxed or not.
+        judgement.raise_to(DANGEROUS, f"{base} reaches outside the workspace ({outside[:60]})")
+        return
     if level != SAFE:
         return
     if key in _RECURSIVE_READERS and any(_broad(w.value or w.text) for w in args):

@@ -1,0 +1,89 @@
+"""Path arguments that lead outside the workspace (`..`, absolute paths, `~`, `$HOME`): what the sandbox
+cannot give, since it leaves the rest of the file system readable. A command with one is never `safe`.
+
+The check is lexical, on the words as bash will see them. Words that are not paths are skipped: a search
+pattern or a script given before the files (`grep PATTERN FILE`, `sed -n '/x/p' FILE`), the values of options
+such as `cut -d /`, and the arguments of programs that never open files (`echo`, `tr`, `which`, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from architect_nb.tools.commands.shell_words import Word
+
+__all__ = ["leads_outside", "outside_path"]
+
+#: Programs whose arguments are never files they open.
+_NOT_PATHS = frozenset(
+    {"echo", "printf", "true", "false", "test", "[", "basename", "dirname", "which", "whereis", "type"}
+    | {"tr", "seq", "sleep", "date", "uname", "id", "groups", "whoami", "hostname", "nproc", "uptime"}
+    | {"free", "locale", "arch", "tty", "pwd", "ps", "man", "node", "npm", "cargo", "rustc", "go", "uv"}
+)
+#: Programs whose first operand is a pattern or a script, unless an option gives it instead.
+_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk", "mawk", "jq"})
+#: Options after which the pattern is not an operand (`grep -e x FILE`, `rg --files`, `awk -f prog FILE`).
+_PATTERN_GIVEN = frozenset({"-e", "--regexp", "-f", "--file", "--expression", "--files", "--from-file"})
+#: Options whose next word is a value, not a path.
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    "cut": frozenset({"-d", "--delimiter"}),
+    "sort": frozenset({"-t", "--field-separator"}),
+    "paste": frozenset({"-d", "--delimiters"}),
+    "column": frozenset({"-s", "-o", "--separator", "--output-separator"}),
+    "awk": frozenset({"-F", "-v"}),
+    "gawk": frozenset({"-F", "-v"}),
+    "mawk": frozenset({"-F", "-v"}),
+    "grep": frozenset({"-e", "--regexp"}),
+    "egrep": frozenset({"-e", "--regexp"}),
+    "fgrep": frozenset({"-e", "--regexp"}),
+    "rg": frozenset({"-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-r", "--replace"}),
+    "sed": frozenset({"-e", "--expression"}),
+    "jq": frozenset({"--arg", "--argjson"}),
+}
+#: Variables that hold paths outside the workspace. Others are judged elsewhere: a loop variable holds loop
+#: words (judged themselves), and any variable that is not benign may hold a secret, so it already asks.
+_OUTSIDE_VARIABLES = ("HOME", "OLDPWD", "TMPDIR", "SHELL")
+_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
+
+
+def leads_outside(program: str, args: Sequence[Word]) -> str | None:
+    """The first argument of `program` (a `program_key`) that names a path outside the workspace, or None."""
+    if program in _NOT_PATHS:
+        return None
+    value_options = _VALUE_OPTIONS.get(program, frozenset())
+    # A word with expansions is judged by its template (`${HOME}/x`), or as written when it computes.
+    texts = [w.value if w.value is not None else (w.template or w.text) for w in args]
+    pattern_pending = program in _PATTERN_FIRST and not any(
+        t.split("=", 1)[0] in _PATTERN_GIVEN for t in texts
+    )
+    skip_next = False
+    for word, text in zip(args, texts, strict=True):
+        if skip_next:
+            skip_next = False
+            continue
+        if text == "--":
+            continue
+        if text.startswith("-") and text != "-":
+            name, _, value = text.partition("=")
+            if name in value_options and not value:
+                skip_next = True
+            elif value and text.startswith("--") and name not in value_options and outside_path(value):
+                return text
+            continue
+        if pattern_pending:
+            pattern_pending = False
+            continue
+        if not word.substituted and outside_path(text):  # substitutions ask for their own reason
+            return word.text
+    return None
+
+
+def outside_path(path: str) -> bool:
+    """Whether `path` leads outside the folder it is read from: absolute, `~`, `$HOME`, or `..`."""
+    if path in _DEVICES:
+        return False
+    if path.startswith(("/", "~")):
+        return True
+    if path.startswith("$") and any(path.startswith((f"${v}", f"${{{v}}}")) for v in _OUTSIDE_VARIABLES):
+        return True
+    return ".." in path.split("/")
