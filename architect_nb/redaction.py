@@ -1,17 +1,27 @@
-"""Keeping secrets out of everything shown, saved or logged.
+"""Keeping secrets out of everything shown, saved, logged or sent to the model.
 
-A secret is the value of an environment variable whose name looks like one
-(`*_API_KEY`, `*_TOKEN`, `*SECRET*`,
-`*PASSWORD*`, known provider keys), or a string shaped like a well-known key format (`sk-...`, `ghp_...`,
-`AKIA...`). `redact` replaces each with `[REDACTED:NAME]`.
+A secret is the value of an environment variable whose name looks like one (`*_API_KEY`, `*_TOKEN`,
+`*SECRET*`, `*PASSWORD*`, known provider keys), a value read from a sensitive file the engine knows of
+(`add`), or a string shaped like a well-known key (`sk-...`, `ghp_...`, `AKIA...`, a PEM private key).
+`redact` replaces each with `[REDACTED:NAME]`, also where it appears in a common encoding: JSON string
+escaping, a Python repr, shell quoting, URL encoding, HTML escaping, and broken across line ends (`\n`,
+`\r\n`, or a backslash continuation). base64, hex and other transformations are out of scope.
+
+Speed: most text holds no secret, so the search is by `str.find` of each form rather than one large regex,
+and line-broken values are searched in the text with its line ends taken out (`benchmarks/redaction.py`).
 """
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
-from collections.abc import Mapping
+import shlex
+import threading
+from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 __all__ = ["SECRET_NAME_RE", "Redactor", "default_redactor", "is_secret_name", "redact"]
 
@@ -19,50 +29,194 @@ SECRET_NAME_RE = re.compile(
     r"(_API_KEY|_APIKEY|_TOKEN|SECRET|PASSWORD|PASSWD|_PRIVATE_KEY|_ACCESS_KEY|CREDENTIALS?$|^API_KEY$|_AUTH$)",
     re.IGNORECASE,
 )
-_KEY_SHAPES = re.compile(
-    r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}"
-    r"|AKIA[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9\-]{10,}|AIza[0-9A-Za-z_\-]{35}|hf_[A-Za-z0-9]{30,})"
-)
 _MIN_SECRET_LEN = 6  # shorter values ("1", "true") would redact ordinary text
+_LINE_END = re.compile(r"\\\n|\r\n|\n")  # the line ends `_broken` takes out: \n, \r\n, and \ then \n
+# Well-known key formats: a literal prefix to find fast, then the shape to confirm at that place.
+_KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (prefix, re.compile(shape))
+    for prefix, shape in (
+        ("sk-", r"sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}"),
+        ("ghp_", r"ghp_[A-Za-z0-9]{30,}"),
+        ("gho_", r"gho_[A-Za-z0-9]{30,}"),
+        ("ghu_", r"ghu_[A-Za-z0-9]{30,}"),
+        ("ghs_", r"ghs_[A-Za-z0-9]{30,}"),
+        ("ghr_", r"ghr_[A-Za-z0-9]{30,}"),
+        ("github_pat_", r"github_pat_[A-Za-z0-9_]{40,}"),
+        ("AKIA", r"AKIA[0-9A-Z]{16}"),
+        ("xox", r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+        ("AIza", r"AIza[0-9A-Za-z_\-]{35}"),
+        ("hf_", r"hf_[A-Za-z0-9]{30,}"),
+        ("-----BEGIN", r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)"),
+    )
+)
+_WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
 
 
 def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME_RE.search(name))
 
 
+class _Secret:
+    """One secret value and the forms it is searched in: raw, and its encodings that differ from it."""
+
+    def __init__(self, value: str, name: str) -> None:
+        self.value = value
+        self.name = name
+        self.label = f"[REDACTED:{name}]"
+        self.forms = sorted(_forms(value), key=len, reverse=True)
+        self.longest = max(len(f) for f in self.forms)
+
+
 class Redactor:
-    """Replaces known secret values and key-shaped strings in text and nested data."""
+    """Replaces known secret values, in their common encodings, and key-shaped strings in text and data.
+
+    Thread-safe: `refresh` and `add` swap the whole table at once."""
 
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        self._extra: dict[str, str] = {}  # value -> name, from sensitive files
+        self._lock = threading.Lock()
         self.refresh(environ)
 
     def refresh(self, environ: Mapping[str, str] | None = None) -> None:
+        """Read the secrets of `environ` (default `os.environ`) again; values added with `add` stay."""
         env = os.environ if environ is None else environ
-        secrets = {
+        table = {
             value: name
             for name, value in env.items()
             if is_secret_name(name) and len(value) >= _MIN_SECRET_LEN
         }
+        with self._lock:
+            self._env = table
+            self._rebuild()
+
+    def add(self, values: Mapping[str, str]) -> None:
+        """Also redact these secrets (`{name: value}`, e.g. the values of a workspace's `.env` file)."""
+        with self._lock:
+            for name, value in values.items():
+                if isinstance(value, str) and len(value) >= _MIN_SECRET_LEN:
+                    self._extra[value] = name
+            self._rebuild()
+
+    def _rebuild(self) -> None:
+        merged = {**self._env, **self._extra}
         # Longest first, so a secret that contains another is replaced whole.
-        self._values = sorted(secrets.items(), key=lambda item: -len(item[0]))
-        alternation = "|".join(re.escape(value) for value, _ in self._values)
-        self._values_re = re.compile(alternation) if alternation else None
-        self._names = dict(self._values)
+        self._secrets = [_Secret(v, n) for v, n in sorted(merged.items(), key=lambda item: -len(item[0]))]
+        self._holdback = max([s.longest for s in self._secrets] + [64])
+
+    @property
+    def holdback(self) -> int:
+        """Characters a streaming view should hold back so a secret is never shown before it is complete."""
+        return self._holdback
 
     def redact(self, text: str) -> str:
-        if self._values_re is not None:
-            text = self._values_re.sub(lambda m: f"[REDACTED:{self._names[m.group(0)]}]", text)
-        return _KEY_SHAPES.sub("[REDACTED]", text)
+        if not text:
+            return text
+        spans: list[tuple[int, int, str]] = []
+        secrets = self._secrets
+        for secret in secrets:
+            for form in secret.forms:
+                start = text.find(form)
+                while start >= 0:
+                    spans.append((start, start + len(form), secret.label))
+                    start = text.find(form, start + len(form))
+        if "\n" in text:
+            spans += _broken(text, secrets)
+        for prefix, shape in _KEY_SHAPES:
+            start = text.find(prefix)
+            while start >= 0:
+                if start == 0 or not _WORD_CHAR.match(text[start - 1]) or prefix == "-----BEGIN":
+                    match = shape.match(text, start)
+                    if match is not None:
+                        spans.append((start, match.end(), "[REDACTED]"))
+                        start = text.find(prefix, match.end())
+                        continue
+                start = text.find(prefix, start + 1)
+        return _replace(text, spans) if spans else text
 
     def redact_data(self, value: Any) -> Any:
-        """`redact` applied to every string inside dicts, lists and tuples."""
+        """`redact` applied to every string inside dicts (keys too), lists and tuples."""
         if isinstance(value, str):
             return self.redact(value)
         if isinstance(value, Mapping):
-            return {k: self.redact_data(v) for k, v in value.items()}
+            return {
+                (self.redact(k) if isinstance(k, str) else k): self.redact_data(v) for k, v in value.items()
+            }
         if isinstance(value, list | tuple):
             return type(value)(self.redact_data(v) for v in value)
         return value
+
+    def secrets(self) -> Iterable[str]:
+        """The values being redacted (for tests that check nothing leaked)."""
+        return [s.value for s in self._secrets]
+
+
+def _broken(text: str, secrets: list[_Secret]) -> list[tuple[int, int, str]]:
+    """Secrets broken across line ends: searched in the text with its line ends taken out (a few fast passes
+    of `str.replace`), and mapped back to where they are only when one is found, which is rare."""
+    joined = text.replace("\\\n", "").replace("\r\n", "").replace("\n", "")
+    found: list[tuple[int, int, _Secret]] = []
+    for secret in secrets:
+        if len(secret.value) < 2 * _MIN_SECRET_LEN or "\n" in secret.value:
+            continue
+        at = joined.find(secret.value)
+        while at >= 0:
+            found.append((at, at + len(secret.value), secret))
+            at = joined.find(secret.value, at + len(secret.value))
+    if not found:
+        return []
+    # Where each character of `joined` is in `text`: the line ends removed before it shift it right.
+    breaks = [(m.start(), m.end()) for m in _LINE_END.finditer(text)]
+    spans = []
+    for start, end, secret in found:
+        first, last = _original(start, breaks), _original(end - 1, breaks) + 1
+        if "\n" in text[first:last]:  # not broken: found already as it is
+            spans.append((first, last, secret.label))
+    return spans
+
+
+def _original(index: int, breaks: list[tuple[int, int]]) -> int:
+    """The position in the text of character `index` of the text without its line ends."""
+    shift = 0
+    for start, end in breaks:
+        if start - shift > index:
+            break
+        shift += end - start
+    return index + shift
+
+
+def _forms(value: str) -> set[str]:
+    """The value as it appears raw and in common encodings (only those at least as long as a secret)."""
+    forms = {value}
+    forms.add(json.dumps(value)[1:-1])
+    forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
+    forms.add(repr(value)[1:-1])
+    forms.add(shlex.quote(value))
+    forms.add(shlex.quote(value)[1:-1] if shlex.quote(value).startswith("'") else shlex.quote(value))
+    forms.add(quote(value, safe=""))
+    forms.add(quote_plus(value, safe=""))
+    forms.add(html.escape(value))
+    forms.add(html.escape(value, quote=False))
+    forms.add(value.replace("\n", "\r\n"))
+    return {f for f in forms if len(f) >= _MIN_SECRET_LEN}
+
+
+def _replace(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """`text` with each span replaced; overlapping spans merge (the first label wins)."""
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    out: list[str] = []
+    cursor = 0
+    end = -1
+    for start, stop, label in spans:
+        if start < end:  # inside the previous span
+            if stop > end:
+                end = stop
+                cursor = end
+            continue
+        out.append(text[cursor:start])
+        out.append(label)
+        cursor = end = stop
+    out.append(text[cursor:])
+    return "".join(out)
 
 
 _default: Redactor | None = None

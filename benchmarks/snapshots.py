@@ -18,9 +18,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from search import copy_stdlib, tree_size
+
 from architect_nb.config import load_config
 from architect_nb.execution.engine import build_engine
-from search import copy_stdlib, tree_size
 
 
 def small_tree(root: Path, files: int = 2000) -> Path:

@@ -1,0 +1,99 @@
+"""The redactor finds a secret raw, in the common encodings, broken across a line end, and as a key shape."""
+
+from __future__ import annotations
+
+import html
+import json
+import shlex
+from urllib.parse import quote, quote_plus
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from architect_nb.redaction import Redactor
+
+KEY = "Zq8vK2mN5pR7sT9uW1xY3aB6cD4eF0gH"  # 32 characters, like a provider key
+PASSWORD = "p@ss\"wo\\rd's y&z<tag>"  # quotes, a backslash, spaces and HTML specials
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7f3x\nq9Yb2Lk0PzA1\n-----END RSA PRIVATE KEY-----\n"
+
+
+@pytest.fixture
+def redactor() -> Redactor:
+    return Redactor(
+        {"SERVICE_API_KEY": KEY, "DB_PASSWORD": PASSWORD, "DEPLOY_PRIVATE_KEY": PEM, "HOME": "/root"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("label", "encode"),
+    [
+        ("raw", lambda v: v),
+        ("JSON", json.dumps),
+        ("JSON, ASCII only", lambda v: json.dumps(v, ensure_ascii=True)),
+        ("Python repr", repr),
+        ("shell quoting", shlex.quote),
+        ("URL encoding", lambda v: quote(v, safe="")),
+        ("URL encoding, form", quote_plus),
+        ("HTML escaping", html.escape),
+        ("CRLF line ends", lambda v: v.replace("\n", "\r\n")),
+    ],
+)
+@pytest.mark.parametrize("name", ["SERVICE_API_KEY", "DB_PASSWORD", "DEPLOY_PRIVATE_KEY"])
+def test_a_secret_in_a_common_encoding_is_redacted(
+    redactor: Redactor, label: str, encode: object, name: str
+) -> None:
+    value = {"SERVICE_API_KEY": KEY, "DB_PASSWORD": PASSWORD, "DEPLOY_PRIVATE_KEY": PEM}[name]
+    encoded = encode(value)  # type: ignore[operator]
+    out = redactor.redact(f"before {encoded} after")
+    assert value not in out and encoded not in out, label
+    assert f"[REDACTED:{name}]" in out or "[REDACTED]" in out
+    assert out.startswith("before ") and out.endswith(" after")
+
+
+@pytest.mark.parametrize("cut", [1, 5, 11, 12, 13, 20, 31])
+def test_a_value_broken_at_a_line_end_is_redacted(redactor: Redactor, cut: int) -> None:
+    for joint in ("\n", "\r\n", "\\\n"):
+        out = redactor.redact(f"token: {KEY[:cut]}{joint}{KEY[cut:]} rest")
+        assert out == "token: [REDACTED:SERVICE_API_KEY] rest", (cut, joint, out)
+
+
+def test_key_shapes_names_and_data(redactor: Redactor) -> None:
+    shapes = "sk-proj-abcdefghijklmnopqrst ghp_" + "a" * 36 + " AKIA" + "B" * 16 + " hf_" + "c" * 34
+    assert redactor.redact(shapes) == "[REDACTED] [REDACTED] [REDACTED] [REDACTED]"
+    assert redactor.redact("task-runner sk-short") == "task-runner sk-short"  # not key-shaped
+    assert redactor.redact(PEM[:40]) == "[REDACTED]"  # a private key cut short is still a private key
+    data = {KEY: [f"x{KEY}", ("y", PASSWORD)], "n": 3, "home": "/root"}
+    assert redactor.redact_data(data) == {
+        "[REDACTED:SERVICE_API_KEY]": ["x[REDACTED:SERVICE_API_KEY]", ("y", "[REDACTED:DB_PASSWORD]")],
+        "n": 3,
+        "home": "/root",  # HOME is not a secret's name
+    }
+
+
+def test_secrets_from_sensitive_files_are_added_and_kept_across_refreshes() -> None:
+    redactor = Redactor({})
+    redactor.add({".env:STRIPE": "rk_live_0123456789abcdef"})
+    redactor.refresh({"OTHER_TOKEN": "tok-0123456789"})
+    assert redactor.redact("a rk_live_0123456789abcdef b tok-0123456789") == (
+        "a [REDACTED:.env:STRIPE] b [REDACTED:OTHER_TOKEN]"
+    )
+    assert redactor.holdback >= len("rk_live_0123456789abcdef")
+
+
+def test_a_secret_inside_another_is_redacted_whole() -> None:
+    redactor = Redactor({"A_TOKEN": "abcdefgh", "B_TOKEN": "xxabcdefghyy"})
+    assert redactor.redact("1 xxabcdefghyy 2 abcdefgh") == "1 [REDACTED:B_TOKEN] 2 [REDACTED:A_TOKEN]"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    prefix=st.text(max_size=50),
+    suffix=st.text(max_size=50),
+    cut=st.integers(min_value=0, max_value=len(KEY)),
+    joint=st.sampled_from(["", "\n", "\r\n", "\\\n"]),
+)
+def test_no_raw_or_split_key_survives(prefix: str, suffix: str, cut: int, joint: str) -> None:
+    redactor = Redactor({"SERVICE_API_KEY": KEY})
+    out = redactor.redact(prefix + KEY[:cut] + joint + KEY[cut:] + suffix)
+    assert KEY not in out.replace("\r", "").replace("\n", "").replace(" ", "")
