@@ -524,3 +524,28 @@ def _wait_for(probe: Any, seconds: float = 10.0) -> Any:
             return value
         time.sleep(0.02)
     raise AssertionError("timed out waiting")
+
+
+def test_the_state_folder_with_its_snapshots_is_hidden(
+    project: Path, visible_tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Undo's snapshots hold the workspace; no sandboxed command may read them (nor the threads there)."""
+    import platformdirs
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(visible_tmp / "state"))  # not under the sandbox's private /tmp
+    engine = engine_for(project)
+    assert run(engine, "echo more >> notes.md").success  # a snapshot before and after
+    state = Path(platformdirs.user_state_dir("architect-nb"))
+    assert any(state.rglob("*.git")), "the snapshot store is in the state folder"
+    listed = run(engine, f"ls -a {state} | wc -l; cat {state}/checkpoints/*/manifest.json 2>&1 | head -c 300")
+    assert listed.output.split("\n")[1].strip() == "2", listed  # only . and ..
+    assert "steps" not in listed.output
+
+
+def test_sensitive_files_never_enter_the_snapshots(project: Path) -> None:
+    engine = engine_for(project, mode="off")
+    assert run(engine, "echo more >> notes.md").success
+    [step] = engine.checkpoints.steps(engine.run_id)
+    snapshot_files = set(engine.checkpoints.shadow.entries(step.after))
+    assert "notes.md" in snapshot_files and "data/raw/a.csv" in snapshot_files
+    assert not {".env", "config/server.pem", "secrets/token.txt"} & snapshot_files

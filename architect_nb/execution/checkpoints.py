@@ -163,6 +163,8 @@ class CheckpointStore:
             private temporary folder removed when the process exits.
         max_bytes: Larger files are not snapshotted.
         include: Globs of paths `.gitignore` hides that snapshots should cover anyway.
+        exclude: Globs of paths snapshots never hold (`guardrails.sensitive_files`: no secret is copied into
+            the state folder; the sandbox keeps commands from changing them).
     """
 
     def __init__(
@@ -172,11 +174,13 @@ class CheckpointStore:
         on_disk: CheckpointFiles | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
         include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
     ) -> None:
         self.on_disk = on_disk
         root = workspace if workspace is not None else (on_disk.root if on_disk is not None else None)
         self.workspace = Path(os.path.realpath(root)) if root is not None else None
         self.include = tuple(include)
+        self.exclude = tuple(exclude)
         self._runs: dict[str, _Run] = {}
         self._lock = threading.Lock()
         self._shadow: ShadowRepo | None = None
@@ -191,7 +195,9 @@ class CheckpointStore:
             if self.workspace is None:
                 raise SnapshotError("this store has no workspace")
             store = self.on_disk.snapshots if self.on_disk is not None else _private_snapshot_dir()
-            self._shadow = ShadowRepo(self.workspace, store, max_file_bytes=self._max_bytes)
+            self._shadow = ShadowRepo(
+                self.workspace, store, max_file_bytes=self._max_bytes, exclude=self.exclude
+            )
         return self._shadow
 
     def available(self) -> str | None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from architect_nb.config.schema import AppConfig
+from architect_nb.config.schema import AppConfig, SandboxConfig
 from architect_nb.execution.audit import AuditLog, AuditRecord
 from architect_nb.execution.checkpoint_files import checkpoint_files
 from architect_nb.execution.checkpoints import CheckpointStore
@@ -126,6 +126,7 @@ class ExecutionEngine:
             on_disk=files,
             max_bytes=config.checkpoints.max_file_bytes,
             include=config.checkpoints.include,
+            exclude=config.guardrails.sensitive_files,
         )
         self.step = 0  # the agent loop's step, for the change records (rewind goes back to a step)
         self._uncovered: str | bool | None = False  # why snapshots cannot be taken (False: not checked)
@@ -495,7 +496,7 @@ def build_engine(
         registry,
         config.workspace,
         config.commands,
-        sandbox_config=config.sandbox,
+        sandbox_config=_with_state_hidden(config),
         guardrails_config=config.guardrails,
     )
     if kernel is not None and config.kernel.tools:
@@ -520,3 +521,12 @@ def build_engine(
     )
     engine.claude_settings = claude
     return engine
+
+
+def _with_state_hidden(config: AppConfig) -> SandboxConfig:
+    """The sandbox config, hiding a `checkpoints.dir` set outside the default state folder too: it holds
+    snapshots of the workspace, sensitive files included, which sandboxed commands must not read."""
+    if config.checkpoints.dir is None:
+        return config.sandbox
+    hidden = [*config.sandbox.hide, str(config.checkpoints.dir.expanduser())]
+    return config.sandbox.model_copy(update={"hide": hidden})

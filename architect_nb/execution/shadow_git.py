@@ -52,11 +52,19 @@ class ShadowRepo:
         max_file_bytes: Larger files are left out of snapshots (and reported as not covered).
     """
 
-    def __init__(self, workspace: Path, state_dir: Path, *, max_file_bytes: int = 10 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        state_dir: Path,
+        *,
+        max_file_bytes: int = 10 * 1024 * 1024,
+        exclude: Sequence[str] = (),
+    ) -> None:
         self.workspace = Path(os.path.realpath(workspace))
         key = hashlib.sha256(str(self.workspace).encode()).hexdigest()[:16]
         self.git_dir = Path(state_dir) / f"{key}.git"
         self.max_file_bytes = max_file_bytes
+        self.exclude = tuple(exclude)
         self.too_large: set[str] = set()
         self._lock = threading.Lock()
         self._ready = False
@@ -185,6 +193,7 @@ class ShadowRepo:
         info = self.git_dir / "info"
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(_NO_CONVERSIONS)
+        self._write_exclude()
 
     def _drop_large(self, paths: Sequence[str]) -> None:
         """Files over the limit leave the snapshot: out of the index, and listed in info/exclude so `git add
@@ -200,9 +209,15 @@ class ShadowRepo:
         if not large:
             return
         self.too_large.update(large)
-        lines = "".join("/" + _escape(p) + "\n" for p in sorted(self.too_large))
-        (self.git_dir / "info" / "exclude").write_text(lines)
+        self._write_exclude()
         self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large)
+
+    def _write_exclude(self) -> None:
+        """info/exclude: the configured patterns (at any depth, as the guardrails match them) and the files
+        found too large."""
+        lines = [f"{p}\n**/{p}\n" for p in self.exclude if p.strip() and not p.startswith("/")]
+        lines += ["/" + _escape(p) + "\n" for p in sorted(self.too_large)]
+        (self.git_dir / "info" / "exclude").write_text("".join(lines))
 
     def _env(self) -> dict[str, str]:
         env = {

@@ -1,7 +1,8 @@
 """What the OS sandbox hides outside the workspace: the person's credential files and folders.
 
 `hidden_paths` lists those that exist: under HOME (`DEFAULT_HIDDEN`), where well-known environment variables
-move them (`KUBECONFIG`, ...), the paths in `sandbox.hide`, and root-only system secrets. The workspace's own
+move them (`KUBECONFIG`, ...), the paths in `sandbox.hide`, root-only system secrets, and architect-nb's own
+state folder (the engine adds a configured `checkpoints.dir`). The workspace's own
 sensitive and protected files are found by `workspace_scan`.
 """
 
@@ -87,6 +88,13 @@ _SYSTEM_HIDDEN = (
 )
 
 
+def _state_folder() -> str:
+    """architect-nb's own state folder: snapshots of the workspace (its secrets too), threads, transcripts."""
+    import platformdirs
+
+    return str(platformdirs.user_state_dir("architect-nb"))
+
+
 def hidden_paths(home: Path, extra: Iterable[str] = (), env: Mapping[str, str] | None = None) -> list[str]:
     """The credential paths to hide that exist, resolved (a link is hidden at its target), deepest last."""
     env = os.environ if env is None else env
@@ -98,6 +106,7 @@ def hidden_paths(home: Path, extra: Iterable[str] = (), env: Mapping[str, str] |
             if os.path.isabs(value):
                 candidates.append(value)
     candidates += _SYSTEM_HIDDEN
+    candidates.append(_state_folder())
     found: list[str] = []
     for path in candidates:
         if os.path.lexists(path):
