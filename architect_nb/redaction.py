@@ -50,6 +50,8 @@ _KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
+_KEY_CHARS = re.compile(r"[A-Za-z0-9_\-/+=\s]*")  # what may follow a key shape's prefix up to a cut
+_MIN_FRAGMENT = 4  # a shorter fragment at a cut edge says too little to redact ordinary text for it
 
 
 def is_secret_name(name: str) -> bool:
@@ -133,6 +135,37 @@ class Redactor:
                 start = text.find(prefix, start + 1)
         return _replace(text, spans) if spans else text
 
+    def redact_cut(self, text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
+        """`redact` for a piece of text cut out of a longer one: a secret the cut went through leaves only a
+        fragment at the edge, which is redacted too (`cut_end`: the text was cut after its last character;
+        `cut_start`: before its first). The rule for every cut: redact the whole first, or redact the pieces
+        with this."""
+        out = self.redact(text)
+        if cut_end:
+            out = self._edge(out, at_end=True)
+        if cut_start:
+            out = self._edge(out, at_end=False)
+        return out
+
+    def _edge(self, text: str, *, at_end: bool) -> str:
+        """The longest fragment (4+ characters) of a secret's form, or of a key shape, at the cut edge."""
+        best = 0
+        label = "[REDACTED]"
+        for secret in self._secrets:
+            for form in secret.forms:
+                size = _overlap(text, form, at_end)
+                if size > best:
+                    best, label = size, secret.label
+        if at_end:
+            tail = text[-80:]
+            for prefix, _shape in _KEY_SHAPES:
+                at = tail.rfind(prefix)
+                if at >= 0 and _KEY_CHARS.fullmatch(tail[at + len(prefix) :]) and len(tail) - at > best:
+                    best, label = len(tail) - at, "[REDACTED]"
+        if best < _MIN_FRAGMENT:
+            return text
+        return text[:-best] + label if at_end else label + text[best:]
+
     def redact_data(self, value: Any) -> Any:
         """`redact` applied to every string inside dicts (keys too), lists and tuples."""
         if isinstance(value, str):
@@ -182,6 +215,14 @@ def _original(index: int, breaks: list[tuple[int, int]]) -> int:
             break
         shift += end - start
     return index + shift
+
+
+def _overlap(text: str, form: str, at_end: bool) -> int:
+    """How many characters at the end (or start) of `text` are the start (or end) of `form`."""
+    for size in range(min(len(form) - 1, len(text)), _MIN_FRAGMENT - 1, -1):
+        if text.endswith(form[:size]) if at_end else text.startswith(form[-size:]):
+            return size
+    return 0
 
 
 def _forms(value: str) -> set[str]:

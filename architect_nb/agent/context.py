@@ -1,6 +1,8 @@
 """`ContextBuilder`: the conversation sent to the model, kept within its context window.
 
-Long tool results are cut (head and tail kept) before they enter the conversation. When the conversation nears
+Everything entering the conversation is redacted first (tool results, hook output, the model's own text and
+arguments), so no secret is sent to the model or saved with a thread. Long tool results are then cut (head and
+tail kept) before they enter the conversation. When the conversation nears
 the window, older steps are compressed in two stages: first their tool outputs are trimmed, then the oldest
 steps are replaced by a short summary of what they did. A step (an assistant message with tool calls and its
 tool messages) is always kept or dropped whole, so the OpenAI pairing of calls and results stays valid. In a
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from architect_nb.agent.llm import LLMResponse, ToolCall
+from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
 
 __all__ = ["CompressionReport", "ContextBuilder", "estimate_tokens"]
@@ -85,8 +88,8 @@ class ContextBuilder:
         return [{"role": "system", "content": system_prompt}, {"role": "user", "content": task}]
 
     def append_assistant(self, messages: list[Message], response: LLMResponse) -> None:
-        """A final answer (no tool calls)."""
-        messages.append({"role": "assistant", "content": response.content or ""})
+        """A final answer (no tool calls), redacted like everything the conversation holds."""
+        messages.append({"role": "assistant", "content": default_redactor().redact(response.content or "")})
 
     def append_tool_results(
         self,
@@ -101,13 +104,21 @@ class ContextBuilder:
 
         With `images` (the model accepts them), the images results carry (plots from run_python) follow in
         one user message, since tool messages hold text only; otherwise their text descriptions suffice."""
+        redactor = default_redactor()
         messages.append(
-            {"role": "assistant", "content": content, "tool_calls": [c.to_message() for c in tool_calls]}
+            {
+                "role": "assistant",
+                "content": redactor.redact(content) if content else content,
+                "tool_calls": [redactor.redact_data(c.to_message()) for c in tool_calls],
+            }
         )
         parts: list[dict[str, Any]] = []
         for call, result in zip(tool_calls, results, strict=True):
+            # Redacted before the cut (so no fragment of a secret is left) and before the model sees it.
             text = cut_middle(
-                result.to_model_text(), self.max_tool_result_chars, "; ask for a narrower range to see them"
+                redactor.redact(result.to_model_text()),
+                self.max_tool_result_chars,
+                "; ask for a narrower range to see them",
             )
             messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
             for image in result.metadata.get("images", ())[:MAX_IMAGES] if images else ():

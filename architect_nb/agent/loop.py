@@ -181,7 +181,9 @@ class AgentLoop:
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.agent.system_prompt}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
         model = str(getattr(self.llm, "display_name", self.llm.model))
-        task_message = thread.begin_run(run_id=self.run_id, task=task, agent=self.agent.name, model=model)
+        task_message = thread.begin_run(
+            run_id=self.run_id, task=default_redactor().redact(task), agent=self.agent.name, model=model
+        )
         if task_message is not None:
             messages.append(dict(task_message))
         self._task_message = messages[-1] if task_message is not None else None
@@ -458,7 +460,8 @@ class AgentLoop:
                 )
         if not failed:
             return False
-        report = "\n\n".join(f"Quality gate '{r.name}' failed:\n{r.output[-2000:]}" for r in failed)
+        redact = default_redactor().redact
+        report = "\n\n".join(f"Quality gate '{r.name}' failed:\n{redact(r.output)[-2000:]}" for r in failed)
         messages.append({"role": "user", "content": f"{report}\n\nFix these before you finish."})
         return True
 

@@ -62,7 +62,9 @@ class AuditRecord:
             "call_id": self.call_id,
             "run_id": self.run_id,
             "tool": self.tool,
-            "args": redactor.redact_data(_shorten(self.args)),
+            "args": _shorten(
+                redactor.redact_data(self.args)
+            ),  # redacted first: no cut leaves part of a secret
             "steps": [
                 {
                     "step": s.step,

@@ -25,6 +25,7 @@ from typing import IO, Any, Protocol, runtime_checkable
 
 from architect_nb.execution.policies import CommandCheck, NoTTYError
 from architect_nb.execution.validators import visible
+from architect_nb.redaction import default_redactor
 
 __all__ = [
     "Approval",
@@ -135,12 +136,13 @@ class ConfirmationRequest:
         object.__setattr__(self, "args", MappingProxyType(copy.deepcopy(dict(self.args))))
 
     def shown_args(self, limit: int = 2000) -> str:
-        """The arguments as `name=value` lines, each value JSON-quoted and escaped by `show`."""
+        """The arguments as `name=value` lines, each value JSON-quoted, redacted (before any cut) and escaped
+        by `show`."""
         lines = []
         for key, value in self.args.items():
             if key == "code" and self.code is not None:
                 continue  # shown whole, as code, below the arguments
-            text = json.dumps(value, ensure_ascii=False, default=str)
+            text = default_redactor().redact(json.dumps(value, ensure_ascii=False, default=str))
             if len(text) > limit:
                 text = text[:limit] + f"... [{len(text) - limit} more characters]"
             lines.append(f"  {show(str(key))}={show(text)}")

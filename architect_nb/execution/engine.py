@@ -49,6 +49,7 @@ from architect_nb.execution.guardrails import GuardrailsEngine, QualityGateResul
 from architect_nb.execution.hook_transcript import HookTranscript
 from architect_nb.execution.hooks import HookDecision, HookEvent, HookExecutor
 from architect_nb.execution.policies import ConfirmationPolicy, NoTTYError, classify_command_call
+from architect_nb.execution.secret_files import secret_values
 from architect_nb.execution.shadow_git import SnapshotError, forget_runs
 from architect_nb.execution.steps import (
     CallState,
@@ -59,6 +60,7 @@ from architect_nb.execution.steps import (
     parse_arguments,
 )
 from architect_nb.log import get_logger
+from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult, format_validation_error
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.kernel.session import KernelSession
@@ -502,6 +504,8 @@ def build_engine(
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)
     root = config.workspace.root.resolve()
+    if config.guardrails.sensitive_files:  # their values are redacted wherever they turn up
+        default_redactor().add(secret_values(root, config.guardrails.sensitive_files))
     use = config.hooks.claude_settings
     claude = read_claude_settings(root) if use != "off" else None
     rules = ClaudePermissions(claude, root) if claude is not None else None

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from architect_nb.redaction import default_redactor
+
 __all__ = ["HookDecision", "HookEvent", "HookResult", "interpret_output"]
 
 
@@ -100,7 +102,7 @@ class HookResult:
         return ""
 
 
-def interpret_output(
+def _interpret(
     name: str,
     event: HookEvent,
     *,
@@ -144,6 +146,39 @@ def interpret_output(
     return result
 
 
+def interpret_output(
+    name: str,
+    event: HookEvent,
+    *,
+    code: int | None,
+    out: str,
+    err: str,
+    duration: float,
+    background: bool,
+    can_block: bool | None = None,
+    stdout_is_context: bool = False,
+) -> HookResult:
+    """What a finished hook decided, from its exit code and output (`background`: it ran async). What it says
+    (reason, context, output) is redacted: it goes to the model, the run's record and the logs. Only
+    `updatedInput` is kept as it is, since it becomes the call's arguments."""
+    result = _interpret(
+        name,
+        event,
+        code=code,
+        out=out,
+        err=err,
+        duration=duration,
+        background=background,
+        can_block=can_block,
+        stdout_is_context=stdout_is_context,
+    )
+    redactor = default_redactor()
+    result.reason = redactor.redact(result.reason)
+    result.additional_context = redactor.redact(result.additional_context)
+    result.output = redactor.redact(result.output)
+    return result
+
+
 def _apply_json(result: HookResult, data: Mapping[str, Any], can_block: bool) -> None:
     """Map the native and Claude Code JSON fields onto `result`."""
     specific = data.get("hookSpecificOutput")
@@ -172,6 +207,8 @@ def _apply_json(result: HookResult, data: Mapping[str, Any], can_block: bool) ->
 
 
 def trim(text: str, limit: int = 4000) -> str:
+    """`text` with its middle cut when long; secrets are redacted first, so no cut leaves part of one."""
+    text = default_redactor().redact(text)
     if len(text) <= limit:
         return text
     return text[: limit // 2] + f"\n[... {len(text) - limit} characters cut ...]\n" + text[-limit // 2 :]

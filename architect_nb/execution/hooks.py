@@ -49,6 +49,7 @@ from architect_nb.execution.hook_protocol import (
 )
 from architect_nb.execution.hook_transcript import HookTranscript
 from architect_nb.log import get_logger
+from architect_nb.redaction import default_redactor
 
 __all__ = ["LEGACY_POST_EDIT_MATCHER", "HookDecision", "HookEvent", "HookExecutor", "HookResult"]
 
@@ -418,4 +419,6 @@ def _read(fh: Any) -> str:
     fh.seek(0)
     data: bytes = fh.read(_MAX_OUTPUT_BYTES + 1)
     text = data[:_MAX_OUTPUT_BYTES].decode("utf-8", "replace")
-    return text + ("\n[... output cut]" if len(data) > _MAX_OUTPUT_BYTES else "")
+    if len(data) <= _MAX_OUTPUT_BYTES:
+        return text
+    return default_redactor().redact_cut(text, cut_end=True) + "\n[... output cut]"  # no fragment of a secret

@@ -15,6 +15,7 @@ from architect_nb.execution.confirm import show
 from architect_nb.execution.guardrails import GuardrailsEngine
 from architect_nb.execution.hooks import HookExecutor
 from architect_nb.execution.policies import CommandCheck
+from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import BaseTool, ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes
 
@@ -158,5 +159,5 @@ def finish(call: CallState, result: ToolResult) -> ToolResult:
 
 
 def _short_repr(value: Any, limit: int = 200) -> str:
-    text = repr(value)
+    text = default_redactor().redact(repr(value))  # before the cut, so no fragment of a secret is left
     return text if len(text) <= limit else text[:limit] + f"... [{len(text)} chars]"

@@ -18,6 +18,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from architect_nb.redaction import default_redactor
+
 __all__ = ["OutputBuffer", "ProcessOutcome", "kill_running_processes", "run_process"]
 
 #: After the main process exits, how long leftovers (background jobs) may keep the pipe open.
@@ -97,12 +99,18 @@ class OutputBuffer:
                 self._tail_trimmed = True
 
     def render(self) -> tuple[str, int]:
-        """The kept text and how many lines were left out of it."""
-        lines = [self._line(b, cut) for b, cut in self.head]
+        """The kept text, secrets redacted, and how many lines were left out of it.
+
+        Redaction sees the text as it was printed: consecutive kept lines together (a secret broken across
+        two lines is found), and a fragment of a secret left at a cut (a line cut short, lines left out) is
+        redacted too, so no cut leaves part of a secret showing."""
+        out = _Redacting()
+        for data, cut in self.head:
+            out.line(data, cut)
         if len(self.head) < self.head_lines:
             if self._partial or self._partial_cut:
-                lines.append(self._line(bytes(self._partial), self._partial_cut))
-            return "\n".join(lines), 0
+                out.line(bytes(self._partial), self._partial_cut)
+            return out.text(), 0
         tail = bytes(self._tail)
         total = self._tail_newlines + (1 if tail and not tail.endswith(b"\n") else 0)
         pieces = tail.split(b"\n")
@@ -113,14 +121,41 @@ class OutputBuffer:
         kept = pieces[-self.tail_lines :] if tail else []
         omitted = total - len(kept)
         if omitted > 0:
-            lines.append(f"[... {omitted} lines omitted ...]")
-        lines.extend(self._line(p[: self.line_bytes], max(len(p) - self.line_bytes, 0)) for p in kept)
-        return "\n".join(lines), max(omitted, 0)
+            out.gap(f"[... {omitted} lines omitted ...]")
+        for piece in kept:
+            out.line(piece[: self.line_bytes], max(len(piece) - self.line_bytes, 0))
+        return out.text(), max(omitted, 0)
 
-    @staticmethod
-    def _line(data: bytes, cut: int) -> str:
-        text = data.decode("utf-8", "replace")
-        return f"{text} [... line cut: {cut} more bytes]" if cut else text
+
+class _Redacting:
+    """Assembles kept output lines into runs of uncut text, redacting each run as a whole."""
+
+    def __init__(self) -> None:
+        self.chunks: list[str] = []  # joined by newlines: redacted runs of lines, and gap markers
+        self.run: list[str] = []
+        self.starts_cut = False
+
+    def line(self, data: bytes, cut: int) -> None:
+        self.run.append(data.decode("utf-8", "replace"))
+        if cut:
+            self._close(cut_end=True, suffix=f" [... line cut: {cut} more bytes]")
+
+    def gap(self, marker: str) -> None:
+        self._close(cut_end=True)
+        self.chunks.append(marker)
+        self.starts_cut = True
+
+    def text(self) -> str:
+        self._close(cut_end=False)
+        return "\n".join(self.chunks)
+
+    def _close(self, *, cut_end: bool, suffix: str = "") -> None:
+        if self.run:
+            text = "\n".join(self.run)
+            redacted = default_redactor().redact_cut(text, cut_start=self.starts_cut, cut_end=cut_end)
+            self.chunks.append(redacted + suffix)
+            self.run = []
+        self.starts_cut = False
 
 
 def run_process(
