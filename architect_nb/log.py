@@ -60,8 +60,12 @@ def _redact(logger: Any, method_name: str, event_dict: MutableMapping[str, Any])
     return default_redactor().redact_data(event_dict)  # type: ignore[no-any-return]
 
 
-def configure_logging(config: LoggingConfig | None = None, *, stream: IO[str] | None = None) -> None:
-    """Set up logging from `config` (default: warnings to stderr, no file). Safe to call again."""
+def configure_logging(
+    config: LoggingConfig | None = None, *, stream: IO[str] | None = None, console: bool = True
+) -> None:
+    """Set up logging from `config` (default: warnings to stderr, no file). Safe to call again.
+
+    `console=False` writes to the file only: in a kernel, anything on stderr lands in the running cell."""
     global _configured, _sinks  # noqa: PLW0603 - structlog's configuration is process-wide
     config = config or LoggingConfig()
     console_level = _LEVELS[config.level]
@@ -70,7 +74,8 @@ def configure_logging(config: LoggingConfig | None = None, *, stream: IO[str] | 
     )  # the file keeps the audit trail even when the console is quiet
     if config.file is not None:
         config.file.parent.mkdir(parents=True, exist_ok=True)
-    sinks = _Sinks(console_level, stream if stream is not None else sys.stderr, config.file, file_level)
+    out = (stream if stream is not None else sys.stderr) if console else None
+    sinks = _Sinks(console_level, out, config.file, file_level)
     lowest = min(console_level, file_level) if config.file is not None else console_level
     with _lock:
         if _sinks is not None:

@@ -112,7 +112,15 @@ class LiveView:
             _close_shell(previous)
 
     def _bundle(self) -> dict[str, Any]:
-        payload = default_redactor().redact_data(self._events.to_list())
+        redactor = default_redactor()
+        events = self._events.to_list()
+        if events and events[-1]["kind"] == "text_delta":
+            # Still streaming: a secret may be arriving a few characters at a time. The last `holdback`
+            # characters wait for the next redraw, so no part of one is shown before it can be recognised.
+            text = events[-1]["text"]
+            held = text[: -redactor.holdback] if len(text) > redactor.holdback else ""
+            events[-1] = {**events[-1], "text": redactor.redact_cut(held, cut_end=True)}
+        payload = redactor.redact_data(events)
         log = events_html(payload)
         self._html_size = len(log)
         header = (

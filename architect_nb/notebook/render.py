@@ -84,7 +84,7 @@ def diff_html(diff: str, *, max_lines: int | None = None, scroll: bool = False) 
     all_lines = diff.rstrip("\n").split("\n")
     shown = all_lines if max_lines is None else all_lines[:max_lines]
     lines = "".join(
-        f'<span style="display:block;{_diff_line_style(line)}">{_e(line) or "&nbsp;"}</span>'
+        f'<span style="display:block;{_diff_line_style(line)}">{_e(_visible(line)) or "&nbsp;"}</span>'
         for line in shown
     )
     if len(shown) < len(all_lines):
@@ -135,8 +135,16 @@ def _text_block(title: str, text: str) -> str:
     if len(text) > _OUTPUT_CAP:
         text = text[:_OUTPUT_CAP] + f"\n... [{len(text) - _OUTPUT_CAP} more characters in the transcript]"
     if text.count("\n") >= _COLLAPSE_LINES:
-        return _collapsible(f"{_e(title)} ({text.count(chr(10)) + 1} lines)", text)
-    return f'<pre style="{_PRE}">{_e(text)}</pre>'
+        return _collapsible(f"{_e(title)} ({text.count(chr(10)) + 1} lines)", _visible(text))
+    return f'<pre style="{_PRE}">{_e(_visible(text))}</pre>'
+
+
+def _visible(text: str) -> str:
+    """Control, ANSI, bidi and zero-width characters as escapes (tabs and line ends kept), as the approval
+    prompt shows arguments: a diff or an output must not hide or reorder what it says."""
+    from architect_nb.execution.confirm import show_block
+
+    return show_block(text)
 
 
 def hooks_html(hooks: Sequence[Mapping[str, Any]]) -> str:

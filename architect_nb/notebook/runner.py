@@ -147,6 +147,16 @@ def _expand(line: str, namespace: dict[str, Any]) -> str:
         return line
 
 
+def _notebook_logging(config: AppConfig) -> Any:
+    """Logs go to a file only: a kernel sends whatever reaches its stderr to the running cell, which would
+    put debug output (and what it quotes) into the notebook. Without `logging.file`, the state folder's."""
+    if config.logging.file is not None:
+        return config.logging
+    from architect_nb.execution.checkpoint_files import default_checkpoint_dir
+
+    return config.logging.model_copy(update={"file": default_checkpoint_dir().parent / "architect-nb.log"})
+
+
 async def run_cell(line: str, body: str) -> None:
     """Run the agent on `body` with the options in `line`; the cell shows the run, live then static."""
     from IPython import get_ipython
@@ -166,10 +176,7 @@ async def run_cell(line: str, body: str) -> None:
     except (UsageError, ConfigError) as exc:
         display(MessageOutput(str(exc)))
         return
-    import sys
-
-    # Logs go to the configured file and the kernel's own stderr, never into a cell.
-    configure_logging(config.logging, stream=sys.__stderr__)
+    configure_logging(_notebook_logging(config), console=False)
     from architect_nb.notebook.approval import WidgetConfirmer
     from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
     from architect_nb.notebook.live import LiveView

@@ -4,6 +4,8 @@
  * side-by-side view.
  */
 
+import { visible } from './visible';
+
 export type LineType = 'add' | 'del' | 'context' | 'note';
 
 export interface IDiffLine {
@@ -34,7 +36,7 @@ export function displayPath(file: IDiffFile): string {
 const HUNK = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/;
 
 function stripPrefix(path: string): string {
-  const name = path.split('\t')[0].trim();
+  const name = visible(path.split('\t')[0].trim());
   return /^[ab]\//.test(name) ? name.slice(2) : name;
 }
 
@@ -87,17 +89,37 @@ export function parseDiff(text: string): IDiffFile[] {
     const current = ensureFile();
     const sign = line[0];
     if (sign === '+') {
-      hunk.lines.push({ type: 'add', oldNo: null, newNo, text: line.slice(1) });
+      hunk.lines.push({
+        type: 'add',
+        oldNo: null,
+        newNo,
+        text: visible(line.slice(1))
+      });
       newNo += 1;
       current.added += 1;
     } else if (sign === '-') {
-      hunk.lines.push({ type: 'del', oldNo, newNo: null, text: line.slice(1) });
+      hunk.lines.push({
+        type: 'del',
+        oldNo,
+        newNo: null,
+        text: visible(line.slice(1))
+      });
       oldNo += 1;
       current.removed += 1;
     } else if (sign === '\\') {
-      hunk.lines.push({ type: 'note', oldNo: null, newNo: null, text: line });
+      hunk.lines.push({
+        type: 'note',
+        oldNo: null,
+        newNo: null,
+        text: visible(line)
+      });
     } else if (sign === ' ' || line === '') {
-      hunk.lines.push({ type: 'context', oldNo, newNo, text: line.slice(1) });
+      hunk.lines.push({
+        type: 'context',
+        oldNo,
+        newNo,
+        text: visible(line.slice(1))
+      });
       oldNo += 1;
       newNo += 1;
     } else {

@@ -3,6 +3,8 @@
  * never `innerHTML`, so nothing in a transcript can inject markup.
  */
 
+import { visible } from './visible';
+
 type Child = Node | string | null | undefined | false;
 
 /** Create an element with classes and children (strings become text nodes). */
@@ -86,6 +88,7 @@ export function longText(
   className: string,
   maxLines = 30
 ): HTMLElement {
+  text = visible(text);
   const lines = text.split('\n');
   const pre = h('pre', className);
   if (lines.length <= maxLines) {

@@ -5,6 +5,7 @@ import {
   unifiedRows
 } from '../src/diffparse';
 import { renderDiff } from '../src/diffview';
+import { longText } from '../src/dom';
 import { languageForPath, tokenize } from '../src/highlight';
 import { buildRunView } from '../src/model';
 import { fixture, texts } from './helpers';
@@ -162,5 +163,26 @@ describe('renderDiff', () => {
     expect((view.querySelector('.anb-more-bar') as HTMLElement).hidden).toBe(
       true
     );
+  });
+});
+
+describe('hidden characters', () => {
+  it('shows bidi overrides, ANSI escapes and zero-width characters in a diff as escapes', () => {
+    const diff = [
+      '--- a/x.py',
+      '+++ b/x.py',
+      '@@ -1 +1 @@',
+      '-ok = True',
+      '+ok = "\u202eeurT"\u200b  # \u001b[8mhidden\u001b[0m',
+      ''
+    ].join('\n');
+    const [file] = parseDiff(diff);
+    const added = file.hunks[0].lines[1].text;
+    expect(added).toBe('ok = "\\u202eeurT"\\u200b  # \\x1b[8mhidden\\x1b[0m');
+  });
+
+  it('keeps tabs and escapes a carriage return in long output', () => {
+    const pre = longText('a\tb\r\nc\u0007', 'x');
+    expect(pre.textContent).toBe('a\tb\\x0d\nc\\x07');
   });
 });

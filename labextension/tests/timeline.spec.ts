@@ -1,7 +1,6 @@
 import { renderRun } from '../src/timeline';
 import { parsePayload } from '../src/types';
 import type { IRunPayload } from '../src/types';
-import { parsePayload } from '../src/types';
 import { fixture, rawFixture, texts } from './helpers';
 
 async function render(payload: IRunPayload): Promise<HTMLElement> {

@@ -323,7 +323,7 @@ class ListFilesTool(WorkspaceTool):
                 continue
             total += 1
             if len(shown) < self.max_entries:
-                shown.append(entry.rel + ("/" if is_dir else ""))
+                shown.append(visible(entry.rel) + ("/" if is_dir else ""))  # a name's hidden characters too
         return shown, total
 
     def _format(self, collected: tuple[list[str], int], shown_start: str, pattern: str | None) -> ToolResult:

@@ -5,9 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from architect_nb.execution.validators import visible
+from architect_nb.redaction import default_redactor
 from architect_nb.tools.search.scan import Line
 
-__all__ = ["FileHits", "Outcome", "format_outcome", "plural", "shown"]
+__all__ = ["FileHits", "Outcome", "format_outcome", "plural", "shown", "shown_line"]
+
+
+def shown_line(text: str) -> str:
+    """A matched (or context) line as the model sees it: secrets redacted, also a fragment of one that a clip
+    of a long line cut through, and invisible characters escaped (tabs kept)."""
+    cut_start = text.startswith("…")
+    marker = text.rfind("… [line of ")
+    body, tail = (text[:marker], text[marker:]) if marker >= 0 else (text, "")
+    body = body[1:] if cut_start else body
+    body = default_redactor().redact_cut(body, cut_start=cut_start, cut_end=marker >= 0)
+    return ("…" if cut_start else "") + shown(body).replace("\\x09", "\t") + tail
 
 
 def shown(text: str) -> str:
@@ -79,9 +91,11 @@ def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[st
                 out.append("--")
             if hit.labels is not None:
                 where = f"{name} [{hit.labels.get(number, number)}]"
-                out.append(f"{where}: {text}" if is_match else f"{where}- {text}")
+                line = shown_line(text)
+                out.append(f"{where}: {line}" if is_match else f"{where}- {line}")
             else:
-                out.append(f"{name}:{number}: {text}" if is_match else f"{name}-{number}- {text}")
+                line = shown_line(text)
+                out.append(f"{name}:{number}: {line}" if is_match else f"{name}-{number}- {line}")
             shown_count += is_match
             shown_here += is_match
             previous = number
