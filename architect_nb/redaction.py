@@ -7,8 +7,9 @@ A secret is the value of an environment variable whose name looks like one (`*_A
 escaping, a Python repr, shell quoting, URL encoding, HTML escaping, and broken across line ends (`\n`,
 `\r\n`, or a backslash continuation). base64, hex and other transformations are out of scope.
 
-Speed: most text holds no secret, so the search is by `str.find` of each form rather than one large regex,
-and line-broken values are searched in the text with its line ends taken out (`benchmarks/redaction.py`).
+Speed: most text holds no secret. One multi-pattern pass finds the few places where one may start
+(`redaction_prefilter`), and only windows around them are searched form by form with `str.find`; line-broken
+values are searched in a window with its line ends taken out (`benchmarks/redaction.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
+
+from architect_nb.redaction_prefilter import Prefilter, anchors
 
 __all__ = ["SECRET_NAME_RE", "Redactor", "default_redactor", "is_secret_name", "redact"]
 
@@ -74,9 +77,10 @@ class Redactor:
 
     Thread-safe: `refresh` and `add` swap the whole table at once."""
 
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, environ: Mapping[str, str] | None = None, *, prefilter: bool = True) -> None:
         self._extra: dict[str, str] = {}  # value -> name, from sensitive files
         self._lock = threading.Lock()
+        self._use_prefilter = prefilter  # False searches every text whole (tests compare the two)
         self.refresh(environ)
 
     def refresh(self, environ: Mapping[str, str] | None = None) -> None:
@@ -102,37 +106,26 @@ class Redactor:
     def _rebuild(self) -> None:
         merged = {**self._env, **self._extra}
         # Longest first, so a secret that contains another is replaced whole.
-        self._secrets = [_Secret(v, n) for v, n in sorted(merged.items(), key=lambda item: -len(item[0]))]
-        self._holdback = max([s.longest for s in self._secrets] + [64])
+        secrets = [_Secret(v, n) for v, n in sorted(merged.items(), key=lambda item: -len(item[0]))]
+        self._table = _Table(secrets, self._use_prefilter)
 
     @property
     def holdback(self) -> int:
         """Characters a streaming view should hold back so a secret is never shown before it is complete."""
-        return self._holdback
+        return self._table.holdback
+
+    @property
+    def _secrets(self) -> list[_Secret]:
+        return self._table.secrets
 
     def redact(self, text: str) -> str:
         if not text:
             return text
+        table = self._table  # one read: a concurrent `add` swaps the whole table
+        windows = table.prefilter.windows(text) if table.prefilter is not None else [(0, len(text))]
         spans: list[tuple[int, int, str]] = []
-        secrets = self._secrets
-        for secret in secrets:
-            for form in secret.forms:
-                start = text.find(form)
-                while start >= 0:
-                    spans.append((start, start + len(form), secret.label))
-                    start = text.find(form, start + len(form))
-        if "\n" in text:
-            spans += _broken(text, secrets)
-        for prefix, shape in _KEY_SHAPES:
-            start = text.find(prefix)
-            while start >= 0:
-                if start == 0 or not _WORD_CHAR.match(text[start - 1]) or prefix == "-----BEGIN":
-                    match = shape.match(text, start)
-                    if match is not None:
-                        spans.append((start, match.end(), "[REDACTED]"))
-                        start = text.find(prefix, match.end())
-                        continue
-                start = text.find(prefix, start + 1)
+        for low, high in windows:
+            spans += _spans(text, low, high, table.secrets)
         return _replace(text, spans) if spans else text
 
     def redact_cut(self, text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
@@ -181,6 +174,47 @@ class Redactor:
     def secrets(self) -> Iterable[str]:
         """The values being redacted (for tests that check nothing leaked)."""
         return [s.value for s in self._secrets]
+
+
+class _Table:
+    """The secrets and what searching for them needs, built together so they are swapped together."""
+
+    def __init__(self, secrets: list[_Secret], use_prefilter: bool) -> None:
+        self.secrets = secrets
+        self.holdback = max([s.longest for s in secrets] + [64])
+        self.prefilter: Prefilter | None = None
+        if use_prefilter:
+            # How far a secret reaches from an anchor: its longest form, or its value broken at every
+            # character by \r\n (3 characters for each 1).
+            reach = max([max(s.longest, 3 * len(s.value)) for s in secrets] + [80]) + 16
+            found = {prefix for prefix, _shape in _KEY_SHAPES}
+            for secret in secrets:
+                found |= anchors(secret.value, secret.forms)
+            self.prefilter = Prefilter(found, reach)
+
+
+def _spans(text: str, low: int, high: int, secrets: list[_Secret]) -> list[tuple[int, int, str]]:
+    """Every secret and key shape that starts in `text[low:high]` (a key shape may run past `high`)."""
+    spans: list[tuple[int, int, str]] = []
+    for secret in secrets:
+        for form in secret.forms:
+            start = text.find(form, low, high)
+            while start >= 0:
+                spans.append((start, start + len(form), secret.label))
+                start = text.find(form, start + len(form), high)
+    if text.find("\n", low, high) >= 0:
+        spans += [(start + low, end + low, label) for start, end, label in _broken(text[low:high], secrets)]
+    for prefix, shape in _KEY_SHAPES:
+        start = text.find(prefix, low, high)
+        while start >= 0:
+            if start == 0 or not _WORD_CHAR.match(text[start - 1]) or prefix == "-----BEGIN":
+                match = shape.match(text, start)
+                if match is not None:
+                    spans.append((start, match.end(), "[REDACTED]"))
+                    start = text.find(prefix, match.end(), high)
+                    continue
+            start = text.find(prefix, start + 1, high)
+    return spans
 
 
 def _broken(text: str, secrets: list[_Secret]) -> list[tuple[int, int, str]]:

@@ -97,3 +97,38 @@ def test_no_raw_or_split_key_survives(prefix: str, suffix: str, cut: int, joint:
     redactor = Redactor({"SERVICE_API_KEY": KEY})
     out = redactor.redact(prefix + KEY[:cut] + joint + KEY[cut:] + suffix)
     assert KEY not in out.replace("\r", "").replace("\n", "").replace(" ", "")
+
+
+_SECRETS = {
+    "SERVICE_API_KEY": KEY,
+    "DB_PASSWORD": PASSWORD,
+    "DEPLOY_PRIVATE_KEY": PEM,
+    "B_TOKEN": "AKIAsk-ghp_x9",  # made of key-shape prefixes
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pieces=st.lists(
+        st.one_of(
+            st.text(max_size=30),
+            st.sampled_from([*_SECRETS.values(), "AKI", "sk", "-----BEGI", KEY[-5:], KEY[:5]]),
+            st.sampled_from(list(_SECRETS.values())).map(json.dumps),
+            st.sampled_from(list(_SECRETS.values())).map(html.escape),
+            st.builds(lambda c: KEY[:c] + "\r\n" + KEY[c:], st.integers(0, len(KEY))),
+        ),
+        max_size=12,
+    ),
+    filler=st.integers(min_value=0, max_value=3000),
+)
+def test_the_prefilter_finds_what_a_whole_search_finds(pieces: list[str], filler: int) -> None:
+    """Searching only around anchors gives the same text as searching everything, with secrets packed
+    against each other and against pieces of anchors (which overlapping matches could hide)."""
+    text = ("x" * filler).join(pieces) if filler % 2 else "".join(pieces) + "y" * filler
+    fast, whole = Redactor(_SECRETS), Redactor(_SECRETS, prefilter=False)
+    assert fast.redact(text) == whole.redact(text)
+
+
+def test_a_text_with_no_anchor_is_returned_as_it_is() -> None:
+    text = "ordinary output line\n" * 10_000
+    assert Redactor(_SECRETS).redact(text) is text
