@@ -35,6 +35,8 @@ SSH_KEY = "SSH-PRIVATE-KEY-5d1e0b"
 AWS_KEY = "AWS-SECRET-KEY-9a8b7c"
 NETRC = "NETRC-PASSWORD-4c4c4c"
 OUTSIDE = "OUTSIDE-FILE-2b2b2b"
+# Not in any sensitive file: the values of those are redacted from every output, sandbox or not.
+FRESH = "FRESH-VALUE-0e0e0e"
 
 
 @pytest.fixture(autouse=True)
@@ -217,10 +219,10 @@ def test_a_failed_read_of_a_hidden_folder_says_the_sandbox_stopped_it(project: P
 
 
 def test_sandbox_hide_adds_paths(project: Path, home: Path) -> None:
-    (home / "notes-with-keys.txt").write_text(SECRET + "\n")
+    (home / "notes-with-keys.txt").write_text(FRESH + "\n")
     result = run(engine_for(project, hide=["~/notes-with-keys.txt"]), "cat ~/notes-with-keys.txt")
-    assert result.success and SECRET not in result.output, result  # reads as empty
-    assert SECRET in run(engine_for(project), "cat ~/notes-with-keys.txt").output  # not hidden by default
+    assert result.success and FRESH not in result.output, result  # reads as empty
+    assert FRESH in run(engine_for(project), "cat ~/notes-with-keys.txt").output  # not hidden by default
 
 
 # ---------------------------------------------------------------- sensitive files in the workspace
@@ -271,10 +273,19 @@ def test_no_command_reads_a_sensitive_file(project: Path, shape: str) -> None:
     assert result.success or "OS sandbox" in (result.error or ""), result  # a failure says where it ran
 
 
-@pytest.mark.parametrize("shape", SHAPES[:4] + SHAPES[6:])
-def test_without_the_sandbox_the_same_commands_leak(project: Path, shape: str) -> None:
-    """The control: these shapes really reach the secret when nothing confines them."""
+@pytest.mark.parametrize("shape", SHAPES[:-1])
+def test_without_the_sandbox_the_lexical_check_refuses_the_common_shapes(project: Path, shape: str) -> None:
+    """Where commands run unsandboxed, the guardrails refuse these shapes before they run
+    (tests/test_unnamed_reads.py runs each of them too, to show they read a secret)."""
     result = run(engine_for(project, mode="off"), shape.format(needle="SECRET-VALUE"))
+    assert not result.success and "sensitive file" in (result.error or ""), result
+    assert not _leaked(shown(result)), result
+
+
+def test_without_the_sandbox_a_program_that_finds_the_file_itself_leaks(project: Path) -> None:
+    """The control: a program that walks the tree itself is beyond a lexical check, and base64 is beyond
+    redaction. Only the sandbox stops it."""
+    result = run(engine_for(project, mode="off"), SHAPES[-1])
     assert result.metadata["sandboxed"] is False
     assert _leaked(shown(result)), result
 
@@ -317,9 +328,9 @@ def test_files_created_during_the_command_are_not_masked_but_the_next_command_ma
     project: Path,
 ) -> None:
     engine = engine_for(project)
-    made = run(engine, f"printf {SECRET} > new.pe$(echo m) && cat new.*")  # the documented limit
-    assert made.success and SECRET in made.output
-    assert SECRET not in run(engine, "cat new.*").output
+    made = run(engine, f"printf {FRESH} > new.pe$(echo m) && cat new.*")  # the documented limit
+    assert made.success and FRESH in made.output
+    assert FRESH not in run(engine, "cat new.*").output
 
 
 # ---------------------------------------------------------------- the network

@@ -5,8 +5,10 @@ Every check returns `(allowed, reason)`; the reason is a sentence for the model.
 * **Protected files** (globs): no tool may write, edit, patch or delete them, and `run_command` may not
   write them through `>`, `>>`, `tee` or common file-changing commands (`rm`, `mv`, `cp`, `sed -i`, ...).
 * **Sensitive files** (globs): protected, and not readable either: `read_file` and any tool whose `path`
-  names one is refused, a command that mentions one (`cat .env`, `open('.env')`) is refused, and lines of
-  search output (`path:line:...`) that come from one are withheld (`filter_output`).
+  names one is refused, a command that mentions one (`cat .env`, `open('.env')`) is refused, a command
+  that reads one without naming it (`grep -r KEY .`, `cat config/*`, `find . -exec cat {} +`) is refused
+  unless it runs in the OS sandbox, which hides them (`unnamed_reads`), and lines of search output
+  (`path:line:...`) that come from one are withheld (`filter_output`).
 * **Blocked commands**: regexes (plain text works) searched in the command.
 * **Limits** per run: commands executed, files modified, lines changed (counted from the preview diff).
 * **Code rules**: regexes checked on the text a call is about to write; `warn` or `block`.
@@ -33,11 +35,19 @@ from pathlib import Path
 
 from architect_nb.config.schema import GuardrailsConfig, QualityGateConfig
 from architect_nb.execution.path_globs import PathGlobs
+from architect_nb.execution.unnamed_reads import SensitiveFiles, unnamed_read
+from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceScanner
 
 __all__ = ["CodeRuleHit", "GuardrailsEngine", "PathGlobs", "QualityGateResult"]
 
 # A word that could be a file name inside a shell command or a snippet of code in one.
 _WORD = re.compile(r"[^\s'\"`;|&<>(){}=,:]+")
+# A name given only to leave a file out (`--exclude=.env`, `rg -g '!.env'`, `find ! -name .env`) is not a
+# mention: the refusal for reading files unnamed suggests exactly these.
+_EXCLUSION = re.compile(
+    r"""(?:--exclude(?:-dir)?[= ]|(?:-g|--glob|--iglob)[= ]?['"]?!|(?:!|-not)\s+-i?(?:name|path)\s+['"]?)"""
+    r"""[^\s'"]+['"]?"""
+)
 _REDIRECT = re.compile(r"(?:&>>?|\d*>>?\|?)\s*(['\"]?)([^\s;|&'\"<>]+)\1")
 _SEPARATORS = frozenset({";", "|", "||", "&&", "&", "(", ")"})
 _WRITES_ALL = frozenset({"rm", "mv", "tee", "truncate", "touch", "chmod", "chown", "shred", "unlink"})
@@ -87,6 +97,7 @@ class GuardrailsEngine:
         self._blocked = [(_compile(p), p) for p in config.blocked_commands]
         self._rules = [(_compile(r.pattern), r) for r in config.code_rules]
         self._lock = threading.Lock()
+        self._scanner: WorkspaceScanner | None = None  # made on the first command that needs it
         self.commands_executed = 0
         self.files_modified: set[str] = set()
         self.lines_changed = 0
@@ -145,8 +156,11 @@ class GuardrailsEngine:
 
     # ------------------------------------------------------------------ commands
 
-    def check_command(self, command: str, cwd: Path | None = None) -> tuple[bool, str]:
-        """Is `command` allowed: not blocked, under the per-run limit, not touching guarded files?"""
+    def check_command(
+        self, command: str, cwd: Path | None = None, *, sandboxed: bool = False
+    ) -> tuple[bool, str]:
+        """Is `command` allowed: not blocked, under the per-run limit, not touching guarded files?
+        `sandboxed`: it runs in the OS sandbox, where sensitive files are hidden from it."""
         limit = self.config.max_commands_executed
         if limit is not None and self.commands_executed >= limit:
             return False, (
@@ -161,13 +175,17 @@ class GuardrailsEngine:
                 )
         base = Path(os.path.realpath(cwd)) if cwd is not None else self.workspace_root
         if self.sensitive:
-            for word in _words(command):
+            for word in _words(_EXCLUSION.sub(" ", command)):
                 hit = self.sensitive.match(self._rel_word(word, base))
                 if hit is not None:
                     return False, (
                         f"The command mentions '{word}', a sensitive file (matches '{hit}'), which "
                         "commands may not read or change. Work without it."
                     )
+            if not sandboxed:
+                reason = self._unnamed_read(command, base)
+                if reason is not None:
+                    return False, reason
         if self.protected:
             for target in _write_targets(command):
                 rel = self._rel_word(target, base)
@@ -202,6 +220,28 @@ class GuardrailsEngine:
                         "may read. Work without it."
                     )
         return True, ""
+
+    def _unnamed_read(self, command: str, base: Path) -> str | None:
+        try:
+            return unnamed_read(command, str(base), self._sensitive_now)
+        except ScanLimitError as exc:
+            return (
+                f"The command may read files it does not name, and the workspace cannot be checked for "
+                f"sensitive files: {exc} Name the files you need."
+            )
+
+    def _sensitive_now(self) -> SensitiveFiles:
+        with self._lock:
+            if self._scanner is None:
+                self._scanner = WorkspaceScanner(self.workspace_root, self.sensitive, PathGlobs([]))
+            scanner = self._scanner
+        masks = scanner.scan()
+        return SensitiveFiles.of(
+            self._root_text,
+            masks.masked_files,
+            masks.masked_folders,
+            lambda rel: self.sensitive.match(rel) is not None,
+        )
 
     def _rel_word(self, word: str, base: Path) -> str:
         return self.relative(os.path.normpath(base / word))

@@ -142,6 +142,11 @@ class RunCommandTool(WorkspaceTool):
             and sandbox_unavailable_reason(config) is None
         )
 
+    def hides_sensitive_files(self) -> bool:
+        """Whether commands run in the OS sandbox with the guardrails' sensitive files hidden from them."""
+        config = self.sandbox_config
+        return bool(self._sensitive) and config.mode != "off" and sandbox_unavailable_reason(config) is None
+
     def sandbox_for(self, cwd: Path) -> Sandbox | SandboxUnavailable | None:
         """The sandbox a command in `cwd` runs in; None when it runs without one (`off`, or `auto` where
         bubblewrap does not work); `SandboxUnavailable` when it must not run at all."""
