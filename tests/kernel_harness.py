@@ -72,6 +72,11 @@ class Cell:
         return self.reply is not None
 
     @property
+    def finished(self) -> bool:
+        """Replied on the shell channel and idle on iopub: the reply can overtake the last outputs."""
+        return self.reply is not None and self.idle
+
+    @property
     def status(self) -> str | None:
         return None if self.reply is None else str(self.reply.get("status"))
 
@@ -131,7 +136,7 @@ class FrontEnd:
     def run(self, code: str, timeout: float = 60) -> Cell:
         """Execute; wait for the reply and the outputs (iopub can trail the reply, as on ipykernel 6)."""
         cell = self.execute(code)
-        self.wait(lambda: cell.done and cell.idle, timeout, f"cell {code!r} to finish")
+        self.wait(lambda: cell.finished, timeout, f"cell {code!r} to finish")
         return cell
 
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:

@@ -91,7 +91,7 @@ def test_approve_while_busy_keeps_run_all_order(fe: FrontEnd, ws: Path) -> None:
     fe.pump()
     assert not c1.done and not c2.done and not c3.done, "queued cells ran before the agent cell ended"
     fe.click(button.comm_id)
-    fe.wait(lambda: c3.done, 60, "the queued cells")
+    fe.wait(lambda: c3.finished, 60, "the queued cells")
     assert (c1.status, c2.status, c3.status) == ("ok", "ok", "ok"), fe.describe()
     assert c1.reply_seq is not None and c2.reply_seq is not None and c3.reply_seq is not None
     assert c1.reply_seq < c2.reply_seq < c3.reply_seq
@@ -131,7 +131,7 @@ def test_deny_with_a_reason_reaches_the_model(fe: FrontEnd, ws: Path) -> None:
     button = fe.wait_for_button("Deny")
     fe.type_into(fe.reason_box().comm_id, "use a test file")
     fe.click(button.comm_id)
-    fe.wait(lambda: c1.done, 60, "the agent cell")
+    fe.wait(lambda: c1.finished, 60, "the agent cell")
     assert c1.status == "ok"
     payload = _run_output(c1)
     assert _finished(payload)["stop_reason"] == "completed"  # the script checked the model saw the reason
@@ -145,7 +145,7 @@ def test_abort_run_stops_the_run(fe: FrontEnd, ws: Path) -> None:
     c1 = fe.execute(f"%%architect --model {model}\nMake totals floats")
     c2 = fe.execute("print('after')")
     fe.click(fe.wait_for_button("Abort run").comm_id)
-    fe.wait(lambda: c2.done, 60, "the cells")
+    fe.wait(lambda: c2.finished, 60, "the cells")
     assert c1.status == "ok" and c2.status == "ok"
     assert _finished(_run_output(c1))["stop_reason"] == "aborted"
     assert "total = 0\n" in (ws / "shop" / "cart.py").read_text()
@@ -157,7 +157,7 @@ def test_interrupt_while_waiting_for_a_click(fe: FrontEnd, ws: Path) -> None:
     c2 = fe.execute("print('queued')")
     fe.wait_for_button("Approve")
     sent = fe.interrupt()
-    fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")
+    fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")  # an aborted cell never idles
     assert c1.reply_at is not None and c1.reply_at - sent < 1.0
     assert c1.status == "error" and c2.status == "aborted", fe.describe()
     assert _finished(_run_output(c1))["stop_reason"] == "interrupted"
@@ -188,7 +188,7 @@ def test_interrupt_while_a_command_runs_kills_it(fe: FrontEnd, ws: Path) -> None
     c2 = fe.execute("print('queued')")
     fe.wait(lambda: bool(_sleepers(command)), 30, "the command to start")
     sent = fe.interrupt()
-    fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")
+    fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")  # an aborted cell never idles
     assert c1.reply_at is not None and c1.reply_at - sent < 1.0
     assert c1.status == "error" and c2.status == "aborted", fe.describe()
     assert not _sleepers(command), "the command outlived the interrupt"
@@ -212,7 +212,7 @@ def test_output_lands_in_the_starting_cell(fe: FrontEnd, ws: Path) -> None:
     for _ in range(5):
         fe.kc.kernel_info()
         fe.pump()
-    fe.wait(lambda: c2.done, 60, "both cells")
+    fe.wait(lambda: c2.finished, 60, "both cells")
     assert c1.status == "ok" and c2.status == "ok", fe.describe()
     assert [o.get("text") for o in c2.outputs] == ["two\n"]
     payload = _run_output(c1)
@@ -284,7 +284,7 @@ def test_interrupt_while_the_model_streams(fe: FrontEnd) -> None:
         c2 = fe.execute("print('queued')")
         fe.wait(lambda: "word2" in _live_html(c1), 60, "the model to stream")
         sent = fe.interrupt()
-        fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")
+        fe.wait(lambda: c1.done and c2.done, 10, "the interrupted cells")  # an aborted cell never idles
         assert c1.reply_at is not None and c1.reply_at - sent < 1.0
         assert c1.status == "error" and c2.status == "aborted", fe.describe()
         assert _finished(_run_output(c1))["stop_reason"] == "interrupted"
