@@ -25,32 +25,20 @@ import bisect
 import itertools
 from dataclasses import dataclass
 
-from architect_nb.tools.filesystem.textmatch import closest_window, loose, numbered
+from architect_nb.tools.filesystem.textmatch import loose
+from architect_nb.tools.patch import refusals
 from architect_nb.tools.patch.filelines import FileLines, heading_agrees
 from architect_nb.tools.patch.parse import Hunk
+from architect_nb.tools.patch.refusals import HunkError
 
 __all__ = ["MARGIN", "HunkError", "Spot", "place_hunks"]
 
 #: Two places whose distances from where the headers point differ by at most this many lines both fit.
 MARGIN = 20
 _CAP = 64  # candidates per hunk kept for the search (the nearest to where its header may point)
-_SHOWN_LINES = 15
-_LISTED = 10
 _INF = (1 << 40, 1 << 40)
 
 Cost = tuple[int, int]  # (offset changes, lines moved)
-
-
-class HunkError(ValueError):
-    """A hunk cannot be placed. The message names it and says what to do.
-
-    `ambiguous` is set when the hunk fits several places, or only out of order: then no other applier (GNU
-    patch's nearest-offset rule) may have a go either.
-    """
-
-    def __init__(self, message: str, *, ambiguous: bool = False) -> None:
-        super().__init__(message)
-        self.ambiguous = ambiguous
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +76,9 @@ def place_hunks(f: FileLines, hunks: list[Hunk], shown: str = "the file") -> lis
         for t, i in enumerate(nodes):
             start, rivals = _decide(items[i], totals[t], len(f))
             if rivals:
-                raise HunkError(_rival_message(items[i], rivals, len(items), shown), ambiguous=True)
+                raise HunkError(
+                    refusals.rivals(items[i].hunk, items[i].header, rivals, len(items), shown), ambiguous=True
+                )
             if start is None:
                 break
             picks.append(start)
@@ -150,12 +140,12 @@ def _check_found(f: FileLines, items: list[_Item], shown: str) -> None:
             continue
         if not it.cands:
             expected = None if it.header is None else max(0, it.header + delta)
-            raise HunkError(_mismatch(f, it.hunk, expected, len(items), shown))
+            raise HunkError(refusals.mismatch(f, it.hunk, expected, len(items), shown))
         if it.header is not None:
             header = it.header
             delta = min(it.cands, key=lambda c: abs(c - header)) - header
         if it.header is None and len(it.cands) > _CAP:
-            raise HunkError(_bare_message(it, it.cands, len(items), shown), ambiguous=True)
+            raise HunkError(refusals.bare(it.hunk, it.cands, len(items), shown), ambiguous=True)
 
 
 # ---------------------------------------------------------------------------------------------- the search
@@ -229,7 +219,9 @@ def _solve(f: FileLines, items: list[_Item], nodes: list[int], shown: str) -> li
     ]
     for t in range(m):
         if all(cost == _INF for cost in totals[t]):
-            raise HunkError(_order_message(items[nodes[t]], len(items), shown), ambiguous=True)
+            raise HunkError(
+                refusals.order(items[nodes[t]].hunk, items[nodes[t]].cands, len(items), shown), ambiguous=True
+            )
     return totals
 
 
@@ -294,7 +286,7 @@ def _finish(f: FileLines, items: list[_Item], chosen: dict[int, int], shown: str
             if i in offsets:
                 delta = offsets[i]
         if start < end:
-            raise HunkError(_order_message(it, total, shown), ambiguous=True)
+            raise HunkError(refusals.order(it.hunk, it.cands, total, shown), ambiguous=True)
         spots.append(Spot(start=start, loose=it.loose, expected=expected))
         end = start + len(it.old)
     return spots
@@ -311,7 +303,7 @@ def _place_bare(items: list[_Item], a: int, b: int, lo: int, hi: int, shown: str
         it = items[j]
         k = bisect.bisect_left(it.cands, pos)
         if k == len(it.cands) or it.cands[k] + len(it.old) > hi:
-            raise HunkError(_order_message(it, len(items), shown), ambiguous=True)
+            raise HunkError(refusals.order(it.hunk, it.cands, len(items), shown), ambiguous=True)
         early[j] = it.cands[k]
         pos = early[j] + len(it.old)
     late: dict[int, int] = {}
@@ -323,7 +315,7 @@ def _place_bare(items: list[_Item], a: int, b: int, lo: int, hi: int, shown: str
     for j in between:
         if early[j] != late[j]:
             fits = [c for c in items[j].cands if early[j] <= c <= late[j]]
-            raise HunkError(_bare_message(items[j], fits, len(items), shown), ambiguous=True)
+            raise HunkError(refusals.bare(items[j].hunk, fits, len(items), shown), ambiguous=True)
     return early
 
 
@@ -340,7 +332,7 @@ def _place_insertion(
             "there is nothing to place it by. Add a few unchanged lines around the change. "
             "No hunk was applied; the file is unchanged."
         )
-    before = [offsets[j] for j in offsets if j < i][-1:]
+    before = [offsets[j] for j in sorted(offsets) if j < i][-1:]
     after = [offsets[j] for j in sorted(offsets) if j > i][:1]
     moved = set(before + after)
     if len(moved) > 1:
@@ -363,72 +355,3 @@ def _place_insertion(
             + " Add context lines so it can be placed. No hunk was applied; the file is unchanged."
         )
     return start
-
-
-# ---------------------------------------------------------------------------------------------- messages
-
-
-def _lines(starts: list[int]) -> str:
-    shown = [str(s + 1) for s in starts[:_LISTED]]
-    more = f" and {len(starts) - _LISTED} more" if len(starts) > _LISTED else ""
-    if len(shown) == 1:
-        return f"line {shown[0]}{more}"
-    return f"lines {', '.join(shown[:-1])}{',' if more else ''} {'and ' if not more else ''}{shown[-1]}{more}"
-
-
-def _rival_message(it: _Item, rivals: list[int], total: int, shown: str) -> str:
-    hunk = it.hunk
-    others = " (nor do the other hunks' places)" if total > 1 else ""
-    return (
-        f"Hunk {hunk.number} of {total} ({hunk.header}) fits '{shown}' at {_lines(rivals)}, and its header, "
-        f"which names line {(it.header or 0) + 1}, does not tell which is meant{others}. Fix the header's "
-        "line numbers so they name the right place, or add context lines found there only. "
-        "No hunk was applied; the file is unchanged."
-    )
-
-
-def _bare_message(it: _Item, fits: list[int], total: int, shown: str) -> str:
-    hunk = it.hunk
-    return (
-        f"Hunk {hunk.number} of {total} ({hunk.header}) has no line numbers and its lines occur "
-        f"{len(fits)} times in '{shown}' ({_lines(fits)}). Add more context lines or give "
-        "'@@ -start,count +start,count @@' headers. No hunk was applied; the file is unchanged."
-    )
-
-
-def _order_message(it: _Item, total: int, shown: str) -> str:
-    hunk = it.hunk
-    return (
-        f"Hunk {hunk.number} of {total} ({hunk.header}) matches '{shown}' only at {_lines(it.cands)}, before "
-        "the end of the previous hunk. Hunks must be in file order and must not overlap. "
-        "No hunk was applied; the file is unchanged."
-    )
-
-
-def _mismatch(f: FileLines, hunk: Hunk, expected: int | None, total: int, shown: str) -> str:
-    old = hunk.old
-    near = f" near line {expected + 1}" if expected is not None else ""
-    parts = [
-        f"Hunk {hunk.number} of {total} ({hunk.header}) does not apply to '{shown}': its context and removed "
-        f"lines were not found{near}. No hunk was applied; the file is unchanged.",
-        "The hunk expects:",
-    ]
-    first = (hunk.old_start or 1) if hunk.old_start is not None else 1
-    parts.append(numbered([f"{line.kind}{line.text}" for line in old[:_SHOWN_LINES]], first))
-    start, ratio = closest_window(f.lines, [line.text for line in old], hint=expected)
-    if ratio >= 0.3:
-        shown_lines = f.lines[start : start + min(len(old), _SHOWN_LINES)]
-        parts.append(f"The file has, at lines {start + 1}-{start + len(shown_lines)}:")
-        parts.append(numbered([" " + line for line in shown_lines], start + 1))
-        for k, line in enumerate(old[: len(shown_lines)]):
-            have = f.contents[start + k]
-            if have != line.text:
-                parts.append(
-                    f"First difference, line {start + k + 1}: expected {line.text!r}, found {have!r}."
-                )
-                break
-    new = [line.text for line in hunk.new]
-    if new and (f.find_all(new, False) or f.find_all([loose(t) for t in new], True)):
-        parts.append("Its new lines are already in the file: the patch may have been applied already.")
-    parts.append("Re-read the file and make the patch from its current text, or use edit_file.")
-    return "\n".join(parts)
