@@ -124,25 +124,20 @@ FIX_TWIN = "     if not items:\n-        return None\n+        return []\n     f
 FIX_UNIQUE = "     # unique\n-    value = compute()\n+    value = compute(fast=True)\n     return value\n"
 
 
+HEAD = ("def head(items):", "    # the first twin", *TWIN, "    return first", "", "")
+TAIL_TWIN = ("def tail(items):", "    # the second twin", *TWIN, "    return first")
+MIDDLE = ("def middle():", "    # unique", "    value = compute()", "    return value")
+
+
 def twin_file() -> str:
     """Two identical blocks (lines 3-5 and 17-19) with a unique one between them (lines 11-13)."""
-    return lines(
-        "def head(items):",
-        "    # the first twin",
-        *TWIN,
-        "    return first",
-        "",
-        "",
-        "def middle():",
-        "    # unique",
-        "    value = compute()",
-        "    return value",
-        "",
-        "",
-        "def tail(items):",
-        "    # the second twin",
-        *TWIN,
-        "    return first",
+    return lines(*HEAD, *MIDDLE, "", "", *TAIL_TWIN)
+
+
+def fixed(text: str) -> str:
+    """`text` with the first twin and the unique block changed as FIX_TWIN and FIX_UNIQUE say."""
+    return text.replace("        return None", "        return []", 1).replace(
+        "compute()", "compute(fast=True)"
     )
 
 
@@ -151,40 +146,17 @@ def test_twins_the_later_hunk_decides_which() -> None:
     apply (greedily, hunk 1 took the second twin and hunk 2 failed 'before the end of the previous hunk')."""
     patch = "@@ -12,3 +12,3 @@\n" + FIX_TWIN + "@@ -20,3 +20,3 @@\n" + FIX_UNIQUE
     out = apply_patch_text(twin_file(), patch, fallback=False)
-    text = twin_file()
-    expected = text.replace("        return None", "        return []", 1).replace(
-        "compute()", "compute(fast=True)"
-    )
-    assert out.text == expected
+    assert out.text == fixed(twin_file())
     assert "hunk 1 applied at line 3 (offset -9 lines)." in out.notes
 
 
 def test_twins_equally_near_the_header_are_told_apart_by_a_consistent_offset() -> None:
     """Hunk 1's header is 4 lines from both twins, and hunk 2's only place (after both) 4 lines above its
     header: of the twins, only the first lets both hunks apply at one offset (greedily, it was refused)."""
-    text = lines(
-        "def head(items):",
-        "    # the first twin",
-        *TWIN,
-        "    return first",
-        "",
-        "",
-        "def tail(items):",
-        "    # the second twin",
-        *TWIN,
-        "    return first",
-        "",
-        "",
-        "def middle():",
-        "    # unique",
-        "    value = compute()",
-        "    return value",
-    )
+    text = lines(*HEAD, *TAIL_TWIN, "", "", *MIDDLE)
     patch = "@@ -7,3 +7,3 @@\n" + FIX_TWIN + "@@ -22,3 +22,3 @@\n" + FIX_UNIQUE
     out = apply_patch_text(text, patch, fallback=False)
-    assert out.text == text.replace("        return None", "        return []", 1).replace(
-        "compute()", "compute(fast=True)"
-    )
+    assert out.text == fixed(text)
     assert out.notes == ("hunk 1 applied at line 3 (offset -4 lines).",)
 
 
