@@ -17,6 +17,7 @@ Run: .venv/bin/python benchmarks/patch.py [N_FILES]
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import statistics
@@ -39,7 +40,7 @@ from architect_nb.tools.filesystem.fileio import atomic_write_bytes
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
 
 TIMED_CASES = 200
-REPEATS = 3
+REPEATS = 5
 _NAMES = re.compile(r"^(diff --git |--- |\+\+\+ ).*$", re.MULTILINE)
 
 
@@ -166,7 +167,8 @@ def _triple(c: Counter[str]) -> str:
 
 def timing_table(exe: str, n_files: int) -> None:
     """The whole call through the engine against GNU patch on the same file, each the best of `REPEATS`
-    alternating runs (so that a load spike on a shared machine does not decide a case)."""
+    alternating runs (so that a load spike on a shared machine does not decide a case). Dirty pages are
+    written out before each timed write, so that an fsync pays for its own data, not the benchmark's."""
     cases = [c for c in build_corpus(n_files=n_files) if c.damage == "clean"][:TIMED_CASES]
     times: dict[str, list[float]] = {"builtin": [], "engine": [], "gnu": [], "write": []}
     ratios: list[float] = []
@@ -187,11 +189,13 @@ def timing_table(exe: str, n_files: int) -> None:
                 best["gnu"] = min(best["gnu"], run_gnu(exe, gnu_dir, case.old, case.patch)[0])
                 target.write_bytes(case.old)
                 engine.start_run()  # a fresh run, so that every call saves its checkpoint
+                os.sync()  # its fsyncs flush its own writes only, not those of the runs before it
                 start = time.perf_counter()
                 result = engine.execute_tool_call("apply_patch", {"path": "target.py", "patch": case.patch})
                 best["engine"] = min(best["engine"], time.perf_counter() - start)
                 if not result.success or target.read_bytes() != case.new:
                     sys.exit(f"{case.name}: the engine call failed: {result.error}")
+                os.sync()
                 start = time.perf_counter()
                 atomic_write_bytes(workspace / "alone.py", case.new)
                 best["write"] = min(best["write"], time.perf_counter() - start)

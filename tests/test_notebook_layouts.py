@@ -259,6 +259,19 @@ def test_delete_takes_out_one_cell_and_one_separator(
     )  # the cell and its separator only
 
 
+def test_a_hand_edited_cell_keeps_its_own_bytes(workspace: Path) -> None:
+    path = workspace / "nb.ipynb"
+    before = hand_edited(base_notebook())
+    path.write_text(before)
+    result = EditNotebookCellTool(workspace).execute(
+        path="nb.ipynb", cell_id="index:2", old_str="left alone", new_str="kept as it is"
+    )
+    assert result.success, result.error
+    after = path.read_text()
+    assert after == before.replace('"raw text, left alone\\n"', '"raw text, kept as it is\\n"')
+    assert '"cell_type":"raw"' in after and '"nbformat": 4, \n' in after and "},\n\n  {" in after
+
+
 def test_upper_case_escapes_stay_upper_case(workspace: Path) -> None:
     path = workspace / "nb.ipynb"
     path.write_text(LAYOUTS["upper-escapes"](base_notebook()))
