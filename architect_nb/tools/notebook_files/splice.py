@@ -11,8 +11,10 @@ whitespace. The caller checks that the result parses to exactly the intended not
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,7 +150,7 @@ def _insert(
     if block is None:
         return None
     if n >= 2:
-        sep = text[array.items[0][1] : array.items[1][0]]
+        sep = _usual([text[a[1] : b[0]] for a, b in itertools.pairwise(array.items)])
     else:
         sep = "," + text[array.start + 1 : array.items[0][0]]
     if k < n:
@@ -165,6 +167,11 @@ def _delete(text: str, array: _Span, k: int) -> str:
     if k < len(items) - 1:
         return text[: items[k][0]] + text[items[k + 1][0] :]
     return text[: items[k - 1][1]] + text[items[k][1] :]
+
+
+def _usual(texts: list[str]) -> str:
+    """The most common of `texts` (the first of those as common): one hand-made oddity is not copied."""
+    return Counter(texts).most_common(1)[0][0]
 
 
 def _neighbour(cells: list[dict[str, Any]], k: int, cell_type: str) -> int:
@@ -185,8 +192,8 @@ def _render_cell(
     members = _members(text, start)
     if len(members) < 2:
         return None
-    key_sep = text[members[0].key_end : members[0].value_start]
-    sep = text[members[0].value_end : members[1].start]
+    key_sep = _usual([text[m.key_end : m.value_start] for m in members])
+    sep = _usual([text[a.value_end : b.start] for a, b in itertools.pairwise(members)])
     opening = text[start + 1 : members[0].start]
     closing = text[members[-1].value_end : _skip(text, members[-1].value_end)]
     template_keys = [m.key for m in members]
