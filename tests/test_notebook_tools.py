@@ -249,15 +249,28 @@ def test_crlf_line_ends_are_kept(notebook: Path, workspace: Path) -> None:
     assert notebook.read_bytes() == crlf.replace(b'"side = 3\\n"', b'"side = 4\\n"')
 
 
-def test_a_layout_that_cannot_be_kept_is_said(workspace: Path) -> None:
+def test_hand_made_whitespace_is_kept(workspace: Path) -> None:
     path = workspace / "odd.ipynb"
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("a = 1")])
     path.write_text(json.dumps(nb, indent=1, sort_keys=True).replace('"a = 1"', '"a = 1"   '))
+    before = path.read_text()
     result = EditNotebookCellTool(workspace).execute(
         path="odd.ipynb", cell_id="0", old_str="a = 1", new_str="a = 2"
     )
+    assert result.success and "standard layout" not in result.output
+    assert path.read_text() == before.replace('"a = 1"   ', '"a = 2"   ')
+
+
+def test_a_layout_that_cannot_be_kept_is_said(workspace: Path) -> None:
+    """A first cell has no neighbour to take a layout from: the file is written whole, and the result says
+    so."""
+    path = workspace / "empty.ipynb"
+    nb = nbformat.v4.new_notebook()
+    path.write_text(json.dumps(nb, indent=1, sort_keys=True).replace('"cells": []', '"cells":   [ ]'))
+    result = InsertNotebookCellTool(workspace).execute(path="empty.ipynb", source="a = 1")
     assert result.success and "git diff` shows formatting changes too" in result.output
     assert nbformat.validate(nbformat.read(path, as_version=4)) is None
+    assert json.loads(path.read_text())["cells"][0]["source"] == ["a = 1"]
 
 
 def test_read_only_and_escaping_paths_are_refused(notebook: Path, workspace: Path) -> None:

@@ -201,9 +201,16 @@ def test_already_applied_patch_is_recognised() -> None:
 
 def test_near_equal_offset_candidates_are_refused() -> None:
     text = "x\ny\nz\n" + "pad\n" * 10 + "x\ny\nz\n"
-    with pytest.raises(PatchError, match=r"fits 'the file' at lines 1 and 14"):
+    with pytest.raises(
+        PatchError, match=r"fits 'the file' at lines 1 and 14, and its header, which names line 8"
+    ):
         apply(text, "@@ -8,3 +8,3 @@\n x\n-y\n+Y\n z\n")
-    assert apply(text, "@@ -2,3 +2,3 @@\n x\n-y\n+Y\n z\n") == text.replace("y", "Y", 1)
+    # One line off, but the other copy is only 12 lines away: a header that far off is possible, so refused.
+    with pytest.raises(PatchError, match=r"fits 'the file' at lines 1 and 14"):
+        apply(text, "@@ -2,3 +2,3 @@\n x\n-y\n+Y\n z\n")
+    assert apply(text, "@@ -1,3 +1,3 @@\n x\n-y\n+Y\n z\n") == text.replace("y", "Y", 1)  # exactly there
+    far = "x\ny\nz\n" + "pad\n" * 30 + "x\ny\nz\n"  # the other copy 30 lines away: too far to be meant
+    assert apply(far, "@@ -3,3 +3,3 @@\n x\n-y\n+Y\n z\n") == far.replace("y", "Y", 1)
 
 
 def test_hunks_out_of_order_are_refused() -> None:
@@ -384,7 +391,7 @@ def test_ambiguous_hunks_do_not_fall_back_to_gnu_nearest_offset(
     text = "x\ny\nz\n" + "pad\n" * 10 + "x\ny\nz\n"
     f = put(workspace, "x.py", text)
     result = tool.execute(path="x.py", patch="@@ -8,3 +8,3 @@\n x\n-y\n+Y\n z\n")
-    assert not result.success and "too far from both" in (result.error or "")
+    assert not result.success and "does not tell which is meant" in (result.error or "")
     assert f.read_text() == text
 
 

@@ -1,7 +1,8 @@
 """The notebook file tools: read_notebook, edit_notebook_cell, insert_notebook_cell and delete_notebook_cell.
 
 - `notebook_tools`: the four tools; cells are named by id or `index:N`.
-- `model`: `.ipynb` files on disk: parsed, addressed by cell, validated, written in the file's own layout.
+- `model`: `.ipynb` files on disk: parsed, addressed by cell, validated, written back.
+- `splice`: the new text is the old one with only the changed cell's bytes rewritten, whatever the layout.
 - `outline`: what read_notebook shows. `celldiff`: one unified-diff section per changed cell.
 
 They work on files; they never import IPython. Depends on the core, the file tools (`edit_file`, `fileio`,

@@ -1,10 +1,11 @@
-"""`.ipynb` files on disk: parse, address cells, serialize in the file's own layout, validate, write.
+"""`.ipynb` files on disk: parse, address cells, write back only what changed, validate, write.
 
 A notebook is kept as the JSON that was read (key order, `source` as a list of lines or as one string,
-outputs untouched), and only the cells a tool changes are rebuilt. It is written back with the layout the file
-already had (indent, key order, `ensure_ascii`, final newline), which for files written by Jupyter or
-`nbformat` is nbformat's own (indent 1, sorted keys, UTF-8 text, a final newline). So every untouched cell,
-output and metadata comes back byte for byte, and `git diff` shows only the real change.
+outputs untouched), and only the cells a tool changes are rebuilt. The new text is the old one with just that
+cell's bytes rewritten (`splice`: one cell's source edited, one cell inserted in its neighbour's layout, or
+one deleted), so every other byte stays as it was whatever wrote the file, and `git diff` shows only the real
+change. Only when that cannot be done is the whole file written in its detected layout (indent, key order,
+`ensure_ascii`, final newline; nbformat's own is indent 1, sorted keys, UTF-8 text, a final newline).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from architect_nb.tools.filesystem.edit_file import write_edit
 from architect_nb.tools.filesystem.fileio import FileAccessError, TextFile, read_text_file
+from architect_nb.tools.notebook_files.splice import splice
 
 __all__ = [
     "MAX_NOTEBOOK_BYTES",
@@ -131,6 +133,9 @@ class Notebook:
 
     def render(self, data: dict[str, Any]) -> tuple[str, str]:
         """`data` as the file's new text, and a note if the file's layout could not be kept exactly."""
+        spliced = splice(self.file.text, self.data, data)
+        if spliced is not None and _parses_to(spliced, data):
+            return spliced, ""
         layout, exact = self.layout()
         note = (
             ""
@@ -229,9 +234,12 @@ def set_source(cell: dict[str, Any], text: str) -> dict[str, Any]:
     return changed
 
 
-def new_cell(notebook: Notebook, cell_type: str, source: str, seed: str) -> dict[str, Any]:
+def new_cell(
+    notebook: Notebook, cell_type: str, source: str, seed: str, position: int = -1
+) -> dict[str, Any]:
     """A new cell as nbformat would make it; with a fresh id from nbformat 4.5 on, derived from `seed` so
-    that a preview and the write give the same id."""
+    that a preview and the write give the same id. Its source is one string if the cells around `position`
+    store theirs so, as some tools do; else a list of lines, as nbformat does."""
     cell: dict[str, Any] = {"cell_type": cell_type}
     if cell_type == "code":
         cell["execution_count"] = None
@@ -240,8 +248,13 @@ def new_cell(notebook: Notebook, cell_type: str, source: str, seed: str) -> dict
     cell["metadata"] = {}
     if cell_type == "code":
         cell["outputs"] = []
-    cell["source"] = source.splitlines(True)
+    cell["source"] = source if _neighbours_use_strings(notebook.cells, position) else source.splitlines(True)
     return cell
+
+
+def _neighbours_use_strings(cells: list[dict[str, Any]], position: int) -> bool:
+    near = [cells[i] for i in (position - 1, position) if 0 <= i < len(cells)]
+    return bool(near) and all(isinstance(cell.get("source"), str) for cell in near)
 
 
 def cell_label(index: int, cell: dict[str, Any]) -> str:
@@ -258,6 +271,13 @@ def _fresh_id(taken: set[str], seed: str) -> str:
         if digest not in taken:
             return digest
         n += 1
+
+
+def _parses_to(text: str, data: dict[str, Any]) -> bool:
+    try:
+        return bool(json.loads(text) == data)
+    except (ValueError, RecursionError):
+        return False
 
 
 def _detect_layout(text: str, data: dict[str, Any]) -> Layout:

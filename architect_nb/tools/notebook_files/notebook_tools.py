@@ -189,7 +189,7 @@ class InsertNotebookCellTool(_CellEditTool):
         else:
             position = n
         seed = f"{notebook.file.text}\x00{position}\x00{args.cell_type}\x00{args.source}"
-        cell = new_cell(notebook, args.cell_type, args.source, seed)
+        cell = new_cell(notebook, args.cell_type, args.source, seed, position)
         cells = list(notebook.cells)
         cells.insert(position, cell)
         diff = cell_diff(notebook.shown, None, (position, cell))

@@ -7,6 +7,7 @@ patch that holds diffs for several files is refused rather than guessed at.
 
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +17,10 @@ from pydantic import Field
 
 from architect_nb.execution.validators import PathTraversalError, visible
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
+from architect_nb.tools.filesystem.diffs import count_changes, format_unified, unified_diff
 from architect_nb.tools.filesystem.edit_file import MAX_EDIT_BYTES, load_for_edit, write_edit
 from architect_nb.tools.filesystem.fileio import FileAccessError, TextFile, describe_size
-from architect_nb.tools.patch.apply_hunks import HunkError, apply_hunks
+from architect_nb.tools.patch.apply_hunks import HunkError, LineEdit, apply_hunks
 from architect_nb.tools.patch.gnu import GnuPatchError, gnu_patch, gnu_patch_available
 from architect_nb.tools.patch.parse import FilePatch, PatchParseError, parse_patch
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
@@ -29,6 +30,8 @@ __all__ = ["ApplyPatchArgs", "ApplyPatchTool", "PatchError", "PatchOutcome", "ap
 _SECTION_HEADER = re.compile(r"^(diff |Index: |\*\*\* (?!\d+(,\d+)? \*\*\*\*))", re.MULTILINE)
 _MAX_NOTES = 8
 _CONTEXT_HUNK = re.compile(r"^\*{15}$", re.MULTILINE)
+_BOM = "\ufeff"
+_CARRIES_BOM = re.compile("^(?:[ +-]|[ !+<>-] )\ufeff", re.MULTILINE)  # unified, context or normal diffs
 _NORMAL_HUNK = re.compile(r"^\d+(,\d+)?[acd]\d+(,\d+)?\r?\n[<>] ", re.MULTILINE)
 
 
@@ -42,6 +45,7 @@ class PatchOutcome:
     notes: tuple[str, ...] = ()
     engine: Literal["builtin", "gnu-patch"] = "builtin"
     hunks: int = 0
+    edit: LineEdit | None = None  # the lines before and after, and which changed: the diff at no cost
 
 
 def apply_patch_text(
@@ -72,7 +76,7 @@ def apply_patch_text(
             else:
                 return PatchOutcome(text=new, engine="gnu-patch", notes=_GNU_NOTE, hunks=len(section.hunks))
         raise PatchError(str(exc) + _name_hint(section, shown)) from None
-    return PatchOutcome(text=applied.text, notes=applied.notes, hunks=len(section.hunks))
+    return PatchOutcome(text=applied.text, notes=applied.notes, hunks=len(section.hunks), edit=applied.edit)
 
 
 def _name_hint(section: FilePatch, shown: str) -> str:
@@ -153,7 +157,11 @@ class ApplyPatchTool(WorkspaceTool):
     sensitive = True
     mutates_files = True
 
-    def _compute(self, args: ApplyPatchArgs) -> tuple[Path, str, TextFile | None, PatchOutcome]:
+    def __init__(self, workspace_root: Path) -> None:
+        super().__init__(workspace_root)
+        self._last: _Plan | None = None  # the preview's work, reused by the call that follows it
+
+    def _plan(self, args: ApplyPatchArgs) -> _Plan:
         if len(args.patch) > MAX_EDIT_BYTES:
             raise PatchError(
                 f"The patch is {describe_size(len(args.patch))}, over the {describe_size(MAX_EDIT_BYTES)} "
@@ -164,44 +172,53 @@ class ApplyPatchTool(WorkspaceTool):
         target = self.resolve(args.path)
         shown = self.rel(target)
         before = load_for_edit(target, shown) if _exists(target) else None
-        if before is not None and before.encoding != "utf-8":
-            outcome = apply_patch_text(before.text, args.patch, shown, fallback=False)
+        last = self._last
+        if last is not None and (last.target, last.patch, last.before) == (target, args.patch, before):
+            return last  # the same patch on the same bytes: the same result
+        view = _patched_view(before, args.patch)
+        if view is not None and view.encoding != "utf-8":
+            outcome = apply_patch_text(view.text, args.patch, shown, fallback=False)
         else:
-            outcome = apply_patch_text(before.text if before else None, args.patch, shown)
-        if before is not None and outcome.text == before.text:
+            outcome = apply_patch_text(view.text if view else None, args.patch, shown)
+        if view is not None and outcome.text == view.text:
             raise PatchError(f"The patch makes no change to '{shown}' (its hunks hold only context lines).")
-        return target, shown, before, outcome
+        diff = _diff(view.text if view else "", outcome, shown)
+        plan = _Plan(
+            target=target, shown=shown, patch=args.patch, before=before, view=view, outcome=outcome, diff=diff
+        )
+        self._last = plan
+        return plan
 
     def preview(self, **kwargs: Any) -> str | None:
-        args = ApplyPatchArgs.model_validate(kwargs)
-        _, shown, before, outcome = self._compute(args)
-        return unified_diff(before.text if before else "", outcome.text, shown)
+        return self._plan(ApplyPatchArgs.model_validate(kwargs)).diff
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ApplyPatchArgs.model_validate(kwargs)
         try:
-            target, shown, before, outcome = self._compute(args)
-            if before is None:
-                self._make_parents(target, shown)
-            write_edit(target, shown, before, outcome.text)
+            plan = self._plan(args)
+            if plan.view is None:
+                self._make_parents(plan.target, plan.shown)
+            write_edit(plan.target, plan.shown, plan.view, plan.outcome.text)
         except (PathTraversalError, FileAccessError, PatchError) as exc:
             return ToolResult.fail(str(exc))
         except OSError as exc:
             return ToolResult.fail(f"Could not write '{visible(args.path)}': {exc.strerror or exc}.")
-        diff = unified_diff(before.text if before else "", outcome.text, shown)
+        finally:
+            self._last = None
+        outcome, diff = plan.outcome, plan.diff
         added, removed = count_changes(diff)
         plural = "s" if outcome.hunks != 1 else ""
-        verb = "Created" if before is None else "Patched"
+        verb = "Created" if plan.view is None else "Patched"
         what = f"{outcome.hunks} hunk{plural} applied" if outcome.hunks else "applied"
-        lines = [f"{verb} {shown}: {what} (+{added} -{removed} lines)."]
+        lines = [f"{verb} {plan.shown}: {what} (+{added} -{removed} lines)."]
         lines += [f"Note: {note}" for note in outcome.notes[:_MAX_NOTES]]
         if len(outcome.notes) > _MAX_NOTES:
             lines.append(f"Note: ... and {len(outcome.notes) - _MAX_NOTES} more.")
         return ToolResult.ok(
             "\n".join(lines),
-            path=shown,
+            path=plan.shown,
             diff=diff,
-            created=before is None,
+            created=plan.view is None,
             engine=outcome.engine,
             notes=list(outcome.notes),
         )
@@ -211,6 +228,38 @@ class ApplyPatchTool(WorkspaceTool):
         if parent.exists() and not parent.is_dir():
             raise FileAccessError(f"Cannot create '{shown}': '{self.rel(parent)}' is a file, not a folder.")
         parent.mkdir(parents=True, exist_ok=True)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Plan:
+    """What a call would do: the file as read, the text the patch applies to, the result and its diff."""
+
+    target: Path
+    shown: str
+    patch: str
+    before: TextFile | None
+    view: TextFile | None
+    outcome: PatchOutcome
+    diff: str
+
+
+def _diff(old: str, outcome: PatchOutcome, shown: str) -> str:
+    """The change as a unified diff; a byte-order mark that stays is not shown as a change of line 1."""
+    if old.startswith(_BOM) and outcome.text.startswith(_BOM):
+        return unified_diff(old[1:], outcome.text[1:], shown)
+    edit = outcome.edit
+    if edit is None:  # GNU patch's result
+        return unified_diff(old, outcome.text, shown)
+    return format_unified(edit.old, edit.new, edit.opcodes, shown)
+
+
+def _patched_view(before: TextFile | None, patch: str) -> TextFile | None:
+    """The text the patch applies to. A UTF-8 byte-order mark belongs to the first line when the patch
+    carries it, as a faithful diff of such a file does (GNU patch and git work on bytes); else it is kept
+    aside."""
+    if before is None or before.bom != codecs.BOM_UTF8 or not _CARRIES_BOM.search(patch):
+        return before
+    return TextFile(text=_BOM + before.text, encoding="utf-8", bom=b"")
 
 
 def _exists(target: Path) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 __all__ = ["FilePatch", "Hunk", "PatchLine", "PatchParseError", "parse_patch"]
 
-_HUNK = re.compile(r"^@@+\s*-(\d{1,15})(?:,(\d{0,15}))?\s+\+(\d{1,15})(?:,(\d{0,15}))?\s*(?:@@+.*)?$")
+_HUNK = re.compile(r"^@@+\s*-(\d{1,15})(?:,(\d{0,15}))?\s+\+(\d{1,15})(?:,(\d{0,15}))?\s*(?:@@+ ?(.*))?$")
 _VERSION = re.compile(r"^\d+\.\d+")
 _GIT_HEADERS = (
     "index ",
@@ -52,6 +52,7 @@ class Hunk:
     new_start: int | None
     declared: tuple[int, int] | None  # the header's (old, new) line counts
     lines: list[PatchLine]
+    heading: str = ""  # what follows the second '@@': git's function context, the line a hunk is under
 
     @property
     def old(self) -> list[PatchLine]:
@@ -204,9 +205,11 @@ def _parse_hunk(lines: list[str], i: int, number: int) -> tuple[Hunk, int]:
     header = full_header if len(full_header) <= 120 else full_header[:120] + "..."
     old_start = new_start = None
     declared = None
+    heading = ""
     if match:
         old_start, new_start = int(match.group(1)), int(match.group(3))
         declared = (_count(match.group(2)), _count(match.group(4)))
+        heading = (match.group(5) or "").rstrip()
     body: list[PatchLine] = []
     j = i + 1
     if declared is not None:
@@ -221,6 +224,7 @@ def _parse_hunk(lines: list[str], i: int, number: int) -> tuple[Hunk, int]:
         new_start=new_start,
         declared=declared,
         lines=body,
+        heading=heading,
     )
     return hunk, j
 
