@@ -13,6 +13,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { notebookUndoRunner } from './kernelundo';
+import { liveEditsPlugin } from './livetracker';
 import { createRendererFactory } from './widget';
 
 export { RUN_MIME_TYPE } from './types';
@@ -39,4 +40,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, liveEditsPlugin];
