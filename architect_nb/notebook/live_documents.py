@@ -47,6 +47,9 @@ __all__ = [
 TARGET = "architect-nb-documents"
 PROTOCOL = 1
 DEFAULT_TIMEOUT = 10.0
+#: After the hello, and after dropping a front end that did not answer, front ends get this long to open their
+#: comm (again) before a notebook is taken as open nowhere.
+RECONNECT_GRACE = 3.0
 _TICK = 0.02
 _OP_CODES = frozenset({"gone", "changed", "typing", "running", "taken", "anchor"})
 
@@ -86,6 +89,7 @@ class DocumentChannel:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._hello_request: str | None = None  # the request during which hello went out
+        self._expected: dict[str, float] = {}  # front ends on their way back (app, or "" after hello) → until
 
     # ------------------------------------------------------------------ the comm side (main thread)
 
@@ -94,6 +98,8 @@ class DocumentChannel:
         import comm
 
         self._hello_request = _request_id(self.shell)
+        with self._lock:
+            self._expected[""] = time.monotonic() + RECONNECT_GRACE
         with contextlib.suppress(Exception):  # no front end at all (a terminal IPython) is fine
             hello = comm.create_comm(target_name=TARGET, data={"type": "hello", "protocol": PROTOCOL})
             hello.close()
@@ -163,6 +169,7 @@ class DocumentChannel:
     def open_document(self, path: Path) -> LiveNotebook | None:
         if (why := self.unavailable()) is not None:
             raise DocumentError(f"'{path.name}' may be open in a front end, but {why}.")
+        self._await_reconnects()
         with self._lock:
             clients = dict(self.clients)
         # A front end whose server is not on this kernel's file system (a remote kernel) cannot have it open.
@@ -199,6 +206,24 @@ class DocumentChannel:
         ranked = sorted(claims.items(), key=lambda item: clients[item[1][0]].app != item[0][0])
         (app, doc), (route, _shared) = ranked[0]
         return LiveNotebook(self, route, app, doc, asked[route], clients[route].where)
+
+    def _await_reconnects(self) -> None:
+        """Front ends may be on their way: just after the hello (architect_nb loaded, maybe after a restart: a
+        Run All's next cell), or just dropped for not answering (they reopen their comm at once). Until they
+        are back, or the grace is over, a notebook is not taken as open nowhere, so its file is not written
+        behind an editor that has it open. (Never on the main thread: nothing could arrive while it waits.)"""
+        while threading.current_thread() is not threading.main_thread():
+            with self._lock:
+                now = time.monotonic()
+                apps = {c.app for c in self.clients.values()}
+                self._expected = {
+                    app: until for app, until in self._expected.items() if until > now and app not in apps
+                }
+                if "" in self._expected and self.clients:
+                    del self._expected[""]
+                if not self._expected:
+                    return
+            time.sleep(_TICK)
 
     def request(self, comm_id: str, body: dict[str, Any]) -> dict[str, Any]:
         """Send one request to one front end and return its answer. Raises `DocumentError` on no answer."""
@@ -241,6 +266,8 @@ class DocumentChannel:
             client = clients.get(comm_id)
             self._forget(comm_id)
             if client is not None:
+                with self._lock:
+                    self._expected[client.app] = time.monotonic() + RECONNECT_GRACE
                 with contextlib.suppress(Exception):
                     client.comm.close()
         return answers, silent
