@@ -132,3 +132,20 @@ def test_the_prefilter_finds_what_a_whole_search_finds(pieces: list[str], filler
 def test_a_text_with_no_anchor_is_returned_as_it_is() -> None:
     text = "ordinary output line\n" * 10_000
     assert Redactor(_SECRETS).redact(text) is text
+
+
+def test_nested_encodings_are_redacted(redactor: Redactor) -> None:
+    """A password shell-quoted in a command, in a tool call's JSON arguments, in the environment a hook
+    returns as JSON context (3 levels; a 4th, the hook's own JSON around that, is parsed before use)."""
+    arguments = json.dumps({"command": f"echo {shlex.quote(PASSWORD)}"})
+    context = json.dumps({"ARCHITECT_TOOL_INPUT": arguments})
+    for text in (
+        arguments,
+        json.dumps(arguments),
+        context,
+        repr(json.dumps(PASSWORD)),
+        html.escape(f"echo {shlex.quote(PASSWORD)}"),
+    ):
+        out = redactor.redact(text)
+        assert "[REDACTED:DB_PASSWORD]" in out, text
+        assert "wo\\" not in out and "p@ss" not in out, out

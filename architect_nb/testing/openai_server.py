@@ -36,6 +36,7 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    delay: float = 0.0  # seconds between streamed chunks, to watch a live view fill in
 
     @classmethod
     def text(cls, content: str) -> Reply:
@@ -130,6 +131,8 @@ class OpenAIStubServer:
                 for chunk in _stream_chunks(reply, model, include_usage):
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                    if reply.delay:
+                        time.sleep(reply.delay)
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True
