@@ -83,6 +83,7 @@ export class ReviewRow {
   private readonly keepButton: HTMLButtonElement;
   private readonly stateBadge: HTMLSpanElement;
   private readonly note: HTMLDivElement;
+  private readonly diff: HTMLDetailsElement;
   private current: RowState = 'open';
 
   constructor(
@@ -132,13 +133,8 @@ export class ReviewRow {
       this.revert !== null ? this.keepButton : null,
       this.revert?.node
     );
-    this.node = h(
-      'div',
-      'anb-review-row',
-      head,
-      this.note,
-      diffCard(change.diff, openDiff)
-    );
+    this.diff = diffCard(change.diff, openDiff);
+    this.node = h('div', 'anb-review-row', head, this.note, this.diff);
     this.node.dataset.path = path;
     this.sync();
   }
@@ -155,6 +151,7 @@ export class ReviewRow {
   /** Reverted by something else: Revert all's undo of the run, or a rewind. */
   markReverted(badgeText: string, report: string): void {
     this.current = 'reverted';
+    this.diff.open = false;
     this.revert?.finish(badgeText, report);
     this.sync();
   }
@@ -187,6 +184,7 @@ export class ReviewRow {
   private reverted(result: IUndoResult): void {
     if (result.ok) {
       this.current = 'reverted';
+      this.diff.open = false; // what is left to review is the rest
       this.sync();
     }
     this.onChange();

@@ -279,6 +279,15 @@ describe('the review list', () => {
       `Reverted ${report}`
     );
     expect(buttonIn(row(host, TEST), 'Keep').hidden).toBe(true);
+    // Its diff folds away: what is left to review is the rest.
+    expect(
+      row(host, TEST).querySelector<HTMLDetailsElement>('.anb-review-diff')
+        ?.open
+    ).toBe(false);
+    expect(
+      row(host, CART).querySelector<HTMLDetailsElement>('.anb-review-diff')
+        ?.open
+    ).toBe(true);
     for (const path of [CART, NOTES, ROUNDING]) {
       expect(row(host, path).dataset.state).toBe('open');
     }
