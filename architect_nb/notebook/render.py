@@ -450,7 +450,7 @@ def _plain(payload: Mapping[str, Any]) -> str:
 
 
 def _undoable(payload: Mapping[str, Any]) -> bool:
-    """A run with an id that changed files (the labextension draws an Undo button for the same runs)."""
+    """A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs)."""
     finished = [e for e in payload.get("events", []) if e.get("kind") == "run_finished"]
     return bool(payload.get("run_id")) and bool(finished and finished[-1].get("files_changed"))
 
@@ -504,7 +504,7 @@ class MessageOutput:
             "text/plain": text,
             "text/html": f'<div style="color:{colour};white-space:pre-wrap">{_e(text)}</div>',
         }
-        # The level rides in metadata so a caller (the labextension's Undo button) can tell success from
+        # The level rides in metadata so a caller (the labextension's undo buttons) can tell success from
         # failure without parsing the text, and no extra MIME type competes for the front end's choice.
         return data, {"architect_nb": {"level": self.level}}
 
