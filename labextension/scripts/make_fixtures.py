@@ -128,20 +128,15 @@ def denied_and_blocked(tmp: Path) -> dict[str, Any]:
     )
 
 
+FLOAT_TOTAL = {
+    "name": "edit_file",
+    "arguments": {"path": "shop/cart.py", "old_str": "total = 0\n", "new_str": "total = 0.0\n"},
+}
+
+
 def dry_run(tmp: Path) -> dict[str, Any]:
     turns: list[dict[str, Any]] = [
-        {
-            "tool_calls": [
-                {
-                    "name": "edit_file",
-                    "arguments": {
-                        "path": "shop/cart.py",
-                        "old_str": "total = 0\n",
-                        "new_str": "total = 0.0\n",
-                    },
-                }
-            ]
-        },
+        {"tool_calls": [FLOAT_TOTAL]},
         {"content": "In a real run this would make the total a float."},
     ]
     return _run(tmp, "dry_run", turns, "Make the total a float (dry run).", dry_run=True)
@@ -262,16 +257,7 @@ def review(tmp: Path) -> dict[str, Any]:
     turns = [
         {
             "content": "The total starts from an `int`; I'll make it a float.",
-            "tool_calls": [
-                {
-                    "name": "edit_file",
-                    "arguments": {
-                        "path": "shop/cart.py",
-                        "old_str": "total = 0\n",
-                        "new_str": "total = 0.0\n",
-                    },
-                }
-            ],
+            "tool_calls": [FLOAT_TOTAL],
         },
         {
             "content": "A default discount, a changelog, and the old test goes.",
