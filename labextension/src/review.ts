@@ -206,7 +206,6 @@ export class ReviewList {
   readonly node: HTMLElement;
   readonly rows: ReviewRow[];
   readonly revertAll: ActionButton | null;
-  private readonly runId: string | null;
 
   constructor(
     changes: readonly IFileChange[],
@@ -216,7 +215,6 @@ export class ReviewList {
     runner: IUndoRunner | null,
     private readonly onUndone: () => void
   ) {
-    this.runId = runId;
     const lines = changes.reduce(
       (sum, change) => sum + change.diff.split('\n').length,
       0
@@ -241,7 +239,8 @@ export class ReviewList {
               magic: typedMagic(undo),
               className: 'anb-revert-all-button'
             },
-            (activeRunner, node) => this.revertRest(activeRunner, node)
+            (activeRunner, node) =>
+              this.revertRest(undo.runId, activeRunner, node)
           );
     const count = changes.length + unlisted;
     const more =
@@ -305,10 +304,10 @@ export class ReviewList {
   }
 
   private async revertRest(
+    runId: string,
     runner: IUndoRunner,
     node: HTMLElement
   ): Promise<IUndoResult> {
-    const runId = this.runId as string;
     const busy = 'Revert all is running.';
     for (const row of this.rows) {
       row.lock(busy);
@@ -334,6 +333,7 @@ export class ReviewList {
   private async revertEach(): Promise<IUndoResult> {
     const targets = this.rows.filter(row => row.pending && row.revert);
     const kept = this.rows.filter(row => row.state === 'kept').length;
+    const unsendable = this.rows.filter(row => row.pending && !row.revert);
     let reverted = 0;
     for (const row of targets) {
       const result = await row.revert?.trigger();
@@ -353,7 +353,11 @@ export class ReviewList {
     if (failed > 0) {
       message += ` ${failed} could not be reverted: see the message on ${failed === 1 ? 'its row' : 'their rows'}.`;
     }
-    return { ok: failed === 0, message };
+    if (unsendable.length > 0) {
+      const names = unsendable.map(row => visiblePath(row.change.path));
+      message += ` Not sent, since such a name cannot be: ${names.join(', ')}; %architect undo reverts them with the run.`;
+    }
+    return { ok: failed === 0 && unsendable.length === 0, message };
   }
 }
 

@@ -479,6 +479,29 @@ describe('hostile and unusual review lists', () => {
     }
   });
 
+  it('Revert all says which files it could not send, rather than skip them quietly', async () => {
+    const payload = fixture('review');
+    const runner = new FakeRunner();
+    const { host } = await render(
+      withChanges(payload, [
+        { path: 'ok.py', status: 'added', diff },
+        { path: 'kept.py', status: 'added', diff },
+        { path: 'nul\0byte', status: 'added', diff }
+      ]),
+      runner
+    );
+    buttonIn(row(host, 'kept.py'), 'Keep').click();
+    const title = host.querySelector('.anb-review-title') as HTMLElement;
+    buttonIn(title, 'Revert all').click();
+    await runner.answer(ok('removed ok.py'));
+    expect(runner.actions).toEqual([
+      { kind: 'revert', runId: payload.run_id, path: 'ok.py' }
+    ]);
+    expect(title.querySelector('.anb-undo-error')?.textContent).toBe(
+      'Reverted 1 of 1 file(s); kept 1. Not sent, since such a name cannot be: nul\\x00byte; %architect undo reverts them with the run.'
+    );
+  });
+
   it('a run id that is not safe gets the list with no button at all', async () => {
     const payload = { ...fixture('review'), run_id: 'x; import os' };
     const { host, controls } = await render(payload, new FakeRunner());
