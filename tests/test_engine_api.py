@@ -50,15 +50,15 @@ PUBLIC = {
     ],
     "architect_nb.execution.checkpoints": [
         "AlreadyUndoneError",
-        "Checkpoint",
         "CheckpointError",
         "CheckpointStore",
+        "FileChange",
+        "StepRecord",
         "UndoReport",
     ],
     "architect_nb.execution.checkpoint_files": [
         "RUN_ID_PATTERN",
         "CheckpointFiles",
-        "SavedRun",
         "checkpoint_files",
         "default_checkpoint_dir",
         "saved_run_root",
