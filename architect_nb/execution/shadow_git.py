@@ -150,6 +150,12 @@ class ShadowRepo:
                 result[path] = Entry("120000", _blob_id(link))
             elif os.path.isfile(full):
                 mode = "100755" if st.st_mode & 0o111 else "100644"
+                if _line_unsafe(path):  # git's --stdin-paths cannot carry this name: hash it here
+                    try:
+                        result[path] = Entry(mode, _blob_id(full.read_bytes()))
+                    except OSError:
+                        result[path] = None
+                    continue
                 result[path] = Entry(mode, "")
                 files.append(path)
             else:
@@ -256,6 +262,12 @@ class ShadowRepo:
             message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
         return proc
+
+
+def _line_unsafe(path: str) -> bool:
+    """A name `git hash-object --stdin-paths` would misread: it splits on newlines, drops a trailing CR and
+    unquotes a line that starts with a double quote."""
+    return "\n" in path or "\r" in path or path.startswith('"')
 
 
 def _blob_id(data: bytes) -> str:

@@ -83,8 +83,21 @@ describe('renderRun', () => {
       `tokens${total.toLocaleString('en-US')}`
     );
     expect(summary.textContent).toContain('costnot priced');
-    expect(texts(summary, '.anb-files code')).toEqual(['shop/cart.py']);
-    expect(summary.textContent).toContain('not tracked by undo');
+    // The review list names the file the run changed, with its diff from before the run.
+    expect(texts(summary, '.anb-review-path')).toEqual(['shop/cart.py']);
+    expect(
+      texts(summary, '.anb-review-diff tr.anb-line-add .anb-code')
+    ).toEqual([
+      '        total = 0.0',
+      '        discounted = self.total() * (1 - percent / 100)',
+      '        return round(discounted, 2)'
+    ]);
+    // The command (pytest) is covered by undo now: no "not tracked" note.
+    expect(summary.querySelector('.anb-note')).toBeNull();
+    expect(texts(host, '.anb-step-files code')).toEqual([
+      'shop/cart.py',
+      'shop/cart.py'
+    ]);
     // The assistant's Markdown is rendered, and its <script> stays text.
     expect(host.querySelector('.anb-markdown strong')?.textContent).toBe(
       'floats'
@@ -170,6 +183,12 @@ describe('renderRun', () => {
     ).toBeLessThanOrEqual(400);
     expect(host.querySelector('.anb-diff-stats')?.textContent).toBe(
       '+5100 −0 in 1 file'
+    );
+    // The review repeats the file, its diff folded (capped by the kernel) until opened.
+    const review = host.querySelector<HTMLDetailsElement>('.anb-review-diff');
+    expect(review?.open).toBe(false);
+    expect(review?.querySelector('summary')?.textContent).toBe(
+      'Diff (401 lines)'
     );
     // The write_file arguments (5,100 lines of content) are collapsed too.
     const content = call(host, 'write_file').querySelector(
