@@ -55,6 +55,7 @@ _KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_\-/+=\s]*")  # what may follow a key shape's prefix up to a cut
+_MAX_HOLDBACK = 256
 _MIN_FRAGMENT = 4  # a shorter fragment at a cut edge says too little to redact ordinary text for it
 
 
@@ -112,7 +113,8 @@ class Redactor:
 
     @property
     def holdback(self) -> int:
-        """Characters a streaming view should hold back so a secret is never shown before it is complete."""
+        """Characters a streaming view should hold back (and then redact with `redact_cut(cut_end=True)`),
+        so a secret is never shown before it can be recognised."""
         return self._table.holdback
 
     @property
@@ -187,7 +189,9 @@ class _Table:
     def __init__(self, secrets: list[_Secret], use_prefilter: bool) -> None:
         self.secrets = secrets
         self.everyone = frozenset(range(-1, len(secrets)))  # -1: the key shapes
-        self.holdback = max([s.longest for s in secrets] + [64])
+        # A raw secret completes before it is shown; a longer one (a PEM key) or an encoded form still
+        # arriving is caught at the cut by `redact_cut`, so the text on screen lags by 256 at most.
+        self.holdback = min(max([len(s.value) for s in secrets] + [64]), _MAX_HOLDBACK)
         self.prefilter: Prefilter | None = None
         if use_prefilter:
             # How far a secret reaches from an anchor: its longest form, or its value broken at every

@@ -17,14 +17,12 @@ folder (transcripts, threads, snapshots, git objects unpacked) and every request
 
 from __future__ import annotations
 
-import contextlib
 import html
 import json
 import random
 import shlex
 import string
 import subprocess
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -125,23 +123,33 @@ def _scan_text(where: str, text: str, leaks: list[str]) -> None:
         leaks += [f"{where} (decoded): {hit!r}" for hit in _found(inner)]
 
 
-def _scan_folder(folder: Path, leaks: list[str]) -> int:
+def _scan_folder(folder: Path, leaks: list[str], workspace_copies: set[bytes]) -> int:
+    """Every file of the state folder; in the snapshots' git repositories, every object. A snapshot blob is a
+    byte-for-byte copy of a workspace file (undo restores it), so a blob may hold a secret only when it is
+    the content of a workspace file that holds one (`workspace_copies`); sensitive files never enter."""
     scanned = 0
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        if "objects" in path.parts and "pack" not in path.parts:
-            with contextlib.suppress(zlib.error):
-                data = zlib.decompress(data)  # a loose git object
-        _scan_text(str(path.relative_to(folder)), data.decode("utf-8", "replace"), leaks)
+        if any(part.endswith(".git") for part in path.parts) and "objects" in path.parts:
+            continue  # read below, object by object
+        _scan_text(str(path.relative_to(folder)), path.read_bytes().decode("utf-8", "replace"), leaks)
         scanned += 1
     for repo in folder.rglob("*.git"):
-        if (repo / "objects").is_dir():
-            out = subprocess.run(
-                ["git", "--git-dir", str(repo), "cat-file", "--batch-all-objects", "--batch"],
-                capture_output=True,
-                check=False,
+        if not (repo / "objects").is_dir():
+            continue
+        listing = subprocess.run(
+            ["git", "--git-dir", str(repo), "cat-file", "--batch-all-objects", "--batch-check"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for name, kind in zip(listing[0::3], listing[1::3], strict=True):
+            data = subprocess.run(
+                ["git", "--git-dir", str(repo), "cat-file", kind, name], capture_output=True, check=True
             ).stdout
-            _scan_text(f"{repo.name} objects", out.decode("utf-8", "replace"), leaks)
+            if kind == "blob" and data in workspace_copies:
+                continue
+            _scan_text(f"{repo.name} {kind} {name[:10]}", data.decode("utf-8", "replace"), leaks)
+            scanned += 1
     return scanned
 
 
@@ -190,7 +198,9 @@ def _main_replies() -> list[Reply]:
     pem = ENV_SECRETS["DEPLOY_PRIVATE_KEY"]
     return [
         Reply(
-            content=f"Looking. For the record the key is {KEY} and the token {ENV_SECRETS['GITHUB_TOKEN']}.",
+            content="Looking around the project. " * 12
+            + f"For the record the key is {KEY} and the token {ENV_SECRETS['GITHUB_TOKEN']}."
+            + " More words follow the keys." * 12,
             tool_calls=(("run_command", {"command": _print_env_command()}),),
             delay=0.02,
         ),
@@ -298,7 +308,9 @@ def test_the_agent_really_tried(run: dict[str, Any]) -> None:
     assert "additionalContext" in everything or "env-context" in everything or "hook" in everything.lower()
     shown = "\n".join(cell.text() for cell in fe.order) + "\n".join(html for _, _, html in fe.updates)
     assert "REDACTED" in shown
-    assert any(k for _, _, k in fe.updates)  # the live view was updated while the model streamed
+    # The live view showed the text while it streamed, part by part.
+    streamed = [h.count("Looking around the project.") for _, _, h in fe.updates]
+    assert 0 < min(n for n in streamed if n) < 12 <= max(streamed)
 
 
 def test_no_secret_in_the_saved_notebook_the_live_view_or_the_widgets(run: dict[str, Any]) -> None:
@@ -319,7 +331,9 @@ def test_no_secret_in_the_log_or_the_state_folder(run: dict[str, Any]) -> None:
     log = state / "architect-nb" / "architect-nb.log"
     assert log.is_file() and '"event": "tool_call"' in log.read_text()  # the audit trail went to the file
     leaks: list[str] = []
-    scanned = _scan_folder(state, leaks)
+    ws: Path = run["ws"]
+    copies = {(ws / name).read_bytes() for name in ("settings.py", "notes.txt", "keys.txt")}
+    scanned = _scan_folder(state, leaks, copies)
     assert scanned > 10  # transcripts, threads, snapshots
     assert not leaks, "\n".join(leaks[:20])
 
