@@ -34,7 +34,8 @@ SECRET_NAME_RE = re.compile(
     re.IGNORECASE,
 )
 _MIN_SECRET_LEN = 6  # shorter values ("1", "true") would redact ordinary text
-_LINE_END = re.compile(r"\\\n|\r\n|\n")  # the line ends `_broken` takes out: \n, \r\n, and \ then \n
+# The line ends `_broken` takes out: \n, \r\n, a backslash continuation, and the same escaped in JSON or a repr.
+_LINE_END = re.compile(r"\\\n|\r\n|\n|\\r\\n|\\n")
 # Well-known key formats: a literal prefix to find fast, then the shape to confirm at that place.
 _KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (prefix, re.compile(shape))
@@ -216,7 +217,7 @@ def _spans(
             while start >= 0:
                 spans.append((start, start + len(form), secret.label))
                 start = text.find(form, start + len(form), high)
-    if text.find("\n", low, high) >= 0:
+    if text.find("\n", low, high) >= 0 or text.find("\\n", low, high) >= 0:
         spans += [(start + low, end + low, label) for start, end, label in _broken(text[low:high], secrets)]
     for prefix, shape in _KEY_SHAPES if shapes else ():
         start = text.find(prefix, low, high)
@@ -232,9 +233,9 @@ def _spans(
 
 
 def _broken(text: str, secrets: list[_Secret]) -> list[tuple[int, int, str]]:
-    """Secrets broken across line ends: searched in the text with its line ends taken out (a few fast passes
-    of `str.replace`), and mapped back to where they are only when one is found, which is rare."""
-    joined = text.replace("\\\n", "").replace("\r\n", "").replace("\n", "")
+    """Secrets broken across line ends: searched in the text with its line ends taken out, and mapped back to
+    where they are only when one is found, which is rare."""
+    joined = _LINE_END.sub("", text)
     found: list[tuple[int, int, _Secret]] = []
     for secret in secrets:
         if len(secret.value) < 2 * _MIN_SECRET_LEN or "\n" in secret.value:
@@ -250,7 +251,7 @@ def _broken(text: str, secrets: list[_Secret]) -> list[tuple[int, int, str]]:
     spans = []
     for start, end, secret in found:
         first, last = _original(start, breaks), _original(end - 1, breaks) + 1
-        if "\n" in text[first:last]:  # not broken: found already as it is
+        if last - first > len(secret.value):  # broken (one that is not was found as it is)
             spans.append((first, last, secret.label))
     return spans
 

@@ -53,7 +53,7 @@ def test_a_secret_in_a_common_encoding_is_redacted(
 
 @pytest.mark.parametrize("cut", [1, 5, 11, 12, 13, 20, 31])
 def test_a_value_broken_at_a_line_end_is_redacted(redactor: Redactor, cut: int) -> None:
-    for joint in ("\n", "\r\n", "\\\n"):
+    for joint in ("\n", "\r\n", "\\\n", "\\n", "\\r\\n"):  # raw, and escaped as JSON or a repr shows them
         out = redactor.redact(f"token: {KEY[:cut]}{joint}{KEY[cut:]} rest")
         assert out == "token: [REDACTED:SERVICE_API_KEY] rest", (cut, joint, out)
 
