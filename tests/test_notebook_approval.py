@@ -303,3 +303,17 @@ def test_typed_paths_are_what_the_revert_magic_reads_back(path: str, typed: str)
 
     assert typed_path(path) == typed
     assert _path_argument(shlex.split(f"revert r1 {typed}")[2]) == path
+
+
+def test_the_approval_diff_and_the_saved_record_show_hidden_characters() -> None:
+    """A diff can hide or reorder what it does with bidi overrides, ANSI escapes and zero-width characters:
+    the prompt and the run's saved HTML show them as escapes, as they show arguments."""
+    sneaky = (
+        "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-ok = True\n"
+        '+ok = "\u202eeurT"\u200b  # \x1b[8mhidden\x1b[0m\n'
+    )
+    prompt = ApprovalPrompt(_request(preview=sneaky)).question.value
+    saved = diff_html(sneaky)
+    for html in (prompt, saved):
+        assert "\u202e" not in html and "\u200b" not in html and "\x1b" not in html
+        assert "\\u202e" in html and "\\u200b" in html and "\\x1b[8mhidden" in html
