@@ -309,8 +309,7 @@ def test_the_approval_diff_and_the_saved_record_show_hidden_characters() -> None
     """A diff can hide or reorder what it does with bidi overrides, ANSI escapes and zero-width characters:
     the prompt and the run's saved HTML show them as escapes, as they show arguments."""
     sneaky = (
-        "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-ok = True\n"
-        '+ok = "\u202eeurT"\u200b  # \x1b[8mhidden\x1b[0m\n'
+        '--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-ok = True\n+ok = "\u202eeurT"\u200b  # \x1b[8mhidden\x1b[0m\n'
     )
     prompt = ApprovalPrompt(_request(preview=sneaky)).question.value
     saved = diff_html(sneaky)
