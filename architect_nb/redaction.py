@@ -34,7 +34,7 @@ SECRET_NAME_RE = re.compile(
     re.IGNORECASE,
 )
 _MIN_SECRET_LEN = 6  # shorter values ("1", "true") would redact ordinary text
-# The line ends `_broken` takes out: \n, \r\n, a backslash continuation, and the same escaped in JSON or a repr.
+# The line ends `_broken` takes out: \n, \r\n, a backslash continuation, and the same escaped (JSON, repr).
 _LINE_END = re.compile(r"\\\n|\r\n|\n|\\r\\n|\\n")
 # Well-known key formats: a literal prefix to find fast, then the shape to confirm at that place.
 _KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
