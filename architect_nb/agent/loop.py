@@ -309,6 +309,8 @@ class AgentLoop:
                 total_tokens=self.costs.total_tokens,
                 total_cost_usd=self.costs.cost_usd,
                 priced=self.costs.priced,
+                cached_tokens=response.usage.cached_tokens,
+                total_cached_tokens=self.costs.cached_tokens,
             )
         )
         return response
@@ -511,6 +513,7 @@ class AgentLoop:
                 total_cost_usd=self.costs.cost_usd,
                 duration_s=round(time.monotonic() - started, 3),
                 untracked_changes_note=note,
+                total_cached_tokens=self.costs.cached_tokens,
             )
         )
         assert self.thread is not None

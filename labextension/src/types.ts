@@ -119,6 +119,9 @@ export interface ICostUpdate extends IEventBase {
   total_tokens: number;
   total_cost_usd: number;
   priced: boolean;
+  /** Of prompt_tokens, read from the provider's prompt cache (0 in older transcripts). */
+  cached_tokens: number;
+  total_cached_tokens: number;
 }
 
 export interface IRunWarning extends IEventBase {
@@ -139,6 +142,8 @@ export interface IRunFinished extends IEventBase {
   total_cost_usd: number;
   duration_s: number;
   untracked_changes_note: string;
+  /** Of total_tokens, input read from the provider's prompt cache (0 in older transcripts). */
+  total_cached_tokens: number;
 }
 
 export type RunEvent =
@@ -338,7 +343,9 @@ export function parseEvent(raw: unknown): RunEvent | null {
         cost_usd: num(raw, 'cost_usd'),
         total_tokens: num(raw, 'total_tokens'),
         total_cost_usd: num(raw, 'total_cost_usd'),
-        priced: bool(raw, 'priced')
+        priced: bool(raw, 'priced'),
+        cached_tokens: num(raw, 'cached_tokens'),
+        total_cached_tokens: num(raw, 'total_cached_tokens')
       };
     case 'warning':
       return {
@@ -360,7 +367,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         total_tokens: num(raw, 'total_tokens'),
         total_cost_usd: num(raw, 'total_cost_usd'),
         duration_s: num(raw, 'duration_s'),
-        untracked_changes_note: str(raw, 'untracked_changes_note')
+        untracked_changes_note: str(raw, 'untracked_changes_note'),
+        total_cached_tokens: num(raw, 'total_cached_tokens')
       };
     default:
       return null;

@@ -1,7 +1,7 @@
 import { renderRun } from '../src/timeline';
 import { parsePayload } from '../src/types';
 import type { IRunPayload } from '../src/types';
-import { fixture, texts } from './helpers';
+import { fixture, rawFixture, texts } from './helpers';
 
 async function render(payload: IRunPayload): Promise<HTMLElement> {
   const host = document.createElement('div');
@@ -180,6 +180,25 @@ describe('renderRun', () => {
     expect(
       lint.querySelector('.anb-output')?.textContent?.split('\n')
     ).toHaveLength(12);
+  });
+
+  it('says how many tokens the prompt cache served, as the Python renderer does', async () => {
+    const raw = JSON.parse(JSON.stringify(rawFixture('whole_job'))) as {
+      events: Record<string, unknown>[];
+    };
+    const finished = raw.events[raw.events.length - 1];
+    finished.total_tokens = 12400;
+    finished.total_cached_tokens = 9800;
+    const host = await render(parsePayload(raw));
+    expect(host.querySelector('.anb-summary')?.textContent).toContain(
+      'tokens12,400, 9,800 cached'
+    );
+    // An older transcript has no cached count: the line stays as it was.
+    delete finished.total_cached_tokens;
+    const older = await render(parsePayload(raw));
+    expect(older.querySelector('.anb-summary')?.textContent).toContain(
+      'tokens12,400cost'
+    );
   });
 
   it('shows a live run as running with the tokens so far', async () => {
