@@ -13,6 +13,8 @@ __all__ = ["FileHits", "Outcome", "format_outcome", "plural", "shown"]
 def shown(text: str) -> str:
     """`text` safe to print and to send as UTF-8: undecodable file-name bytes and lone surrogates become
     U+FFFD, control and invisible characters become escapes."""
+    if text.isascii() and text.isprintable():
+        return text
     try:
         raw = text.encode("utf-8", "surrogateescape")  # file names: back to their bytes
     except UnicodeEncodeError:
