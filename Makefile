@@ -3,14 +3,25 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+DEMO_STAMP := $(VENV)/.demo-stamp
+CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
 
 .PHONY: setup setup-ipk6 demo test lint format typecheck pytest bench clean labextension labextension-test wheel-check
 
+# Everything: the package with the development tools (type checker, browser driver, Notebook 7, ...).
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
+	@$(CHECK_PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	@touch $(STAMP)
+	@touch $(STAMP) $(DEMO_STAMP)
+
+# Only what the demo needs (the package and the `demo` extra), so a first `make demo` installs no dev tool.
+# A venv made by `make setup` has it already.
+$(DEMO_STAMP): pyproject.toml
+	@$(CHECK_PYTHON)
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[demo]'
+	@touch $(DEMO_STAMP)
 
 setup: $(STAMP)
 
@@ -33,7 +44,7 @@ $(IPK6_STAMP): $(STAMP)
 setup-ipk6: $(IPK6_STAMP)
 
 # Runs notebooks/01-quickstart.ipynb headless on the scripted model and prints it as a terminal transcript.
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
 
 # JupyterLab on notebooks/, with the venv first on PATH so the agent's commands and hooks use its tools.
