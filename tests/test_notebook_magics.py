@@ -166,7 +166,12 @@ def test_load_ext_is_fast_and_imports_no_widget_library() -> None:
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **env}, timeout=120
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
     )
 
 
