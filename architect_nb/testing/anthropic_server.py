@@ -18,14 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
-from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from architect_nb.testing.openai_server import Reply, _drop_litellm_clients
+from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 
 __all__ = ["AnthropicStubServer", "CacheUse", "Reply"]
 
@@ -44,37 +42,19 @@ class CacheUse:
     breakpoints: int
 
 
-class AnthropicStubServer:
+class AnthropicStubServer(OpenAIStubServer):
+    """The OpenAI stub's queue, records and lifecycle, answering Anthropic's Messages API instead."""
+
     def __init__(self, *, min_cache_tokens: int = 1024) -> None:
         self.min_cache_tokens = min_cache_tokens
-        self.replies: deque[Reply] = deque()
-        self.requests: list[dict[str, Any]] = []
-        self.request_times: list[float] = []
         self.cache_use: list[CacheUse] = []
         self._cache: dict[str, float] = {}  # prefix hash -> when it expires
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="anthropic-stub", daemon=True)
+        super().__init__()
 
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
-
-    def queue(self, *replies: Reply) -> None:
-        with self._lock:
-            self.replies.extend(replies)
-
-    def __enter__(self) -> AnthropicStubServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-        _drop_litellm_clients()
 
     # ------------------------------------------------------------------ the prompt cache
 
@@ -117,7 +97,7 @@ class AnthropicStubServer:
         created = tokens[written - 1] - read_tokens if written > read else 0
         return CacheUse(total - read_tokens - created, read_tokens, created, len(marks))
 
-    def _next(self, body: dict[str, Any]) -> tuple[Reply, CacheUse | None]:
+    def _answer(self, body: dict[str, Any]) -> tuple[Reply, CacheUse | None]:
         bill = self._bill(body)
         with self._lock:
             self.requests.append(body)
@@ -141,7 +121,7 @@ class AnthropicStubServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                reply, bill = stub._next(body)
+                reply, bill = stub._answer(body)
                 if reply.status != 200 or bill is None:
                     self._send(reply.status, json.dumps(reply.error_body).encode(), "application/json")
                     return

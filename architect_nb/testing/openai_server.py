@@ -21,7 +21,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["OpenAIStubServer", "Reply"]
 
@@ -73,7 +73,7 @@ class OpenAIStubServer:
         with self._lock:
             self.replies.extend(replies)
 
-    def __enter__(self) -> OpenAIStubServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
