@@ -8,19 +8,27 @@ CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 
 
 .PHONY: setup setup-ipk6 demo test lint format typecheck pytest bench clean labextension labextension-test wheel-check
 
-# Everything: the package with the development tools (type checker, browser driver, Notebook 7, ...).
-$(STAMP): pyproject.toml
+# The package goes in with `--no-build-isolation`: its build tools (pyproject's build-system.requires, JupyterLab
+# among them, which is a dependency anyway) are installed into the venv first, so pip does not install JupyterLab
+# a second time into a throwaway build environment to build the labextension.
+PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
+BUILD_REQUIRES := $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))'
+define install_package
 	@$(CHECK_PYTHON)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PIP_INSTALL) $$($(BUILD_REQUIRES))
+	$(PIP_INSTALL) --no-build-isolation -e '.[$(1)]'
+endef
+
+# Everything: the package with the development tools (type checker, browser driver, Notebook 7, ...).
+$(STAMP): pyproject.toml
+	$(call install_package,dev)
 	@touch $(STAMP) $(DEMO_STAMP)
 
 # Only what the demo needs (the package and the `demo` extra), so a first `make demo` installs no dev tool.
 # A venv made by `make setup` has it already.
 $(DEMO_STAMP): pyproject.toml
-	@$(CHECK_PYTHON)
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[demo]'
+	$(call install_package,demo)
 	@touch $(DEMO_STAMP)
 
 setup: $(STAMP)
