@@ -25,6 +25,7 @@ from kernel_harness import front_end  # noqa: E402
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply  # noqa: E402
 
 PAUSE = 5.0
+JOIN = "--join" in sys.argv
 
 
 def one_kernel(tmp: Path, server: OpenAIStubServer, warm_up: bool) -> tuple[float, float, float, float]:
@@ -43,6 +44,8 @@ def one_kernel(tmp: Path, server: OpenAIStubServer, warm_up: bool) -> tuple[floa
         fe.run("1 + 1")
         round_trip = time.monotonic() - started
         time.sleep(PAUSE)
+        if warm_up and JOIN:  # diagnosis: let the warm-up finish, however long it takes
+            fe.run("from architect_nb.notebook.warm_up import warm_up_thread; warm_up_thread().join()", timeout=300)
         firsts = []
         for n in range(2):
             server.queue(Reply.text(f"answer {n}"))

@@ -3,11 +3,13 @@
 LiteLLM takes seconds to import (3 s on an idle machine, over 5 s on a loaded one), and the first model call
 used to pay for it. `%load_ext architect_nb` now starts one daemon thread that, after a short pause (so the
 `%load_ext` cell replies first), imports LiteLLM through `import_litellm` and the agent's modules (engine,
-tools, shell grammar). It touches nothing of the kernel's: no display, no widget, no comm, no kernel state,
-so it is safe beside ipykernel's own threads and the agent's worker. A cell that starts before it is done
-waits only for the rest: `import_litellm` holds a lock, and Python's import locks make two threads importing
-one module share the work. If no cell ever runs, the thread simply ends; a failure is logged, never shown,
-and the first cell then imports as before. `ARCHITECT_WARMUP=0` turns it off.
+tools, shell grammar), and makes one mocked LiteLLM call (`mock_response`: nothing is sent), since LiteLLM
+imports much of itself on its first call. It touches nothing of the kernel's: no display, no widget, no
+comm, no kernel state, so it is safe beside ipykernel's own threads and the agent's worker. A cell that
+starts before it is done waits only for the rest: `import_litellm` holds a lock, and Python's import locks
+make two threads importing one module share the work. If no cell ever runs, the thread simply ends; a
+failure is logged, never shown, and the first cell then imports as before. `ARCHITECT_WARMUP=0` turns it
+off.
 """
 
 from __future__ import annotations
@@ -45,9 +47,25 @@ def _warm(pause: float) -> None:
     try:
         from architect_nb.agent.llm import import_litellm
 
-        import_litellm()
+        litellm = import_litellm()
         import architect_nb.agent.factory
         import architect_nb.notebook.runner  # noqa: F401 - what the first cell imports next
+
+        # LiteLLM imports much of itself on its first call (file-id handling, logging, tokenizer tables); a
+        # mocked call sends nothing anywhere and leaves those imported. Its HTTP stack loads with the first
+        # real request, so that goes in too.
+        for stream in (False, True):
+            answer = litellm.completion(
+                model="openai/architect-warm-up",
+                messages=[{"role": "user", "content": "warm up"}],
+                mock_response="ok",
+                api_key="warm-up",
+                stream=stream,
+            )
+            for _chunk in answer if stream else ():
+                pass
+        import h11  # noqa: F401
+        import httpcore  # noqa: F401
     except Exception as exc:  # the first cell imports them itself, and says what is wrong
         from architect_nb.log import get_logger
 
