@@ -203,7 +203,7 @@ class LiteLLMClient:
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
         litellm = import_litellm()
-        marked = self.cache_markers and needs_markers(self._price_as or self.model)
+        marked = self.cache_markers and needs_markers(self.model)  # the provider called, not `price_as`
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": with_markers(messages) if marked else list(messages),
