@@ -11,8 +11,9 @@ CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 
 # The package goes in with `--no-build-isolation`: its build tools (pyproject's build-system.requires, JupyterLab
 # among them, which is a dependency anyway) are installed into the venv first, so pip does not install JupyterLab
 # a second time into a throwaway build environment to build the labextension (with the venv's bin on PATH, where
-# the build finds `jlpm`). `editables` is what hatchling asks for to build an editable install.
-PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check
+# the build finds `jlpm`). `editables` is what hatchling asks for to build an editable install. `--no-compile`:
+# Python compiles a module to bytecode when it is first imported, so only what is used is ever compiled.
+PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
 BUILD_REQUIRES := $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))'
 define install_package
 	@$(CHECK_PYTHON)
