@@ -5,9 +5,10 @@ cells against a local OpenAI-compatible server (`architect_nb.testing.openai_ser
 For each cell, the time from sending it to the server receiving its request. With the background warm-up
 (the default) the first cell should take about as long as the second; with `ARCHITECT_WARMUP=0`, it waits
 for LiteLLM's import as before. Also shown: `%load_ext`'s own time, and a trivial cell's round trip while
-the warm-up runs (the kernel stays responsive).
+the warm-up runs (the kernel stays responsive). With `--join`, the first cell waits for the warm-up to end
+(on a loaded machine it can take longer than the pause), to show what is left once it is done.
 
-Run: `.venv/bin/python benchmarks/first_call.py` (about a minute).
+Run: `.venv/bin/python benchmarks/first_call.py [--join]` (about a minute).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def one_kernel(tmp: Path, server: OpenAIStubServer, warm_up: bool) -> tuple[floa
         round_trip = time.monotonic() - started
         time.sleep(PAUSE)
         if warm_up and JOIN:  # diagnosis: let the warm-up finish, however long it takes
-            fe.run("from architect_nb.notebook.warm_up import warm_up_thread; warm_up_thread().join()", timeout=300)
+            join = "from architect_nb.notebook.warm_up import warm_up_thread; warm_up_thread().join()"
+            fe.run(join, timeout=300)
         firsts = []
         for n in range(2):
             server.queue(Reply.text(f"answer {n}"))
