@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -161,6 +162,53 @@ def test_load_ext_is_fast_and_imports_no_widget_library() -> None:
     )
     out = subprocess.check_output([sys.executable, "-c", code], text=True).split()
     assert float(out[0]) < 0.3 and out[1:] == ["False", "False"]
+
+
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_load_ext_warms_up_the_model_client_in_the_background() -> None:
+    code = (
+        "import sys; from IPython.core.interactiveshell import InteractiveShell; "
+        "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'architect_nb'); "
+        "from architect_nb.notebook.warm_up import warm_up_thread; t = warm_up_thread(); "
+        "print(t.daemon, 'litellm' in sys.modules); t.join(120); "
+        "from architect_nb.agent import llm; "
+        "print(t.is_alive(), llm._litellm is not None, 'architect_nb.agent.factory' in sys.modules, "
+        "'ipywidgets' in sys.modules)"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    # Not imported while %load_ext runs; imported by the thread; widgets are left to the first cell.
+    assert done.stdout.split() == ["True", "False", "False", "True", "True", "False"], done.stdout
+    assert "warm_up_failed" not in done.stderr
+
+
+def test_the_warm_up_can_be_turned_off_and_a_kernel_that_exits_at_once_is_fine() -> None:
+    code = (
+        "import sys, time; from IPython.core.interactiveshell import InteractiveShell; "
+        "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'architect_nb'); "
+        "from architect_nb.notebook.warm_up import warm_up_thread; time.sleep(1); "
+        "print(warm_up_thread() is None, 'litellm' in sys.modules)"
+    )
+    done = _python(code, ARCHITECT_WARMUP="0")
+    assert done.returncode == 0 and done.stdout.split() == ["True", "False"], done.stdout + done.stderr
+    # Loading the extension and leaving while the import runs (nobody ever runs a cell): a clean exit.
+    for pause in ("0", "0.4", "1.5"):
+        leave = (
+            "import time; from IPython.core.interactiveshell import InteractiveShell; "
+            f"InteractiveShell.instance().run_line_magic('load_ext', 'architect_nb'); time.sleep({pause})"
+        )
+        done = _python(leave)
+        assert done.returncode == 0 and "Error" not in done.stderr and "Fatal" not in done.stderr, done.stderr
 
 
 def test_a_cell_runs_the_agent_and_shows_the_static_bundle(shell: tuple[InteractiveShell, Path]) -> None:

@@ -3,7 +3,8 @@
 A registered cell magic runs synchronously, so it could never let the kernel handle a click while it waits.
 Instead, a cleanup transformer rewrites a `%%architect` cell into one top-level-await statement; IPython sees
 the `await` in the transformed cell and runs it as an async cell (design note `notebook-approvals.md`).
-Loading imports neither ipywidgets nor the agent; the first cell does.
+Loading imports neither ipywidgets nor the agent; it starts a background thread that imports the model client
+and the agent (`warm_up`), so the first cell finds them loaded.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ def load(ipython: Any) -> None:
     if transform_cell not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(transform_cell)
     ipython.register_magic_function(architect, "line", "architect")
+    from architect_nb.notebook.warm_up import start_warm_up
+
+    start_warm_up()
 
 
 def unload(ipython: Any) -> None:

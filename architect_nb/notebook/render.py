@@ -28,6 +28,7 @@ __all__ = [
     "review_html",
     "status_badge",
     "summary_html",
+    "tokens_text",
     "tool_card_html",
     "typed_path",
 ]
@@ -240,6 +241,13 @@ def _sandbox_label(sandboxed: bool | None) -> str:
     return ' <span style="color:#9a6700;font-size:11px">not sandboxed</span>'
 
 
+def tokens_text(total: object, cached: object = 0) -> str:
+    """ "12,400 tokens, 9,800 cached": the tokens used, and how many of them the provider's prompt cache
+    served (priced at its cached rate)."""
+    text = f"{total if isinstance(total, int) else 0:,} tokens"
+    return text + (f", {int(cached):,} cached" if isinstance(cached, int) and cached > 0 else "")
+
+
 def summary_html(finished: Mapping[str, Any]) -> str:
     """The final summary: status, stop reason, tokens, cost and time, what undo does not cover, and the review
     list (or, from kernels before it, the names of the files changed)."""
@@ -254,7 +262,8 @@ def summary_html(finished: Mapping[str, Any]) -> str:
         f"<div>{status_badge(str(finished.get('status', '')))} <b>{_e(finished.get('message', ''))}</b> "
         f'<span style="color:#6e7781">(stop reason: {_e(finished.get("stop_reason", ""))})</span></div>'
         + ("" if changes else f"<div>Files changed: {file_list}</div>")
-        + f"<div>{finished.get('steps', 0)} step(s) · {finished.get('total_tokens', 0)} tokens · "
+        + f"<div>{finished.get('steps', 0)} step(s) · "
+        f"{tokens_text(finished.get('total_tokens', 0), finished.get('total_cached_tokens', 0))} · "
         f"${float(finished.get('total_cost_usd', 0.0)):.4f} · "
         f"{float(finished.get('duration_s', 0.0)):.1f} s</div>"
         + (f'<div style="color:#6e7781">{_e(note)}</div>' if note else "")
@@ -454,7 +463,8 @@ def _plain(payload: Mapping[str, Any]) -> str:
             files = ", ".join(event.get("files_changed") or []) or "none"
             lines.append(
                 f"{event.get('status')}: {event.get('message')} (stop reason: {event.get('stop_reason')}); "
-                f"files changed: {files}; {event.get('total_tokens')} tokens, "
+                f"files changed: {files}; "
+                f"{tokens_text(event.get('total_tokens'), event.get('total_cached_tokens', 0))}, "
                 f"${float(event.get('total_cost_usd', 0.0)):.4f}"
             )
             if note := event.get("undo_note") or event.get("untracked_changes_note"):

@@ -10,6 +10,7 @@ import {
   formatCost,
   formatDuration,
   formatTokens,
+  formatTokensCached,
   h,
   longText
 } from './dom';
@@ -416,7 +417,12 @@ function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
       'div',
       'anb-summary',
       badge('running', 'pending'),
-      cost !== null ? fact('tokens', formatTokens(cost.total_tokens)) : null,
+      cost !== null
+        ? fact(
+            'tokens',
+            formatTokensCached(cost.total_tokens, cost.total_cached_tokens)
+          )
+        : null,
       cost !== null
         ? fact('cost', formatCost(cost.total_cost_usd, cost.priced))
         : null
@@ -444,7 +450,10 @@ function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
       h('span', 'anb-summary-message', done.message),
       fact('stop', done.stop_reason),
       fact('steps', String(done.steps)),
-      fact('tokens', formatTokens(done.total_tokens)),
+      fact(
+        'tokens',
+        formatTokensCached(done.total_tokens, done.total_cached_tokens)
+      ),
       fact('cost', formatCost(done.total_cost_usd, priced)),
       fact('time', formatDuration(done.duration_s))
     ),

@@ -123,6 +123,9 @@ export interface ICostUpdate extends IEventBase {
   total_tokens: number;
   total_cost_usd: number;
   priced: boolean;
+  /** Of prompt_tokens, read from the provider's prompt cache (0 in older transcripts). */
+  cached_tokens: number;
+  total_cached_tokens: number;
 }
 
 export interface IRunWarning extends IEventBase {
@@ -158,6 +161,8 @@ export interface IRunFinished extends IEventBase {
   untracked_changes_note: string;
   /** Every file the run changed, with its diff: the review list. Empty from older kernels. */
   changes: IFileChange[];
+  /** Of total_tokens, input read from the provider's prompt cache (0 in older transcripts). */
+  total_cached_tokens: number;
 }
 
 export type RunEvent =
@@ -378,7 +383,9 @@ export function parseEvent(raw: unknown): RunEvent | null {
         cost_usd: num(raw, 'cost_usd'),
         total_tokens: num(raw, 'total_tokens'),
         total_cost_usd: num(raw, 'total_cost_usd'),
-        priced: bool(raw, 'priced')
+        priced: bool(raw, 'priced'),
+        cached_tokens: num(raw, 'cached_tokens'),
+        total_cached_tokens: num(raw, 'total_cached_tokens')
       };
     case 'warning':
       return {
@@ -404,7 +411,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         untracked_changes_note: str(raw, 'untracked_changes_note'),
         changes: (Array.isArray(raw.changes) ? raw.changes : [])
           .map(parseChange)
-          .filter((change): change is IFileChange => change !== null)
+          .filter((change): change is IFileChange => change !== null),
+        total_cached_tokens: num(raw, 'total_cached_tokens')
       };
     default:
       return null;

@@ -223,6 +223,25 @@ describe('renderRun', () => {
     ).toHaveLength(12);
   });
 
+  it('says how many tokens the prompt cache served, as the Python renderer does', async () => {
+    const raw = JSON.parse(JSON.stringify(rawFixture('whole_job'))) as {
+      events: Record<string, unknown>[];
+    };
+    const finished = raw.events[raw.events.length - 1];
+    finished.total_tokens = 12400;
+    finished.total_cached_tokens = 9800;
+    const host = await render(parsePayload(raw));
+    expect(host.querySelector('.anb-summary')?.textContent).toContain(
+      'tokens12,400, 9,800 cached'
+    );
+    // An older transcript has no cached count: the line stays as it was.
+    delete finished.total_cached_tokens;
+    const older = await render(parsePayload(raw));
+    expect(older.querySelector('.anb-summary')?.textContent).toContain(
+      'tokens12,400cost'
+    );
+  });
+
   it('shows a live run as running with the tokens so far', async () => {
     const payload = fixture('whole_job');
     const events = payload.events.slice(0, 12);

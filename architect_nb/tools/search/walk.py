@@ -183,6 +183,10 @@ class IgnoreRules:
         spec = pathspec.GitIgnoreSpec.from_lines([_FOLDERS_BELOW.sub(r"/**/*/\1", line) for line in lines])
         return _Spec(spec) if len(spec) else None
 
+    def read_ignore_folders(self) -> list[str]:
+        """The folders (relative to the root) whose `.gitignore` was read and holds rules."""
+        return [dir_rel for dir_rel, spec in self._specs.items() if spec is not None]
+
     def _spec_for(self, dir_rel: str) -> _Spec | None:
         if dir_rel not in self._specs:
             folder = self.root / dir_rel if dir_rel else self.root
@@ -249,8 +253,11 @@ def scan(
     recursive: bool = True,
     ignore: IgnoreRules | None = None,
     include_dirs: bool = False,
+    listed: list[str] | None = None,
 ) -> Iterator[tuple[str, str, Kind]]:
-    """`walk` as `(absolute path, rel, kind)` tuples, in the same order and with the same skip rules."""
+    """`walk` as `(absolute path, rel, kind)` tuples, in the same order and with the same skip rules.
+
+    `listed`, if given, gets the path of every folder the walk lists (what `walk_cache` watches)."""
     rules = ignore if ignore is not None else IgnoreRules(root)
     start_rel = "" if start == root else start.relative_to(root).as_posix()
     chain: list[tuple[str, _Spec]] = []
@@ -261,6 +268,8 @@ def scan(
     children = _list_folder(str(start))
     if children is None:
         return
+    if listed is not None:
+        listed.append(str(start))
     chain = rules._chain_into(chain, start_rel, children)
     # A stack of folders being listed, each with its remaining children: depth first without recursion.
     stack = [(iter(children), start_rel, chain)]
@@ -289,6 +298,8 @@ def scan(
         if recursive:
             # The folder is listed anyway, so its listing tells whether it is a virtualenv.
             grandchildren = _list_folder(child.path)
+            if listed is not None and grandchildren is not None:
+                listed.append(child.path)
             if grandchildren is not None and any(c.name in _VENV_MARKERS for c in grandchildren):
                 continue
         elif is_skipped_dir(Path(child.path), name):
