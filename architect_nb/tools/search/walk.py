@@ -95,27 +95,23 @@ class _Spec:
         """`verdict`, counting only rules that match `sub` itself, not one of its folders: ripgrep's answer.
 
         `build/` does not match `build/x.py` here, while `*.log` matches `build/x.log` and `data/**` matches
-        `data/x` (but not `data/`). As in pathspec, a rule matching a file by name outranks one matching it as
-        a folder, and among equals the last rule wins.
+        `data/x` (but not `data/`). Of the rules that match, the last one wins, as in git.
         """
         if self.quick is not None and self.quick.match(sub) is None:
             return None
         rules = self._rules if self._rules is not None else self._own_rules()
         if not rules:
             return self.verdict(sub)
-        result: bool | None = None
-        rank = 0
-        for include, regex, anchored, contents in rules:
+        # Only matches of `sub` itself count here (a folder rule matches the folder, not what it holds), so
+        # pathspec ranking name matches over folder matches, which is about paths inside a folder, is moot.
+        for include, regex, anchored, contents in reversed(rules):
             if contents:  # `data/**`: a match of sub without its last character is a folder sub lies in
                 m = (regex.match if anchored else regex.search)(sub, 0, len(sub) - 1)
             else:
                 m = regex.fullmatch(sub) if anchored else _search_to_end(regex, sub)
-            if m is None:
-                continue
-            this_rank = 1 if m.groupdict().get(_DIR_MARK) else 2
-            if this_rank >= rank:
-                result, rank = include, this_rank
-        return result
+            if m is not None:
+                return include
+        return None
 
     def _own_rules(self) -> list[tuple[bool, re.Pattern[str], bool, bool]]:
         # (ignores?, regex, anchored at the start?, about a folder's contents?) per rule. pathspec writes a
