@@ -3,14 +3,35 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+DEMO_STAMP := $(VENV)/.demo-stamp
+CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
 
 .PHONY: setup setup-ipk6 demo test lint format typecheck pytest bench clean labextension labextension-test wheel-check
 
-$(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
+# The package goes in with `--no-build-isolation`: its build tools (pyproject's build-system.requires, JupyterLab
+# among them, which is a dependency anyway) are installed into the venv first, so pip does not install JupyterLab
+# a second time into a throwaway build environment to build the labextension (with the venv's bin on PATH, where
+# the build finds `jlpm`). `editables` is what hatchling asks for to build an editable install. `--no-compile`:
+# Python compiles a module to bytecode when it is first imported, so only what is used is ever compiled.
+PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
+BUILD_REQUIRES := $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))'
+define install_package
+	@$(CHECK_PYTHON)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
-	@touch $(STAMP)
+	$(PIP_INSTALL) $$($(BUILD_REQUIRES)) editables
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP_INSTALL) --no-build-isolation -e '.[$(1)]'
+endef
+
+# Everything: the package with the development tools (type checker, browser driver, Notebook 7, ...).
+$(STAMP): pyproject.toml
+	$(call install_package,dev)
+	@touch $(STAMP) $(DEMO_STAMP)
+
+# Only what the demo needs (the package and the `demo` extra), so a first `make demo` installs no dev tool.
+# A venv made by `make setup` has it already.
+$(DEMO_STAMP): pyproject.toml
+	$(call install_package,demo)
+	@touch $(DEMO_STAMP)
 
 setup: $(STAMP)
 
@@ -33,7 +54,7 @@ $(IPK6_STAMP): $(STAMP)
 setup-ipk6: $(IPK6_STAMP)
 
 # Runs notebooks/01-quickstart.ipynb headless on the scripted model and prints it as a terminal transcript.
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
 
 # JupyterLab on notebooks/, with the venv first on PATH so the agent's commands and hooks use its tools.

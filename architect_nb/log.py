@@ -6,6 +6,7 @@ People get a readable line on stderr (warnings and up by default); machines get 
 
 from __future__ import annotations
 
+import atexit
 import json
 import sys
 import threading
@@ -80,6 +81,8 @@ def configure_logging(
     with _lock:
         if _sinks is not None:
             _sinks.close()
+        else:
+            atexit.register(_close_sinks)  # the log file is closed at exit, not left to the collector
         _sinks = sinks
         structlog.configure(
             processors=[
@@ -94,6 +97,12 @@ def configure_logging(
             cache_logger_on_first_use=False,
         )
         _configured = True
+
+
+def _close_sinks() -> None:
+    with _lock:
+        if _sinks is not None:
+            _sinks.close()
 
 
 def get_logger(name: str | None = None) -> Any:

@@ -4,8 +4,9 @@ A secret is the value of an environment variable whose name looks like one (`*_A
 `*SECRET*`, `*PASSWORD*`, known provider keys), a value read from a sensitive file the engine knows of
 (`add`), or a string shaped like a well-known key (`sk-...`, `ghp_...`, `AKIA...`, a PEM private key).
 `redact` replaces each with `[REDACTED:NAME]`, also where it appears in a common encoding: JSON string
-escaping, a Python repr, shell quoting, URL encoding, HTML escaping, and broken across line ends (`\n`,
-`\r\n`, or a backslash continuation). base64, hex and other transformations are out of scope.
+escaping, a Python repr, shell quoting (nested up to 3 deep, as in a shell-quoted password inside a tool
+call's JSON inside a hook's JSON), URL encoding, HTML escaping, and broken across line ends (`\n`, `\r\n`,
+or a backslash continuation). base64, hex and other transformations are out of scope.
 
 Speed: most text holds no secret. One multi-pattern pass finds the few places where one may start
 (`redaction_prefilter`), and only windows around them are searched form by form with `str.find`; line-broken
@@ -20,11 +21,11 @@ import os
 import re
 import shlex
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from architect_nb.redaction_prefilter import Prefilter, anchors
+from architect_nb.redaction_prefilter import Prefilter, Window, anchors
 
 __all__ = ["SECRET_NAME_RE", "Redactor", "default_redactor", "is_secret_name", "redact"]
 
@@ -33,7 +34,8 @@ SECRET_NAME_RE = re.compile(
     re.IGNORECASE,
 )
 _MIN_SECRET_LEN = 6  # shorter values ("1", "true") would redact ordinary text
-_LINE_END = re.compile(r"\\\n|\r\n|\n")  # the line ends `_broken` takes out: \n, \r\n, and \ then \n
+# The line ends `_broken` takes out: \n, \r\n, a backslash continuation, and the same escaped (JSON, repr).
+_LINE_END = re.compile(r"\\\n|\r\n|\n|\\r\\n|\\n")
 # Well-known key formats: a literal prefix to find fast, then the shape to confirm at that place.
 _KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (prefix, re.compile(shape))
@@ -54,6 +56,7 @@ _KEY_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_\-/+=\s]*")  # what may follow a key shape's prefix up to a cut
+_MAX_HOLDBACK = 256
 _MIN_FRAGMENT = 4  # a shorter fragment at a cut edge says too little to redact ordinary text for it
 
 
@@ -111,7 +114,8 @@ class Redactor:
 
     @property
     def holdback(self) -> int:
-        """Characters a streaming view should hold back so a secret is never shown before it is complete."""
+        """Characters a streaming view should hold back (and then redact with `redact_cut(cut_end=True)`),
+        so a secret is never shown before it can be recognised."""
         return self._table.holdback
 
     @property
@@ -122,10 +126,14 @@ class Redactor:
         if not text:
             return text
         table = self._table  # one read: a concurrent `add` swaps the whole table
-        windows = table.prefilter.windows(text) if table.prefilter is not None else [(0, len(text))]
+        if table.prefilter is None:
+            windows: list[Window] = [(0, len(text), table.everyone)]
+        else:
+            windows = table.prefilter.windows(text)
         spans: list[tuple[int, int, str]] = []
-        for low, high in windows:
-            spans += _spans(text, low, high, table.secrets)
+        for low, high, owners in windows:
+            chosen = [table.secrets[i] for i in sorted(owners) if i >= 0]
+            spans += _spans(text, low, high, chosen, -1 in owners)
         return _replace(text, spans) if spans else text
 
     def redact_cut(self, text: str, *, cut_start: bool = False, cut_end: bool = False) -> str:
@@ -181,20 +189,27 @@ class _Table:
 
     def __init__(self, secrets: list[_Secret], use_prefilter: bool) -> None:
         self.secrets = secrets
-        self.holdback = max([s.longest for s in secrets] + [64])
+        self.everyone = frozenset(range(-1, len(secrets)))  # -1: the key shapes
+        # A raw secret completes before it is shown; a longer one (a PEM key) or an encoded form still
+        # arriving is caught at the cut by `redact_cut`, so the text on screen lags by 256 at most.
+        self.holdback = min(max([len(s.value) for s in secrets] + [64]), _MAX_HOLDBACK)
         self.prefilter: Prefilter | None = None
         if use_prefilter:
             # How far a secret reaches from an anchor: its longest form, or its value broken at every
             # character by \r\n (3 characters for each 1).
             reach = max([max(s.longest, 3 * len(s.value)) for s in secrets] + [80]) + 16
-            found = {prefix for prefix, _shape in _KEY_SHAPES}
-            for secret in secrets:
-                found |= anchors(secret.value, secret.forms)
-            self.prefilter = Prefilter(found, reach)
+            owners: dict[str, set[int]] = {prefix: {-1} for prefix, _shape in _KEY_SHAPES}
+            for number, secret in enumerate(secrets):
+                for anchor in anchors(secret.value, secret.forms):
+                    owners.setdefault(anchor, set()).add(number)
+            self.prefilter = Prefilter(owners, reach)
 
 
-def _spans(text: str, low: int, high: int, secrets: list[_Secret]) -> list[tuple[int, int, str]]:
-    """Every secret and key shape that starts in `text[low:high]` (a key shape may run past `high`)."""
+def _spans(
+    text: str, low: int, high: int, secrets: list[_Secret], shapes: bool
+) -> list[tuple[int, int, str]]:
+    """Each of `secrets`, and with `shapes` each key shape, that starts in `text[low:high]` (a key shape may
+    run past `high`)."""
     spans: list[tuple[int, int, str]] = []
     for secret in secrets:
         for form in secret.forms:
@@ -202,9 +217,9 @@ def _spans(text: str, low: int, high: int, secrets: list[_Secret]) -> list[tuple
             while start >= 0:
                 spans.append((start, start + len(form), secret.label))
                 start = text.find(form, start + len(form), high)
-    if text.find("\n", low, high) >= 0:
+    if text.find("\n", low, high) >= 0 or text.find("\\n", low, high) >= 0:
         spans += [(start + low, end + low, label) for start, end, label in _broken(text[low:high], secrets)]
-    for prefix, shape in _KEY_SHAPES:
+    for prefix, shape in _KEY_SHAPES if shapes else ():
         start = text.find(prefix, low, high)
         while start >= 0:
             if start == 0 or not _WORD_CHAR.match(text[start - 1]) or prefix == "-----BEGIN":
@@ -218,9 +233,9 @@ def _spans(text: str, low: int, high: int, secrets: list[_Secret]) -> list[tuple
 
 
 def _broken(text: str, secrets: list[_Secret]) -> list[tuple[int, int, str]]:
-    """Secrets broken across line ends: searched in the text with its line ends taken out (a few fast passes
-    of `str.replace`), and mapped back to where they are only when one is found, which is rare."""
-    joined = text.replace("\\\n", "").replace("\r\n", "").replace("\n", "")
+    """Secrets broken across line ends: searched in the text with its line ends taken out, and mapped back to
+    where they are only when one is found, which is rare."""
+    joined = _LINE_END.sub("", text)
     found: list[tuple[int, int, _Secret]] = []
     for secret in secrets:
         if len(secret.value) < 2 * _MIN_SECRET_LEN or "\n" in secret.value:
@@ -236,7 +251,7 @@ def _broken(text: str, secrets: list[_Secret]) -> list[tuple[int, int, str]]:
     spans = []
     for start, end, secret in found:
         first, last = _original(start, breaks), _original(end - 1, breaks) + 1
-        if "\n" in text[first:last]:  # not broken: found already as it is
+        if last - first > len(secret.value):  # broken (one that is not was found as it is)
             spans.append((first, last, secret.label))
     return spans
 
@@ -259,19 +274,38 @@ def _overlap(text: str, form: str, at_end: bool) -> int:
     return 0
 
 
+#: The encodings a secret is searched in. Text passes through several of the programmatic ones on its way
+#: out (a password shell-quoted in a command, inside a tool call's JSON arguments, inside a hook's JSON
+#: output), so those nest 3 deep; URL and HTML escaping are applied once, outermost, over 1 level of the
+#: others.
+_NESTED: tuple[Callable[[str], str], ...] = (
+    lambda v: json.dumps(v)[1:-1],
+    lambda v: json.dumps(v, ensure_ascii=False)[1:-1],
+    lambda v: repr(v)[1:-1],
+    shlex.quote,
+    lambda v: shlex.quote(v)[1:-1] if shlex.quote(v).startswith("'") else shlex.quote(v),
+    lambda v: v.replace("\n", "\r\n"),
+)
+_OUTER: tuple[Callable[[str], str], ...] = (
+    lambda v: quote(v, safe=""),
+    lambda v: quote_plus(v, safe=""),
+    html.escape,
+    lambda v: html.escape(v, quote=False),
+)
+_NESTING = 3
+
+
 def _forms(value: str) -> set[str]:
-    """The value as it appears raw and in common encodings (only those at least as long as a secret)."""
+    """The value as it appears raw and in common encodings (only those at least as long as a secret). A
+    value of letters and digits has one form; each special character multiplies them."""
     forms = {value}
-    forms.add(json.dumps(value)[1:-1])
-    forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
-    forms.add(repr(value)[1:-1])
-    forms.add(shlex.quote(value))
-    forms.add(shlex.quote(value)[1:-1] if shlex.quote(value).startswith("'") else shlex.quote(value))
-    forms.add(quote(value, safe=""))
-    forms.add(quote_plus(value, safe=""))
-    forms.add(html.escape(value))
-    forms.add(html.escape(value, quote=False))
-    forms.add(value.replace("\n", "\r\n"))
+    level = {value}
+    for depth in range(_NESTING):
+        level = {encode(form) for form in level for encode in _NESTED} - forms
+        forms |= level
+        if depth == 0:
+            outer_base = {value} | level
+    forms |= {encode(form) for form in outer_base for encode in _OUTER}
     return {f for f in forms if len(f) >= _MIN_SECRET_LEN}
 
 

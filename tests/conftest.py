@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -16,6 +17,12 @@ from architect_nb.tools.setup import register_all_tools
 def pytest_configure(config: pytest.Config) -> None:
     # Saved checkpoints go to the user's state folder; tests (and the kernels they start) use a fresh one.
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="architect-test-state-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = os.environ.get("XDG_STATE_HOME", "")
+    if os.path.basename(state).startswith("architect-test-state-"):
+        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.fixture

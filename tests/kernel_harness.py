@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
@@ -289,4 +290,24 @@ def available_kernels() -> list[str]:
     return [name for name, python in KERNEL_PYTHONS.items() if python.exists()]
 
 
-__all__ = ["RUN_MIME", "WIDGET_MIME", "Cell", "FrontEnd", "available_kernels", "front_end", "sys"]
+def kernel_params() -> list[Any]:
+    """ipykernel 7 and 6 as pytest params; a missing one is skipped locally and fails in CI."""
+    params = []
+    for name in ("ipk7", "ipk6"):
+        missing = name not in available_kernels()
+        reason = "no .venv-ipk6: run `make setup-ipk6` (make pytest does)"
+        marks = [pytest.mark.skipif(missing and not os.environ.get("CI"), reason=reason)] if missing else []
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+__all__ = [
+    "RUN_MIME",
+    "WIDGET_MIME",
+    "Cell",
+    "FrontEnd",
+    "available_kernels",
+    "front_end",
+    "kernel_params",
+    "sys",
+]

@@ -9,6 +9,7 @@ snapshots; undo gives back its index and reports, never rewrites, a commit.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -193,6 +194,25 @@ def test_review_lists_each_changed_file_with_its_diff(project: Path) -> None:
         "n.txt": "added",
     }
     assert "+more" in changes["a.py"].diff and "+new" in changes["n.txt"].diff
+
+
+@pytest.mark.parametrize("name", ["two\nlines.txt", "ends in cr\r", '"quoted".txt', "plain.txt"])
+def test_a_name_git_reads_as_a_line_reverts_and_conflicts_like_any(project: Path, name: str) -> None:
+    """`git hash-object --stdin-paths` splits on newlines, drops a trailing CR and unquotes a leading '"':
+    such names are hashed without it, so a revert finds the file as the run left it, or changed since."""
+    engine = engine_for(project)
+    rid = engine.run_id
+    run(engine, "run_command", command=f"printf 'made\\n' > {shlex.quote(name)} && printf 'more\\n' >> a.py")
+    assert (project / name).read_bytes() == b"made\n"
+    reverted = engine.checkpoints.undo(rid, path=name)
+    assert reverted.ok and reverted.removed == [name], str(reverted)
+    assert not (project / name).exists() and (project / "a.py").read_text() == "original\nmore\n"
+
+    other = engine_for(project)
+    run(other, "run_command", command=f"printf 'made\\n' > {shlex.quote(name)}")
+    (project / name).write_bytes(b"the person's own\n")
+    refused = other.checkpoints.undo(other.run_id, path=name)
+    assert refused.conflicts == [name] and (project / name).read_bytes() == b"the person's own\n"
 
 
 # ---------------------------------------------------------------------- hostile changes

@@ -292,7 +292,7 @@ def test_runs_holding_only_a_transcript_are_pruned_with_the_others(workspace: Pa
     (tmp_path / "state" / "stray").mkdir()
     long_ago = time.time() - 3 * 86400
     os.utime(path, (long_ago, long_ago))
-    assert [m["run_id"] for m in files.prune()] == ["old"]
+    assert [run["run_id"] for run in files.prune()] == ["old"]
     assert sorted(p.name for p in (tmp_path / "state").iterdir()) == ["new", "stray"]
 
 

@@ -424,7 +424,8 @@ def test_commands_are_limited_per_run(workspace: Path) -> None:
     assert engine.execute_tool_call("fake_command", {"command": "ls"}).success
     result = engine.execute_tool_call("fake_command", {"command": "ls"})
     assert not result.success and "max_commands_executed = 2" in (result.error or "")
-    assert "whichever tool changed them" in engine.run_summary()  # commands' changes are covered by undo
+    summary = engine.run_summary()  # commands are covered by undo like file tools now
+    assert "3 tool call(s), 1 failed" in summary and "whichever tool changed them" in summary
 
 
 # ---------------------------------------------------------------- audit and build_engine

@@ -353,3 +353,11 @@ def test_write_diff_splits_lines_on_newlines_only(workspace: Path, write: WriteF
     (workspace / "f.txt").write_text("page one\fstill line one\nline two\u2028same line\n")
     result = write.execute(path="f.txt", content="page one\fstill line one\nline 2\u2028same line\n")
     assert result.output == "Wrote f.txt (+1 -1 lines)."
+
+
+def test_listed_names_show_hidden_characters_as_escapes(workspace: Path) -> None:
+    (workspace / "report\u202efdp.exe").write_text("")
+    (workspace / "zero\u200bwidth.txt").write_text("")
+    result = ListFilesTool(workspace).execute()
+    assert "\u202e" not in result.output and "\u200b" not in result.output
+    assert "report\\u202efdp.exe" in result.output and "zero\\u200bwidth.txt" in result.output

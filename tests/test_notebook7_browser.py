@@ -5,9 +5,9 @@ notebook and a copy of the sample project, opens `/notebooks/demo.ipynb`, runs a
 scripted model in confirm-sensitive mode and clicks Approve in the widget prompt. Then it checks the file on
 disk, that the cell finished, and that our labextension (not the HTML fallback) rendered the run with the
 approved diff, in a page whose theme defines every `--jp-*` variable the extension's CSS uses. Last it clicks
-the renderer's "Undo this run", which must find the notebook's kernel through Notebook 7's notebook tracker,
-and checks that the file is back. Screenshots are saved under the test's temporary folder (the path is
-printed).
+the review list's "Revert all" (the run's undo), which must find the notebook's kernel through Notebook 7's
+notebook tracker, and checks that the file is back. Screenshots are saved under the test's temporary folder
+(the path is printed).
 """
 
 from __future__ import annotations
@@ -110,14 +110,18 @@ def test_approve_and_undo_in_notebook7(
         run.screenshot(path=str(artifacts / "2-run.png"))
 
         # Undo from the rendered output: the extension finds this notebook's kernel through Notebook 7's
-        # tracker and runs `%architect undo RUN` there.
-        undo = run.locator(".anb-summary").get_by_role("button", name="Undo this run", exact=True)
+        # tracker and runs `%architect undo RUN` there (Revert all, with nothing kept or reverted yet).
+        review = run.locator(".anb-review-title")
+        undo = review.get_by_role("button", name="Revert all", exact=True)
         expect(undo).to_be_enabled()
         undo.click()
-        done = run.locator(".anb-summary .anb-undo-done")
-        expect(done).to_contain_text("Undone", timeout=60_000)
+        done = review.locator(".anb-undo-done")
+        expect(done).to_contain_text("Reverted", timeout=60_000)
         expect(done).to_contain_text("restored 1 file(s)")
-        expect(run.locator(".anb-undo-error")).to_be_hidden()
+        expect(review.locator(".anb-undo-error")).to_have_count(0)
+        expect(run.locator('.anb-review-row[data-path="shop/cart.py"]')).to_have_attribute(
+            "data-state", "reverted"
+        )
         assert cart.read_bytes() == original
         run.locator(".anb-summary").screenshot(path=str(artifacts / "3-undone.png"))
         assert outside == []

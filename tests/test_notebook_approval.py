@@ -240,3 +240,79 @@ def test_a_command_card_says_whether_it_ran_sandboxed() -> None:
     bundle = RunOutput.from_payload(payload)._repr_mimebundle_()
     assert ">sandboxed</span>" in bundle["text/html"]
     assert "- run_command: ok 0.01s (sandboxed)" in bundle["text/plain"]
+
+
+def test_an_older_transcript_keeps_its_note_and_file_names() -> None:
+    """Saved notebooks from kernels before the review list: no `changes`, the old note, shown as before."""
+    note = "Files changed by run_command are not tracked by undo."
+    bundle = RunOutput.from_payload(_payload(untracked_changes_note=note))._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert note in html and note in bundle["text/plain"]
+    assert "Files changed: <code>x.py</code>" in html and "Review:" not in html
+    assert "Rewind to before step" not in html  # its tool results say nothing of what they changed
+
+
+def test_the_review_lists_every_file_and_caps_its_diffs_in_the_html() -> None:
+    diff = "--- a/f.py\n+++ b/f.py\n@@ -1,100 +1,100 @@\n" + "".join(f"-a{i}\n+b{i}\n" for i in range(100))
+    changes = [{"path": f"gen/f{i}.py", "status": "modified", "diff": diff} for i in range(30)]
+    files = [c["path"] for c in changes] + ["gen/unlisted.py"]
+    payload = _payload(
+        changes=changes,
+        files_changed=files,
+        undo_note="Undo does not cover files over the size limit (big.bin).",
+    )
+    payload["events"][3]["changed_files"] = ["x.py"]
+    bundle = RunOutput.from_payload(payload)._repr_mimebundle_()
+    html = bundle["text/html"]
+    assert "Review: 31 file(s) changed" in html and "Files changed:" not in html
+    assert html.count("%architect revert r1 gen/f") == 30
+    shown = html.count('<summary style="cursor:pointer;font-size:12px">diff (203 lines)</summary>')
+    assert shown == 2000 // 203  # then files are listed without their diff
+    assert html.count("<code>%architect review r1</code> prints it") == 30 - shown
+    assert "1 more file(s) not listed" in html and "over the size limit (big.bin)" in html
+    assert len(html) < 400_000
+    # Each step that changed files ends with its rewind, once the run has finished.
+    assert html.count("Rewind to before step 1: <code>%architect undo r1:1</code>") == 1
+    assert "Changed: <code>x.py</code>" in html
+    plain = bundle["text/plain"]
+    assert "  rewind to before step 1: %architect undo r1:1" in plain
+    assert "  modified gen/f7.py: %architect revert r1 gen/f7.py" in plain
+    running = {**payload, "events": payload["events"][:-1]}
+    assert "Rewind to before" not in RunOutput.from_payload(running).html()
+
+
+@pytest.mark.parametrize(
+    ("path", "typed"),
+    [
+        ("shop/cart.py", "shop/cart.py"),
+        ("my file.py", "'my file.py'"),
+        ("it's.py", "'it'\"'\"'s.py'"),
+        ("two\nlines", "b64:dHdvCmxpbmVz"),
+        (
+            "evil\u202etxt.py",
+            "b64:ZXZpbOKArnR4dC5weQ",
+        ),  # a bidi override is not typed where it cannot be seen
+        ("zero\u200bwidth", "b64:emVyb-KAi3dpZHRo"),
+    ],
+)
+def test_typed_paths_are_what_the_revert_magic_reads_back(path: str, typed: str) -> None:
+    import shlex
+
+    from architect_nb.notebook.render import typed_path
+    from architect_nb.notebook.state import _path_argument
+
+    assert typed_path(path) == typed
+    assert _path_argument(shlex.split(f"revert r1 {typed}")[2]) == path
+
+
+def test_the_approval_diff_and_the_saved_record_show_hidden_characters() -> None:
+    """A diff can hide or reorder what it does with bidi overrides, ANSI escapes and zero-width characters:
+    the prompt and the run's saved HTML show them as escapes, as they show arguments."""
+    sneaky = (
+        '--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-ok = True\n+ok = "\u202eeurT"\u200b  # \x1b[8mhidden\x1b[0m\n'
+    )
+    prompt = ApprovalPrompt(_request(preview=sneaky)).question.value
+    saved = diff_html(sneaky)
+    for html in (prompt, saved):
+        assert "\u202e" not in html and "\u200b" not in html and "\x1b" not in html
+        assert "\\u202e" in html and "\\u200b" in html and "\\x1b[8mhidden" in html

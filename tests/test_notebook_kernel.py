@@ -7,7 +7,6 @@ buttons' `comm_open` on iopub and clicks by sending the same `comm_msg` JupyterL
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 from agent_helpers import copy_sample_project, write_script
-from kernel_harness import RUN_MIME, WIDGET_MIME, Cell, FrontEnd, available_kernels, front_end
+from kernel_harness import RUN_MIME, WIDGET_MIME, Cell, FrontEnd, front_end, kernel_params
 
 pytestmark = pytest.mark.slow
 
@@ -25,17 +24,7 @@ EDIT = {
 }
 
 
-def _kernels() -> list[Any]:
-    params = []
-    for name in ("ipk7", "ipk6"):
-        missing = name not in available_kernels()
-        reason = "no .venv-ipk6: run `make setup-ipk6` (make pytest does)"
-        marks = [pytest.mark.skipif(missing and not os.environ.get("CI"), reason=reason)] if missing else []
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
-
-
-@pytest.fixture(scope="module", params=_kernels())
+@pytest.fixture(scope="module", params=kernel_params())
 def kernel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
     """One kernel per version for the whole module (its first run pays the model client's import)."""
     tmp = tmp_path_factory.mktemp(f"kernel-{request.param}")

@@ -6,7 +6,6 @@ second, plots go to the run's record (never to a later cell), and the person's v
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 from agent_helpers import copy_sample_project, write_script
-from kernel_harness import RUN_MIME, Cell, FrontEnd, available_kernels, front_end
+from kernel_harness import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
 
 pytestmark = pytest.mark.slow
 
@@ -22,17 +21,7 @@ DATA = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3], 'y': [2.0, 4.5, 
 PLOT = "import matplotlib.pyplot as plt\nax = df.plot(x='x', y='y')\nprint('rows', len(df))\ndf = None"
 
 
-def _kernels() -> list[Any]:
-    params = []
-    for name in ("ipk7", "ipk6"):
-        missing = name not in available_kernels()
-        reason = "no .venv-ipk6: run `make setup-ipk6` (make pytest does)"
-        marks = [pytest.mark.skipif(missing and not os.environ.get("CI"), reason=reason)] if missing else []
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
-
-
-@pytest.fixture(scope="module", params=_kernels())
+@pytest.fixture(scope="module", params=kernel_params())
 def kernel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
     tmp = tmp_path_factory.mktemp(f"kernel-tools-{request.param}")
     with front_end(str(request.param), tmp, tmp) as player:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -163,6 +164,53 @@ def test_load_ext_is_fast_and_imports_no_widget_library() -> None:
     assert float(out[0]) < 0.3 and out[1:] == ["False", "False"]
 
 
+def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_load_ext_warms_up_the_model_client_in_the_background() -> None:
+    code = (
+        "import sys; from IPython.core.interactiveshell import InteractiveShell; "
+        "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'architect_nb'); "
+        "from architect_nb.notebook.warm_up import warm_up_thread; t = warm_up_thread(); "
+        "print(t.daemon, 'litellm' in sys.modules); t.join(120); "
+        "from architect_nb.agent import llm; "
+        "print(t.is_alive(), llm._litellm is not None, 'architect_nb.agent.factory' in sys.modules, "
+        "'ipywidgets' in sys.modules)"
+    )
+    done = _python(code)
+    assert done.returncode == 0, done.stderr
+    # Not imported while %load_ext runs; imported by the thread; widgets are left to the first cell.
+    assert done.stdout.split() == ["True", "False", "False", "True", "True", "False"], done.stdout
+    assert "warm_up_failed" not in done.stderr
+
+
+def test_the_warm_up_can_be_turned_off_and_a_kernel_that_exits_at_once_is_fine() -> None:
+    code = (
+        "import sys, time; from IPython.core.interactiveshell import InteractiveShell; "
+        "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'architect_nb'); "
+        "from architect_nb.notebook.warm_up import warm_up_thread; time.sleep(1); "
+        "print(warm_up_thread() is None, 'litellm' in sys.modules)"
+    )
+    done = _python(code, ARCHITECT_WARMUP="0")
+    assert done.returncode == 0 and done.stdout.split() == ["True", "False"], done.stdout + done.stderr
+    # Loading the extension and leaving while the import runs (nobody ever runs a cell): a clean exit.
+    for pause in ("0", "0.4", "1.5"):
+        leave = (
+            "import time; from IPython.core.interactiveshell import InteractiveShell; "
+            f"InteractiveShell.instance().run_line_magic('load_ext', 'architect_nb'); time.sleep({pause})"
+        )
+        done = _python(leave)
+        assert done.returncode == 0 and "Error" not in done.stderr and "Fatal" not in done.stderr, done.stderr
+
+
 def test_a_cell_runs_the_agent_and_shows_the_static_bundle(shell: tuple[InteractiveShell, Path]) -> None:
     ip, ws = shell
     model = write_script(
@@ -304,3 +352,83 @@ def test_an_undo_with_problems_is_reported_as_an_error(shell: tuple[InteractiveS
     report = ip.run_line_magic("architect", "undo")
     assert report.level == "error" and "changed since the run: sub/a.txt" in repr(report)
     assert not (outside / "a.txt").exists()
+
+
+# ---------------------------------------------------------------------- review, revert and rewind as typed
+
+# Three steps: a file whose name needs quoting; a command that edits cart.py and makes files whose names need
+# base64 (a newline) and HTML escaping; an edit of cart.py again.
+_ODD_FILES = "printf x > \"$(printf 'two\\nlines.txt')\" && printf y > '<b>.txt'"
+_REVIEW_TURNS: list[dict[str, Any]] = [
+    {"tool_calls": [{"name": "write_file", "arguments": {"path": "it's notes.txt", "content": "n\n"}}]},
+    {
+        "tool_calls": [
+            {
+                "name": "run_command",
+                "arguments": {"command": f"sed -i 's/total = 0$/total = 0.0/' shop/cart.py && {_ODD_FILES}"},
+            }
+        ]
+    },
+    {
+        "tool_calls": [
+            {
+                "name": "edit_file",
+                "arguments": {"path": "shop/cart.py", "old_str": "(1 - percent", "new_str": "(1.0 - percent"},
+            }
+        ]
+    },
+    {"content": "Done."},
+]
+
+
+def _typed_lines(plain: str, start: str) -> list[str]:
+    return [line.split(": ", 1)[1] for line in plain.splitlines() if line.lstrip().startswith(start)]
+
+
+def test_the_output_lists_the_review_and_its_typed_lines_work(shell: tuple[InteractiveShell, Path]) -> None:
+    """What the plain and HTML outputs tell a person to type (no buttons there) reverts and rewinds."""
+    ip, ws = shell
+    cart = ws / "shop" / "cart.py"
+    original = cart.read_bytes()
+    model = write_script(ws, _REVIEW_TURNS)
+    assert ip.run_cell(f"%%architect --model {model} --mode yolo\nTidy").success
+    bundle = next(d for d in ip.displayed if RUN_MIME in d)  # type: ignore[attr-defined]
+    run_id = bundle[RUN_MIME]["run_id"]
+    finished = bundle[RUN_MIME]["events"][-1]
+    assert {c["path"]: c["status"] for c in finished["changes"]} == {
+        "it's notes.txt": "added",
+        "shop/cart.py": "modified",
+        "two\nlines.txt": "added",
+        "<b>.txt": "added",
+    }
+    html, plain = bundle["text/html"], bundle["text/plain"]
+    assert "<b>.txt" not in html and "&lt;b&gt;.txt" in html
+    assert "Review: 4 file(s) changed" in html and f"%architect undo {run_id}</code>" in html
+    assert html.count("Rewind to before step ") == 3
+    typed = ["'it'\"'\"'s notes.txt'", "b64:dHdvCmxpbmVzLnR4dA", "'<b>.txt'"]
+    reverts = [f"%architect revert {run_id} {path}" for path in typed]
+    assert sorted(_typed_lines(plain, "added")) == sorted(reverts)
+    shown = html.replace("&#x27;", "'").replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+    assert all(f"<code>{line}</code>" in shown for line in reverts)
+    assert "two\\x0alines.txt" in plain  # the name is shown with its newline escaped, on one line
+    rewinds = _typed_lines(plain, "rewind to before step")
+    assert rewinds == [f"%architect undo {run_id}:{step}" for step in (1, 2, 3)]
+
+    # Revert the file whose name has a newline, as the line says; only it goes.
+    report = ip.run_line_magic("architect", f"revert {run_id} b64:dHdvCmxpbmVzLnR4dA")
+    assert report.level == "info" and "removed 1 created file(s)" in repr(report)
+    assert not (ws / "two\nlines.txt").exists() and (ws / "<b>.txt").exists()
+    again = ip.run_line_magic("architect", f"revert {run_id} b64:dHdvCmxpbmVzLnR4dA")
+    assert again.level == "error" and "already reverted" in repr(again)
+    # The quoted one, as typed.
+    assert ip.run_line_magic("architect", f"revert {run_id} 'it'\"'\"'s notes.txt'").level == "info"
+    assert not (ws / "it's notes.txt").exists()
+
+    # Rewind to before step 2: the command's and step 3's changes go; the rest of the run is long gone.
+    rewound = ip.run_line_magic("architect", rewinds[1].removeprefix("%architect "))
+    assert rewound.level == "info", repr(rewound)
+    assert cart.read_bytes() == original and not (ws / "<b>.txt").exists()
+    refused = ip.run_line_magic("architect", rewinds[2].removeprefix("%architect "))
+    assert refused.level == "error" and "already rewound" in repr(refused)
+    listed = repr(ip.run_line_magic("architect", f"review {run_id}"))
+    assert "shop/cart.py (modified)" in listed and f"%architect revert {run_id} PATH" in listed

@@ -8,14 +8,13 @@ test checks what the model was really sent.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agent_helpers import copy_sample_project, write_script
-from kernel_harness import RUN_MIME, Cell, FrontEnd, available_kernels, front_end
+from kernel_harness import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
 
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 
@@ -24,23 +23,13 @@ pytestmark = pytest.mark.slow
 READ_CART = ("read_file", {"path": "shop/cart.py"})
 
 
-def _kernels() -> list[Any]:
-    params = []
-    for name in ("ipk7", "ipk6"):
-        missing = name not in available_kernels()
-        reason = "no .venv-ipk6: run `make setup-ipk6` (make pytest does)"
-        marks = [pytest.mark.skipif(missing and not os.environ.get("CI"), reason=reason)] if missing else []
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[OpenAIStubServer]:
     with OpenAIStubServer() as stub:
         yield stub
 
 
-@pytest.fixture(scope="module", params=_kernels())
+@pytest.fixture(scope="module", params=kernel_params())
 def kernel(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, server: OpenAIStubServer
 ) -> Iterator[FrontEnd]:

@@ -53,7 +53,7 @@ def test_a_secret_in_a_common_encoding_is_redacted(
 
 @pytest.mark.parametrize("cut", [1, 5, 11, 12, 13, 20, 31])
 def test_a_value_broken_at_a_line_end_is_redacted(redactor: Redactor, cut: int) -> None:
-    for joint in ("\n", "\r\n", "\\\n"):
+    for joint in ("\n", "\r\n", "\\\n", "\\n", "\\r\\n"):  # raw, and escaped as JSON or a repr shows them
         out = redactor.redact(f"token: {KEY[:cut]}{joint}{KEY[cut:]} rest")
         assert out == "token: [REDACTED:SERVICE_API_KEY] rest", (cut, joint, out)
 
@@ -132,3 +132,20 @@ def test_the_prefilter_finds_what_a_whole_search_finds(pieces: list[str], filler
 def test_a_text_with_no_anchor_is_returned_as_it_is() -> None:
     text = "ordinary output line\n" * 10_000
     assert Redactor(_SECRETS).redact(text) is text
+
+
+def test_nested_encodings_are_redacted(redactor: Redactor) -> None:
+    """A password shell-quoted in a command, in a tool call's JSON arguments, in the environment a hook
+    returns as JSON context (3 levels; a 4th, the hook's own JSON around that, is parsed before use)."""
+    arguments = json.dumps({"command": f"echo {shlex.quote(PASSWORD)}"})
+    context = json.dumps({"ARCHITECT_TOOL_INPUT": arguments})
+    for text in (
+        arguments,
+        json.dumps(arguments),
+        context,
+        repr(json.dumps(PASSWORD)),
+        html.escape(f"echo {shlex.quote(PASSWORD)}"),
+    ):
+        out = redactor.redact(text)
+        assert "[REDACTED:DB_PASSWORD]" in out, text
+        assert "wo\\" not in out and "p@ss" not in out, out

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from architect_nb.config.schema import AppConfig
@@ -224,6 +224,9 @@ _paths = st.lists(
 
 @pytest.mark.skipif(find_rg() is None, reason="rg is not installed")
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A later `!*/` re-includes the folders `**/x/**` ignored (the last matching rule wins, also for a folder
+# rule), so the nested `!*.log` shows x/y/c.log; the walk once ranked the folder rule below `**/x/**`.
+@example(paths=["x/y/c.log"], top_rules=["**/x/**", "!*/"], nested_rules=["!*.log"], nested_at=0)
 @given(
     paths=_paths,
     top_rules=st.lists(st.sampled_from(_RULES), min_size=1, max_size=4),

@@ -463,3 +463,15 @@ def test_a_broken_program_falls_back_to_python(tree: Path, monkeypatch: pytest.M
     monkeypatch.setattr(code, "_PREFILTER_MIN_FILES", 0)
     searched = SearchCodeTool(tree).execute(pattern="TODO", file_pattern="*", context_lines=0)
     assert files_in(searched) == VISIBLE_TODO
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_hidden_characters_in_names_and_lines_are_shown_as_escapes(
+    workspace: Path, backend: BackendName
+) -> None:
+    """A bidi override or an ANSI escape in a file name or a line cannot reorder or hide a result."""
+    (workspace / "evil\u202etxt.py").write_text("hit = 1  # \x1b[8mhidden\x1b[0m \u200b\n")
+    result = grep_tool(workspace, backend).execute(pattern="hit")
+    assert result.success, result
+    assert "\u202e" not in result.output and "\x1b" not in result.output and "\u200b" not in result.output
+    assert "evil\\u202etxt.py:1: hit = 1  # \\x1b[8mhidden\\x1b[0m \\u200b" in result.output

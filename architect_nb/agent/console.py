@@ -115,7 +115,8 @@ class ConsolePrinter:
 
     def _on_cost(self, e: CostUpdate) -> None:
         price = f"${e.total_cost_usd:.4f}" if e.priced else "not priced"
-        self._write(self._paint(f"  [{e.total_tokens} tokens, {price}]", "2") + "\n")
+        cached = f", {e.total_cached_tokens:,} cached" if e.total_cached_tokens else ""
+        self._write(self._paint(f"  [{e.total_tokens} tokens{cached}, {price}]", "2") + "\n")
 
     def _on_warning(self, e: Warning) -> None:
         self._write(self._paint(f"  ! {e.message}", "33") + "\n")
@@ -125,7 +126,9 @@ class ConsolePrinter:
         self._write(
             f"\n{e.status.upper()} ({e.stop_reason}) after {e.steps} steps, {e.duration_s:.1f} s: "
             f"{e.message}\n"
-            f"Files changed: {files}. Tokens: {e.total_tokens}, cost: ${e.total_cost_usd:.4f}.\n"
+            f"Files changed: {files}. Tokens: {e.total_tokens}"
+            + (f" ({e.total_cached_tokens:,} cached)" if e.total_cached_tokens else "")
+            + f", cost: ${e.total_cost_usd:.4f}.\n"
         )
         if e.undo_note:
             self._write(f"{e.undo_note}\n")

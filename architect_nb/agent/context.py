@@ -34,6 +34,10 @@ IMAGE_TOKENS = 800  # about what providers bill for a small image, whatever its 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
     """About four characters per token: cheap, and close enough to decide when to compress."""
+    return _chars(messages) // 4
+
+
+def _chars(messages: Sequence[Message]) -> int:
     chars = 0
     for message in messages:
         content = message.get("content")
@@ -47,7 +51,7 @@ def estimate_tokens(messages: Sequence[Message]) -> int:
             chars += len(json.dumps(rest, default=str, ensure_ascii=False))
         else:
             chars += len(json.dumps(message, default=str, ensure_ascii=False))
-    return chars // 4
+    return chars
 
 
 def cut_middle(text: str, limit: int, hint: str = "") -> str:
@@ -83,6 +87,23 @@ class ContextBuilder:
         self.max_tool_result_chars = max_tool_result_chars
         self.keep_recent_steps = keep_recent_steps
         self.compress_at = compress_at
+        # The last list measured, its length, its last message and its size in characters: a run's list only
+        # grows between two steps, so the next estimate measures the new messages alone.
+        self._measured: tuple[Sequence[Message], int, Message | None, int] | None = None
+
+    def estimate(self, messages: Sequence[Message]) -> int:
+        """`estimate_tokens(messages)`, measuring only the messages appended since the last call on the same
+        list (a run's working list grows by a step at a time; compression resets the count)."""
+        memo = self._measured
+        if memo is not None and memo[0] is messages and 0 < memo[1] <= len(messages):
+            if messages[memo[1] - 1] is memo[2]:
+                chars = memo[3] + _chars(messages[memo[1] :])
+            else:
+                chars = _chars(messages)
+        else:
+            chars = _chars(messages)
+        self._measured = (messages, len(messages), messages[-1] if messages else None, chars)
+        return chars // 4
 
     def start(self, system_prompt: str, task: str) -> list[Message]:
         return [{"role": "system", "content": system_prompt}, {"role": "user", "content": task}]
@@ -131,7 +152,7 @@ class ContextBuilder:
     # ------------------------------------------------------------------ compression
 
     def needs_compression(self, messages: Sequence[Message], window_tokens: int) -> bool:
-        return estimate_tokens(messages) > window_tokens * self.compress_at
+        return self.estimate(messages) > window_tokens * self.compress_at
 
     def compress(
         self, messages: list[Message], window_tokens: int, *, pinned: int = 1
@@ -145,12 +166,14 @@ class ContextBuilder:
         """
         if not self.needs_compression(messages, window_tokens):
             return None
+        self._measured = None  # every stage below rewrites messages in place: measure them afresh
         before = estimate_tokens(messages)
         steps = self._steps(messages, pinned)
         old, recent = steps[: -self.keep_recent_steps or None], steps[-self.keep_recent_steps :]
         if self.keep_recent_steps == 0:
             old, recent = steps, []
         trimmed = self._trim(messages, old)
+        self._measured = None
         if not self.needs_compression(messages, window_tokens):
             return CompressionReport("trimmed", before, estimate_tokens(messages), trimmed)
         stage = "trimmed"
@@ -163,8 +186,10 @@ class ContextBuilder:
                 shift = last - first - 1
                 recent = [(a - shift, b - shift) if a >= last else (a, b) for a, b in recent]
                 stage = "summarized"
+        self._measured = None
         if self.needs_compression(messages, window_tokens):
             trimmed += self._trim(messages, recent[:-1])
+            self._measured = None
         if stage == "trimmed" and not trimmed:
             return None
         return CompressionReport(stage, before, estimate_tokens(messages), len(old) or trimmed)

@@ -28,6 +28,7 @@ class CostTracker:
     warn_fraction: float = DEFAULT_WARN_FRACTION
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
     cost_usd: float = 0.0
     priced: bool = True
     _warned: set[str] = field(default_factory=set)
@@ -39,6 +40,7 @@ class CostTracker:
     def add(self, usage: Usage) -> list[str]:
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
+        self.cached_tokens += usage.cached_tokens
         self.cost_usd += usage.cost_usd
         self.priced = self.priced and usage.priced
         warnings = []

@@ -159,6 +159,8 @@ class CostUpdate(AgentEvent):
     total_tokens: int
     total_cost_usd: float
     priced: bool
+    cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
+    total_cached_tokens: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,28 +184,44 @@ class RunFinished(AgentEvent):
     duration_s: float
     undo_note: str = ""  # what undo does not cover (files over the size limit, calls with no snapshot)
     changes: tuple[dict[str, str], ...] = ()  # for review: each changed file's path, status and diff
+    total_cached_tokens: int = 0  # of total_tokens, input read from the provider's prompt cache
 
 
 EventSink = Callable[[AgentEvent], None]
 
 
 class Transcript:
-    """All events of one run, in order. `to_list()` merges consecutive text deltas of a step."""
+    """All events of one run, in order. `to_list()` merges consecutive text deltas of a step.
+
+    The merged list is built as events arrive, so `to_list()`, `to_payload()` and `since()` never convert or
+    merge the whole run again: a long run's live view and its hooks' transcript cost the same at step 400 as
+    at step 4.
+    """
 
     def __init__(self) -> None:
         self.events: list[AgentEvent] = []
+        self._merged: list[dict[str, Any]] = []
+        self._seen = 0  # events already in `_merged`
 
     def __call__(self, event: AgentEvent) -> None:
         self.events.append(event)
+        self._catch_up()
 
     def __iter__(self) -> Iterator[AgentEvent]:
         return iter(self.events)
 
-    def to_list(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for event in self.events:
+    @property
+    def size(self) -> int:
+        """How many merged events `to_list()` holds."""
+        self._catch_up()
+        return len(self._merged)
+
+    def _catch_up(self) -> None:
+        if self._seen > len(self.events):  # someone replaced the events: start over
+            self._merged, self._seen = [], 0
+        for event in self.events[self._seen :]:
             data = event.to_dict()
-            last = out[-1] if out else None
+            last = self._merged[-1] if self._merged else None
             if (
                 data["kind"] == "text_delta"
                 and last is not None
@@ -211,9 +229,18 @@ class Transcript:
                 and last["step"] == data["step"]
             ):
                 last["text"] += data["text"]
-                continue
-            out.append(data)
-        return out
+            else:
+                self._merged.append(data)
+        self._seen = len(self.events)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return self.since(0)
+
+    def since(self, start: int, stop: int | None = None) -> list[dict[str, Any]]:
+        """The merged events from position `start` (up to `stop`), as copies: changing them leaves the
+        transcript alone."""
+        self._catch_up()
+        return [dict(data) for data in self._merged[start:stop]]
 
     def to_payload(self) -> dict[str, Any]:
         """The `application/vnd.architect-nb.run+json` payload: `{"version", "run_id", "events"}`."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from architect_nb.agent.prompt_cache import cache_counts, needs_markers, with_markers
 from architect_nb.config.schema import LLMConfig
 from architect_nb.log import get_logger
 
@@ -80,10 +81,15 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one model turn. `cached_tokens` of the `prompt_tokens` were read from the provider's prompt
+    cache and `cache_write_tokens` written to it; both are priced at the provider's cached rates."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
     priced: bool = False
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -159,9 +165,17 @@ class LiteLLMClient:
     """A model reached through LiteLLM: any provider's model string, a local `api_base`, or `scripted/...`."""
 
     def __init__(
-        self, config: LLMConfig, *, workspace: Path | None = None, context_window: int | None = None
+        self,
+        config: LLMConfig,
+        *,
+        workspace: Path | None = None,
+        context_window: int | None = None,
+        cache_markers: bool = True,
     ):
+        """`cache_markers=False` sends no prompt-cache markers even to models that need them (for
+        comparisons: `benchmarks/prompt_caching.py`)."""
         self.config = config
+        self.cache_markers = cache_markers
         self.model = config.model
         self.display_name = config.model  # what the user wrote; `model` becomes an absolute script path
         self.workspace = workspace
@@ -189,9 +203,10 @@ class LiteLLMClient:
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
         litellm = import_litellm()
+        marked = self.cache_markers and needs_markers(self.model)  # the provider called, not `price_as`
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": list(messages),
+            "messages": with_markers(messages) if marked else list(messages),
             "timeout": self.config.timeout,
             "max_retries": 0,  # we retry ourselves, with backoff and cancellation
         }
@@ -258,7 +273,8 @@ class LiteLLMClient:
         usage = getattr(response, "usage", None)
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        return LLMResponse(content, calls, self._price(prompt, completion), choice.finish_reason or "stop")
+        priced = self._price(prompt, completion, usage)
+        return LLMResponse(content, calls, priced, choice.finish_reason or "stop")
 
     def _stream(
         self,
@@ -271,6 +287,7 @@ class LiteLLMClient:
         text: list[str] = []
         parts: dict[int, dict[str, str]] = {}
         prompt = completion = 0
+        reported: Any = None
         finish = "stop"
         try:
             for chunk in stream:
@@ -278,6 +295,7 @@ class LiteLLMClient:
                     raise RunCancelledError("cancelled while the model was answering")
                 usage = getattr(chunk, "usage", None)
                 if usage:
+                    reported = usage
                     prompt = int(getattr(usage, "prompt_tokens", 0) or prompt)
                     completion = int(getattr(usage, "completion_tokens", 0) or completion)
                 if not chunk.choices:
@@ -307,21 +325,28 @@ class LiteLLMClient:
         if not prompt:
             prompt = _estimate_tokens(kwargs["messages"])
             completion = max(1, len(content or "") // 4 + sum(len(c.raw_arguments) for c in calls) // 4)
-        return LLMResponse(content, calls, self._price(prompt, completion), finish)
+            reported = None
+        return LLMResponse(content, calls, self._price(prompt, completion, reported), finish)
 
     # ------------------------------------------------------------------ prices and limits
 
-    def _price(self, prompt: int, completion: int) -> Usage:
+    def _price(self, prompt: int, completion: int, usage: Any = None) -> Usage:
+        """The turn's usage, priced with LiteLLM's price list: cached input at the provider's cached rates."""
+        read, written = cache_counts(usage)
         model = self._price_as or self.model
         if model.startswith(SCRIPTED_PREFIX):
-            return Usage(prompt, completion, 0.0, priced=False)
+            return Usage(prompt, completion, 0.0, False, read, written)
         try:
             prompt_cost, completion_cost = import_litellm().cost_per_token(
-                model=model, prompt_tokens=prompt, completion_tokens=completion
+                model=model,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                cache_read_input_tokens=read,
+                cache_creation_input_tokens=written,
             )
         except Exception:
-            return Usage(prompt, completion, 0.0, priced=False)
-        return Usage(prompt, completion, float(prompt_cost + completion_cost), priced=True)
+            return Usage(prompt, completion, 0.0, False, read, written)
+        return Usage(prompt, completion, float(prompt_cost + completion_cost), True, read, written)
 
     def supports_images(self) -> bool:
         model = self._price_as or self.model

@@ -312,6 +312,8 @@ class AgentLoop:
                 total_tokens=self.costs.total_tokens,
                 total_cost_usd=self.costs.cost_usd,
                 priced=self.costs.priced,
+                cached_tokens=response.usage.cached_tokens,
+                total_cached_tokens=self.costs.cached_tokens,
             )
         )
         return response
@@ -518,6 +520,7 @@ class AgentLoop:
                 duration_s=round(time.monotonic() - started, 3),
                 undo_note=self.engine.checkpoints.coverage_note(self.run_id),
                 changes=_review(self.engine, self.run_id),
+                total_cached_tokens=self.costs.cached_tokens,
             )
         )
         assert self.thread is not None

@@ -163,7 +163,7 @@ class ExecutionEngine:
         self.aborted = True
 
     def run_summary(self, run_id: str | None = None) -> str:
-        """What the run did: calls, failures and what undo can restore (and that commands are not tracked)."""
+        """What the run did: calls, failures, and what undo restores and does not cover."""
         rid = run_id or self.run_id
         records = self.audit.records(rid)
         failed = sum(not r.success for r in records)

@@ -16,7 +16,7 @@ Every check returns `(allowed, reason)`; the reason is a sentence for the model.
 
 Globs match the path relative to the workspace, each of its parent folders, and the file name, ignoring case:
 over-matching a protected path is the safe mistake. Command checks are a best-effort lexical scan (a shell
-can always disguise a name); changes made by commands are not checkpointed either.
+can always disguise a name); what a command changes in the workspace is snapshotted for undo, but not stopped.
 """
 
 from __future__ import annotations

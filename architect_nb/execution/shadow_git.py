@@ -83,12 +83,16 @@ class ShadowRepo:
             elif paths:
                 self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin="\0".join(paths) + "\0")
             previous = self._last[1] if self._last is not None else EMPTY_TREE
-            # What changed since the last snapshot: the only files that can be newly too large, and (when the
-            # last snapshot was this call's "before") the call's changes, so `changed` needs no other git run.
-            out = self._git("diff-index", "--cached", "-z", "--name-only", "--no-renames", previous)
-            differ = [p for p in out.split("\0") if p]
-            self._drop_large(differ)
             tree = self._git("write-tree").strip()
+            differ: list[str] = []
+            if tree != previous:  # most snapshots find nothing new: the tree ids say so without a diff
+                # What changed since the last snapshot: the only files that can be newly too large, and (when
+                # the last snapshot was this call's "before") the call's changes, so `changed` needs no other
+                # git run.
+                out = self._git("diff-tree", "-r", "-z", "--name-only", "--no-renames", previous, tree)
+                differ = [p for p in out.split("\0") if p]
+                if self._drop_large(differ):
+                    tree = self._git("write-tree").strip()
             self._last = (previous, tree, differ)
             return tree
 
@@ -150,6 +154,12 @@ class ShadowRepo:
                 result[path] = Entry("120000", _blob_id(link))
             elif os.path.isfile(full):
                 mode = "100755" if st.st_mode & 0o111 else "100644"
+                if _line_unsafe(path):  # git's --stdin-paths cannot carry this name: hash it here
+                    try:
+                        result[path] = Entry(mode, _blob_id(full.read_bytes()))
+                    except OSError:
+                        result[path] = None
+                    continue
                 result[path] = Entry(mode, "")
                 files.append(path)
             else:
@@ -190,14 +200,17 @@ class ShadowRepo:
             except (OSError, subprocess.CalledProcessError) as exc:
                 raise SnapshotError(f"the snapshot store {self.git_dir} could not be made ({exc})") from None
             os.chmod(self.git_dir, 0o700)  # a snapshot holds whatever the workspace holds
+        # The untracked cache keeps each folder's listing until its mtime changes, so `git add -A` reads only
+        # the folders that changed (`benchmarks/snapshots.py`). Set once per process, for older stores too.
+        self._git("config", "core.untrackedCache", "true")
         info = self.git_dir / "info"
         info.mkdir(exist_ok=True)
         (info / "attributes").write_text(_NO_CONVERSIONS)
         self._write_exclude()
 
-    def _drop_large(self, paths: Sequence[str]) -> None:
+    def _drop_large(self, paths: Sequence[str]) -> bool:
         """Files over the limit leave the snapshot: out of the index, and listed in info/exclude so `git add
-        -A` leaves them out from now on (and the run says they are not covered)."""
+        -A` leaves them out from now on (and the run says they are not covered). True if any did."""
         large = []
         for path in paths:
             try:
@@ -207,10 +220,11 @@ class ShadowRepo:
             if st.st_size > self.max_file_bytes and not os.path.islink(self.workspace / path):
                 large.append(path)
         if not large:
-            return
+            return False
         self.too_large.update(large)
         self._write_exclude()
         self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large)
+        return True
 
     def _write_exclude(self) -> None:
         """info/exclude: the configured patterns (at any depth, as the guardrails match them) and the files
@@ -256,6 +270,12 @@ class ShadowRepo:
             message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
         return proc
+
+
+def _line_unsafe(path: str) -> bool:
+    """A name `git hash-object --stdin-paths` would misread: it splits on newlines, drops a trailing CR and
+    unquotes a line that starts with a double quote."""
+    return "\n" in path or "\r" in path or path.startswith('"')
 
 
 def _blob_id(data: bytes) -> str:

@@ -30,6 +30,8 @@ class PathTraversalError(ValueError):
 
 def visible(text: str) -> str:
     """Return `text` with control, bidi and zero-width characters shown as escapes, for error messages."""
+    if text.isascii() and text.isprintable():  # the common case, and a search may list thousands of paths
+        return text
     out = []
     for ch in text:
         if ch in _DISGUISING or unicodedata.category(ch) in ("Cc", "Cf"):

@@ -5,7 +5,8 @@ Instead, a cleanup transformer rewrites a `%%architect` cell into one top-level-
 the `await` in the transformed cell and runs it as an async cell (design note `notebook-approvals.md`). An
 `%architect undo` or `revert` line is awaited the same way, since it may talk to a front end. Loading also
 opens the document channel to front ends (`live_documents`).
-Loading imports neither ipywidgets nor the agent; the first cell does.
+Loading imports neither ipywidgets nor the agent; it starts a background thread that imports the model client
+and the agent (`warm_up`), so the first cell finds them loaded.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def architect(line: str) -> Any:
 
 def load(ipython: Any) -> None:
     from architect_nb.notebook.live_documents import install
+    from architect_nb.notebook.warm_up import start_warm_up
 
     if transform_cell not in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.append(transform_cell)
@@ -83,6 +85,7 @@ def load(ipython: Any) -> None:
         ipython.input_transformers_post.append(await_undo)
     ipython.register_magic_function(architect, "line", "architect")
     install(ipython)  # front ends with the labextension connect: notebooks open there are changed there
+    start_warm_up()
 
 
 def unload(ipython: Any) -> None:

@@ -5,7 +5,10 @@ lands in the cell that started the run even while other cells or comm messages a
 here calls bare `print` or `display` from the worker.
 
 The output shows the run so far as HTML: a header with status, step, tokens and cost, then the same HTML as
-the static output, so live and saved look alike. Only while a call waits for approval does it become a
+the static output, so live and saved look alike. A long run shows its last `LIVE_STEPS` steps and a line
+counting the earlier ones (the static output, put in place when the run ends, shows every step): each redraw
+then costs the same at step 400 as at step 4, in the kernel and in the front end, and the HTML of a step
+that is over is made (and redacted) once. Only while a call waits for approval does it become a
 widget: the log (an HTML widget) with the prompt under it. When the prompt is settled the output is HTML
 again and those widgets are emptied and closed; `finish` puts the static output in place. So a finished cell
 holds no widget, and a headless run (nbclient, papermill) saves no widget state unless a prompt was shown.
@@ -22,12 +25,15 @@ import ipywidgets as widgets
 from IPython.display import display as _display
 
 from architect_nb.agent.events import AgentEvent, CostUpdate, RunFinished, StepStarted, TextDelta, Transcript
-from architect_nb.notebook.render import events_html, status_badge
+from architect_nb.notebook.render import events_html, status_badge, tokens_text
 from architect_nb.redaction import default_redactor
 
 _show: Callable[..., Any] = _display  # IPython has no annotations
 
-__all__ = ["LiveView"]
+__all__ = ["LIVE_STEPS", "LiveView"]
+
+#: Steps shown in full while a run goes on; earlier ones are counted in one line.
+LIVE_STEPS = 10
 
 _REDRAW_EVERY = 0.1  # seconds between redraws for streamed text (each redraw resends the run's HTML)
 _REDRAW_BYTES = 100_000  # ... and longer for a longer log: about 1 MB/s of redraws at most
@@ -39,10 +45,13 @@ class LiveView:
     def __init__(self, *, approval_timeout: float = 300.0) -> None:
         self._lock = threading.RLock()
         self._events = Transcript()
+        self._step_starts: list[int] = []  # where each step begins in the merged events
+        self._done_html: dict[int, str] = {}  # the HTML of steps that are over, by index, made once
         self._approval_timeout = approval_timeout
         self._status = "starting"
         self._step = 0
         self._tokens = 0
+        self._cached = 0
         self._usd = 0.0
         self._drawn = 0.0
         self._html_size = 0
@@ -78,8 +87,10 @@ class LiveView:
             self._events(event)
             if isinstance(event, StepStarted):
                 self._step = event.step
+                self._step_starts.append(self._events.size - 1)
             elif isinstance(event, CostUpdate):
                 self._tokens, self._usd = event.total_tokens, event.total_cost_usd
+                self._cached = event.total_cached_tokens
             self._status = event.status if isinstance(event, RunFinished) else "running"
             every = _REDRAW_EVERY * max(1.0, self._html_size / _REDRAW_BYTES)
             if isinstance(event, TextDelta) and time.monotonic() - self._drawn < every:
@@ -111,26 +122,43 @@ class LiveView:
         if previous is not None:
             _close_shell(previous)
 
+    def _log_html(self) -> str:
+        """The run's first events (its header), a line for the steps not shown, and the last steps."""
+        starts = self._step_starts
+        if not starts:
+            return _html(self._events.to_list(), streaming=True)
+        if -1 not in self._done_html:
+            self._done_html[-1] = _html(self._events.since(0, starts[0]))
+        shown = range(max(0, len(starts) - LIVE_STEPS), len(starts))
+        parts = [self._done_html[-1]]
+        if shown.start:
+            parts.append(
+                f"<div style='color:#57606a;margin:4px 0'>… {shown.start} earlier step(s), shown when the "
+                "run ends</div>"
+            )
+        for index in shown:
+            if index + 1 < len(starts):  # over: its events no longer change
+                if index not in self._done_html:
+                    self._done_html[index] = _html(self._events.since(starts[index], starts[index + 1]))
+                parts.append(self._done_html[index])
+            else:
+                parts.append(_html(self._events.since(starts[index]), streaming=True))
+        for index in [i for i in self._done_html if 0 <= i < shown.start]:
+            del self._done_html[index]
+        return "".join(parts)
+
     def _bundle(self) -> dict[str, Any]:
-        redactor = default_redactor()
-        events = self._events.to_list()
-        if events and events[-1]["kind"] == "text_delta":
-            # Still streaming: a secret may be arriving a few characters at a time. The last `holdback`
-            # characters wait for the next redraw, so no part of one is shown before it can be recognised.
-            text = events[-1]["text"]
-            held = text[: -redactor.holdback] if len(text) > redactor.holdback else ""
-            events[-1] = {**events[-1], "text": redactor.redact_cut(held, cut_end=True)}
-        payload = redactor.redact_data(events)
-        log = events_html(payload)
+        log = self._log_html()
         self._html_size = len(log)
         header = (
             f"<div style='color:#57606a'>architect {status_badge(self._status)} step {self._step} · "
-            f"{self._tokens} tokens · ${self._usd:.4f}</div>"
+            f"{tokens_text(self._tokens, self._cached)} · ${self._usd:.4f}</div>"
         )
         return {
             "text/html": f'<div class="architect-nb-live" style="font-size:13px;line-height:1.4">'
             f"{header}{log}</div>",
-            "text/plain": f"architect: a run is in progress (step {self._step}, {self._tokens} tokens, "
+            "text/plain": f"architect: a run is in progress (step {self._step}, "
+            f"{tokens_text(self._tokens, self._cached)}, "
             f"${self._usd:.4f}).",
         }
 
@@ -157,6 +185,18 @@ class LiveView:
             _close(widget)
         for model in self._shell_models or ():
             model.close()
+
+
+def _html(events: list[dict[str, Any]], *, streaming: bool = False) -> str:
+    """Redacted HTML of `events`. `streaming`: they end with what is arriving now, so the text still streaming
+    keeps its last `holdback` characters back until the next redraw: a secret arriving a few characters at a
+    time is never shown before it can be recognised."""
+    redactor = default_redactor()
+    if streaming and events and events[-1]["kind"] == "text_delta":
+        text = events[-1]["text"]
+        held = text[: -redactor.holdback] if len(text) > redactor.holdback else ""
+        events = [*events[:-1], {**events[-1], "text": redactor.redact_cut(held, cut_end=True)}]
+    return events_html(redactor.redact_data(events))
 
 
 class _PromptBundle:

@@ -7,9 +7,11 @@ The same fragments (`tool_card_html`, `diff_html`, ...) draw the live view, so l
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,9 +25,12 @@ __all__ = [
     "diff_html",
     "events_html",
     "hooks_html",
+    "review_html",
     "status_badge",
     "summary_html",
+    "tokens_text",
     "tool_card_html",
+    "typed_path",
 ]
 
 _OUTPUT_CAP = 4000  # characters of a tool's output shown in the HTML (the JSON keeps it whole)
@@ -33,6 +38,10 @@ _OUTPUT_CAP = 4000  # characters of a tool's output shown in the HTML (the JSON 
 # resent with every live redraw. The approval prompt shows the whole diff (scrolling): it is what is approved.
 _DIFF_LINES_CAP = 400
 _COLLAPSE_LINES = 12
+# Diff lines of the review list in a run's HTML, all files together: each tool card has its own diff already,
+# and a run that changed 200 files must not make a 10 MB notebook. Past it, files are listed without a diff.
+_REVIEW_LINES_CAP = 2000
+_NOTE = "color:#6e7781;font-size:12px"
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 _PRE = f"margin:4px 0;padding:6px;white-space:pre-wrap;word-break:break-word;{_MONO}"
 _CARD = "border:1px solid #d0d7de;border-radius:6px;padding:6px 8px;margin:4px 0"
@@ -48,6 +57,9 @@ _STATUS_COLOURS = {
     "interrupted": "#cf222e",
     "dry_run": "#8250df",
     "partial": "#bc4c00",
+    "added": "#1a7f37",
+    "deleted": "#cf222e",
+    "modified": "#6e7781",
 }
 
 
@@ -191,10 +203,11 @@ def tool_card_html(
     hooks: Sequence[Mapping[str, Any]] = (),
     images: Sequence[Mapping[str, Any]] = (),
     sandboxed: bool | None = None,
+    changed_files: Sequence[str] = (),
 ) -> str:
     """One tool call: tool, arguments (code highlighted), status, duration and, for a command, whether it ran
-    in the OS sandbox; then the diff, hook results, output and the images it made."""
-    from architect_nb.execution.confirm import show_block
+    in the OS sandbox; then the files it changed, the diff, hook results, output and the images it made."""
+    from architect_nb.execution.confirm import show, show_block
 
     took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
     label = _sandbox_label(sandboxed)
@@ -204,7 +217,11 @@ def tool_card_html(
     code = arguments.get("code")
     if isinstance(code, str):
         args += code_html(show_block(code), max_height=240)
-    body = diff_html(diff, max_lines=_DIFF_LINES_CAP) if diff else ""
+    body = ""
+    if changed_files:
+        names = ", ".join(f"<code>{_e(show(f))}</code>" for f in changed_files)
+        body += f'<div style="color:#57606a;font-size:12px">Changed: {names}</div>'
+    body += diff_html(diff, max_lines=_DIFF_LINES_CAP) if diff else ""
     body += hooks_html(hooks)
     if error and status in ("blocked", "denied", "aborted"):
         body += f'<div style="color:{_STATUS_COLOURS.get(status, "#cf222e")}">{_e(error)}</div>'
@@ -224,25 +241,103 @@ def _sandbox_label(sandboxed: bool | None) -> str:
     return ' <span style="color:#9a6700;font-size:11px">not sandboxed</span>'
 
 
+def tokens_text(total: object, cached: object = 0) -> str:
+    """ "12,400 tokens, 9,800 cached": the tokens used, and how many of them the provider's prompt cache
+    served (priced at its cached rate)."""
+    text = f"{total if isinstance(total, int) else 0:,} tokens"
+    return text + (f", {int(cached):,} cached" if isinstance(cached, int) and cached > 0 else "")
+
+
 def summary_html(finished: Mapping[str, Any]) -> str:
-    """The final summary: status, stop reason, files changed, tokens, cost and time."""
+    """The final summary: status, stop reason, tokens, cost and time, what undo does not cover, and the review
+    list (or, from kernels before it, the names of the files changed)."""
+    changes = _changes(finished)
     files = finished.get("files_changed") or []
     file_list = ", ".join(f"<code>{_e(f)}</code>" for f in files) or "none"
-    note = finished.get("undo_note") or ""
+    # Transcripts from older kernels say what undo did not track; newer ones what it does not cover.
+    note = finished.get("undo_note") or finished.get("untracked_changes_note") or ""
+    run_id = str(finished.get("run_id") or "")
     return (
         f'<div style="{_CARD};background:#f6f8fa">'
         f"<div>{status_badge(str(finished.get('status', '')))} <b>{_e(finished.get('message', ''))}</b> "
         f'<span style="color:#6e7781">(stop reason: {_e(finished.get("stop_reason", ""))})</span></div>'
-        f"<div>Files changed: {file_list}</div>"
-        f"<div>{finished.get('steps', 0)} step(s) · {finished.get('total_tokens', 0)} tokens · "
+        + ("" if changes else f"<div>Files changed: {file_list}</div>")
+        + f"<div>{finished.get('steps', 0)} step(s) · "
+        f"{tokens_text(finished.get('total_tokens', 0), finished.get('total_cached_tokens', 0))} · "
         f"${float(finished.get('total_cost_usd', 0.0)):.4f} · "
         f"{float(finished.get('duration_s', 0.0)):.1f} s</div>"
         + (f'<div style="color:#6e7781">{_e(note)}</div>' if note else "")
+        + (review_html(run_id, changes, len(files)) if changes else "")
         + "</div>"
     )
 
 
-def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]]) -> str:
+def typed_path(path: str) -> str:
+    """A path as a person types it after `%architect revert RUN` (the magic splits its line like a shell):
+    bare when safe, quoted otherwise, and as `b64:` when it holds characters that end a line or cannot be
+    seen. The labextension's `typedPath` makes the same text."""
+    from architect_nb.execution.confirm import show
+
+    if show(path) != path:
+        try:
+            return "b64:" + base64.urlsafe_b64encode(path.encode("utf-8")).decode("ascii").rstrip("=")
+        except UnicodeEncodeError:  # a name that is not valid UTF-8 cannot be sent at all
+            return shlex.quote(path)
+    return shlex.quote(path)
+
+
+def _changes(finished: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    raw = finished.get("changes") or ()
+    return [c for c in raw if isinstance(c, Mapping) and c.get("path")]
+
+
+def review_html(run_id: str, changes: Sequence[Mapping[str, Any]], files_changed: int = 0) -> str:
+    """The review list: each file the run changed with its status, its diff (folded) and the magic that
+    reverts it; then the one that reverts them all. The labextension draws the same list with buttons."""
+    from architect_nb.execution.confirm import show
+
+    shown_lines = 0
+    rows = []
+    for change in changes:
+        path, status = str(change.get("path")), str(change.get("status", "modified"))
+        diff = str(change.get("diff") or "")
+        lines = diff.rstrip("\n").count("\n") + 1 if diff.strip() else 0
+        revert = f"%architect revert {run_id} {typed_path(path)}"
+        head = (
+            f"{status_badge(status)} <code>{_e(show(path))}</code> "
+            f'<span style="{_NOTE}">revert: <code>{_e(revert)}</code></span>'
+        )
+        if not diff.strip():
+            body = f'<div style="{_NOTE}">No text diff (binary, empty or permissions only).</div>'
+        elif shown_lines + lines > _REVIEW_LINES_CAP:
+            body = (
+                f'<div style="{_NOTE}">Diff not shown here (the review is long): '
+                f"<code>%architect review {_e(run_id)}</code> prints it.</div>"
+            )
+        else:
+            shown_lines += lines
+            body = (
+                f'<details><summary style="cursor:pointer;font-size:12px">diff ({lines} lines)</summary>'
+                f"{diff_html(diff, max_lines=_DIFF_LINES_CAP)}</details>"
+            )
+        rows.append(f'<div style="margin:2px 0">{head}{body}</div>')
+    count = max(files_changed, len(changes))
+    more = (
+        f'<div style="{_NOTE}">{count - len(changes)} more file(s) not listed: '
+        f"<code>%architect review {_e(run_id)}</code> lists them all.</div>"
+        if count > len(changes)
+        else ""
+    )
+    return (
+        f'<div style="margin-top:4px"><b>Review: {count} file(s) changed</b> '
+        f'<span style="{_NOTE}">· revert all: <code>%architect undo {_e(run_id)}</code>'
+        "</span></div>" + "".join(rows) + more
+    )
+
+
+def _event_html(
+    event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], rewinds: Mapping[str, str]
+) -> str:
     kind = event.get("kind")
     if kind == "run_started":
         thread = thread_line(event.get("thread"))
@@ -268,7 +363,8 @@ def _event_html(event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any
             hooks=result.get("hooks") or (),
             images=result.get("images") or (),
             sandboxed=result.get("sandboxed") if isinstance(result.get("sandboxed"), bool) else None,
-        )
+            changed_files=result.get("changed_files") or (),
+        ) + rewinds.get(str(event.get("call_id")), "")
     if kind == "confirmation_answered":
         reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""
         decision = str(event.get("decision"))
@@ -304,14 +400,42 @@ def thread_line(thread: object) -> str:
 
 
 def events_html(events: Sequence[Mapping[str, Any]]) -> str:
-    """The run's events (as in the transcript payload) as HTML: text, one card per tool call, summary."""
+    """The run's events (as in the transcript payload) as HTML: text, one card per tool call (a finished
+    run's step that changed files ends with the magic that rewinds to before it), summary."""
     results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
-    return "".join(_event_html(e, results) for e in events)
+    rewinds = {
+        call_id: f'<div style="{_NOTE}">Rewind to before step {step}: <code>{_e(magic)}</code></div>'
+        for call_id, step, magic in _rewinds(events, results)
+    }
+    return "".join(_event_html(e, results, rewinds) for e in events)
+
+
+def _rewinds(
+    events: Sequence[Mapping[str, Any]], results: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, int, str]]:
+    """For a finished run, each step that changed files: its last call, its number and the rewind magic."""
+    if not any(e.get("kind") == "run_finished" for e in events):
+        return []  # a run still going cannot be rewound (the labextension offers rewind on finished runs)
+    last_call: dict[int, str] = {}
+    changed: set[int] = set()
+    run_id = ""
+    for event in events:
+        if event.get("kind") != "tool_call" or not isinstance(event.get("step"), int):
+            continue
+        step, call_id = int(event["step"]), str(event.get("call_id"))
+        run_id = run_id or str(event.get("run_id") or "")
+        last_call[step] = call_id
+        if results.get(call_id, {}).get("changed_files"):
+            changed.add(step)
+    return [(last_call[s], s, f"%architect undo {run_id}:{s}") for s in sorted(changed) if run_id]
 
 
 def _plain(payload: Mapping[str, Any]) -> str:
+    from architect_nb.execution.confirm import show
+
     lines: list[str] = []
     results = {str(e.get("call_id")): e for e in payload["events"] if e.get("kind") == "tool_result"}
+    rewinds = _rewinds(payload["events"], results)
     for event in payload["events"]:
         kind = event.get("kind")
         if kind == "run_started":
@@ -328,23 +452,36 @@ def _plain(payload: Mapping[str, Any]) -> str:
             took = f" {r['duration_s']:.2f}s" if "duration_s" in r else ""
             sandboxed = r.get("sandboxed")
             box = " (sandboxed)" if sandboxed is True else " (not sandboxed)" if sandboxed is False else ""
-            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}{box}")
+            changed = (
+                f"; changed {', '.join(map(show, r['changed_files']))}" if r.get("changed_files") else ""
+            )
+            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}{box}{changed}")
+            lines += [f"  rewind to before step {s}: {m}" for c, s, m in rewinds if c == event.get("call_id")]
         elif kind == "warning":
             lines.append(f"! {event.get('message')}")
         elif kind == "run_finished":
             files = ", ".join(event.get("files_changed") or []) or "none"
             lines.append(
                 f"{event.get('status')}: {event.get('message')} (stop reason: {event.get('stop_reason')}); "
-                f"files changed: {files}; {event.get('total_tokens')} tokens, "
+                f"files changed: {files}; "
+                f"{tokens_text(event.get('total_tokens'), event.get('total_cached_tokens', 0))}, "
                 f"${float(event.get('total_cost_usd', 0.0)):.4f}"
             )
+            if note := event.get("undo_note") or event.get("untracked_changes_note"):
+                lines.append(str(note))
+            run_id = payload.get("run_id")
+            lines += [
+                f"  {c.get('status')} {show(str(c['path']))}: "
+                f"%architect revert {run_id} {typed_path(str(c['path']))}"
+                for c in _changes(event)
+            ]
     if _undoable(payload):
         lines.append(f"Undo this run: %architect undo {payload['run_id']}")
     return "\n".join(lines)
 
 
 def _undoable(payload: Mapping[str, Any]) -> bool:
-    """A run with an id that changed files (the labextension draws an Undo button for the same runs)."""
+    """A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs)."""
     finished = [e for e in payload.get("events", []) if e.get("kind") == "run_finished"]
     return bool(payload.get("run_id")) and bool(finished and finished[-1].get("files_changed"))
 
@@ -364,7 +501,8 @@ class RunOutput:
         run_id = self.payload.get("run_id", "")
         undo = (
             f'<div style="color:#6e7781;font-size:12px">Run {_e(run_id)} · undo with '
-            f"<code>%architect undo {_e(run_id)}</code></div>"
+            f"<code>%architect undo {_e(run_id)}</code> · review with "
+            f"<code>%architect review {_e(run_id)}</code></div>"
             if _undoable(self.payload)
             else ""
         )
@@ -397,7 +535,7 @@ class MessageOutput:
             "text/plain": text,
             "text/html": f'<div style="color:{colour};white-space:pre-wrap">{_e(text)}</div>',
         }
-        # The level rides in metadata so a caller (the labextension's Undo button) can tell success from
+        # The level rides in metadata so a caller (the labextension's undo buttons) can tell success from
         # failure without parsing the text, and no extra MIME type competes for the front end's choice.
         return data, {"architect_nb": {"level": self.level}}
 

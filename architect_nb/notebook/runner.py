@@ -26,6 +26,7 @@ from architect_nb.agent.thread import Thread
 from architect_nb.config import AppConfig, ConfigError
 from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
 from architect_nb.notebook.render import MessageOutput, RunOutput
+from architect_nb.notebook.saved_record import for_notebook, save_whole
 from architect_nb.notebook.state import RunRecord, Session, get_session
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.commands.process import kill_running_processes
@@ -223,8 +224,9 @@ def _finish(session: Session, run: CellRun, display: Any) -> None:
     error: BaseException | None = None
     if run.future.done() and not run.future.cancelled():
         error = run.future.exception()
-    payload = run.payload()
-    result = RunOutput.from_payload(payload)
+    whole = RunOutput.from_payload(run.payload()).payload  # redacted
+    where = save_whole(run.loop.engine, whole)
+    result = RunOutput(for_notebook(whole, where))
     run.live.finish(result)
     finished = run.loop.transcript.finished
     session.record(
@@ -236,7 +238,7 @@ def _finish(session: Session, run: CellRun, display: Any) -> None:
             files_changed=list(finished.files_changed) if finished else [],
             cost_usd=run.loop.costs.cost_usd,
             started_at=run.started_at,
-            payload=result.payload,  # type: ignore[arg-type]
+            payload=whole,  # type: ignore[arg-type]
             engine=run.loop.engine,
         )
     )

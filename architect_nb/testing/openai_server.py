@@ -1,8 +1,9 @@
 """A small OpenAI-compatible chat server on 127.0.0.1, for testing the real HTTP path of LiteLLM.
 
 It answers `POST /v1/chat/completions` from a queue of canned replies: text, tool calls (streamed as SSE with
-the arguments split across deltas, or as one JSON body), or HTTP errors such as 429 and 500. It records every
-request it receives. Nothing leaves the machine.
+the arguments split across deltas, or as one JSON body), or HTTP errors such as 429 and 500, with usage that
+may report cached prompt tokens (`prompt_tokens_details.cached_tokens`). It records every request it
+receives. Nothing leaves the machine.
 
     with OpenAIStubServer() as server:
         server.queue(Reply.error(429, retry_after=0), Reply.tool_calls(("read_file", {"path": "a.py"})))
@@ -20,7 +21,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 __all__ = ["OpenAIStubServer", "Reply"]
 
@@ -36,6 +37,8 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = ()
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    delay: float = 0.0  # seconds between streamed chunks, to watch a live view fill in
+    cached_tokens: int = 0  # of prompt_tokens, reported as read from the prompt cache (as OpenAI does)
 
     @classmethod
     def text(cls, content: str) -> Reply:
@@ -71,7 +74,7 @@ class OpenAIStubServer:
         with self._lock:
             self.replies.extend(replies)
 
-    def __enter__(self) -> OpenAIStubServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -130,6 +133,8 @@ class OpenAIStubServer:
                 for chunk in _stream_chunks(reply, model, include_usage):
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                    if reply.delay:
+                        time.sleep(reply.delay)
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
                 self.close_connection = True
@@ -137,13 +142,16 @@ class OpenAIStubServer:
         return Handler
 
 
-def _usage(reply: Reply) -> dict[str, int]:
+def _usage(reply: Reply) -> dict[str, Any]:
     total = reply.prompt_tokens + reply.completion_tokens
-    return {
+    usage: dict[str, Any] = {
         "prompt_tokens": reply.prompt_tokens,
         "completion_tokens": reply.completion_tokens,
         "total_tokens": total,
     }
+    if reply.cached_tokens:
+        usage["prompt_tokens_details"] = {"cached_tokens": reply.cached_tokens}
+    return usage
 
 
 def _tool_call_list(reply: Reply) -> list[dict[str, Any]]:

@@ -219,7 +219,9 @@ def next_reply(
         for n, call in enumerate(turn.tool_calls)
     ]
     # About four characters a token, schemas included, as a real model bills them.
-    prompt_tokens = max(1, len(json.dumps([list(messages), list(tools)], default=str)) // 4)
+    prompt_tokens = max(
+        1, (sum(map(_message_chars, messages)) + len(json.dumps(list(tools), default=str))) // 4
+    )
     completion_tokens = max(
         1, (len(turn.content or "") + sum(len(str(c["function"]["arguments"])) for c in calls)) // 4
     )
@@ -230,6 +232,17 @@ def next_reply(
         completion_tokens=completion_tokens,
         turn_index=index,
     )
+
+
+def _message_chars(message: Mapping[str, Any]) -> int:
+    """About the length of `message` as JSON, without serialising it: a long run's prompt is measured at
+    every turn, and its text is what counts."""
+    content = message.get("content")
+    chars = 40 + (len(content) if isinstance(content, str) else len(str(content or "")))
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", {}) if isinstance(call, Mapping) else {}
+        chars += 60 + len(str(function.get("name", ""))) + len(str(function.get("arguments", "")))
+    return chars
 
 
 def _check_expectations(expect: Expect, results: list[str], index: int, source: str) -> None:

@@ -130,20 +130,15 @@ def denied_and_blocked(tmp: Path) -> dict[str, Any]:
     )
 
 
+FLOAT_TOTAL = {
+    "name": "edit_file",
+    "arguments": {"path": "shop/cart.py", "old_str": "total = 0\n", "new_str": "total = 0.0\n"},
+}
+
+
 def dry_run(tmp: Path) -> dict[str, Any]:
     turns: list[dict[str, Any]] = [
-        {
-            "tool_calls": [
-                {
-                    "name": "edit_file",
-                    "arguments": {
-                        "path": "shop/cart.py",
-                        "old_str": "total = 0\n",
-                        "new_str": "total = 0.0\n",
-                    },
-                }
-            ]
-        },
+        {"tool_calls": [FLOAT_TOTAL]},
         {"content": "In a real run this would make the total a float."},
     ]
     return _run(tmp, "dry_run", turns, "Make the total a float (dry run).", dry_run=True)
@@ -249,7 +244,48 @@ def kernel(tmp: Path) -> dict[str, Any]:
     return payload
 
 
+# A command that changes files in three ways: edits one in place, creates one and deletes one.
+REVIEW_COMMAND = (
+    "sed -i 's/percent: float/percent: float = 0.0/' shop/cart.py && "
+    "printf 'Totals are floats.\\n' > CHANGES.md && rm tests/test_cart.py"
+)
+
+
+def review(tmp: Path) -> dict[str, Any]:
+    """Files changed by an edit, a command and a new file across three steps, for the review list and the
+    steps' rewinds: cart.py by step 1 and step 2 (the command), CHANGES.md added and tests/test_cart.py
+    deleted by the command, shop/rounding.py added at step 3."""
+    workspace = _project(tmp, "review")
+    turns = [
+        {
+            "content": "The total starts from an `int`; I'll make it a float.",
+            "tool_calls": [FLOAT_TOTAL],
+        },
+        {
+            "content": "A default discount, a changelog, and the old test goes.",
+            "tool_calls": [{"name": "run_command", "arguments": {"command": REVIEW_COMMAND}}],
+        },
+        {
+            "tool_calls": [
+                {
+                    "name": "write_file",
+                    "arguments": {
+                        "path": "shop/rounding.py",
+                        "content": "def cents(x: float) -> float:\n    return round(x, 2)\n",
+                    },
+                }
+            ]
+        },
+        {"content": "Done: floats, a default discount and a rounding helper."},
+    ]
+    payload: dict[str, Any] = (
+        _loop(tmp, "review", turns, workspace).run("Tidy the cart.").transcript.to_payload()
+    )
+    return payload
+
+
 SCENARIOS = {
+    "review": review,
     "kernel": kernel,
     "follow_up": follow_up,
     "fork": fork,

@@ -71,6 +71,15 @@ export function formatTokens(tokens: number): string {
   return Math.round(tokens).toLocaleString('en-US');
 }
 
+/**
+ * Tokens and the share the provider's prompt cache served, as the Python
+ * renderer writes them: `12,400` or `12,400, 9,800 cached`.
+ */
+export function formatTokensCached(tokens: number, cached: number): string {
+  const total = formatTokens(tokens);
+  return cached > 0 ? `${total}, ${formatTokens(cached)} cached` : total;
+}
+
 /** Dollars with enough digits for small runs: `$0.0042`, `$1.25`. */
 export function formatCost(usd: number, priced = true): string {
   if (!priced && usd === 0) {

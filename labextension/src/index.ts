@@ -1,8 +1,9 @@
 /**
  * architect-nb's JupyterLab extension: a renderer for run transcripts
- * (`application/vnd.architect-nb.run+json`) whose "Undo this run" button runs
- * `%architect undo` in the notebook's kernel. It is a regular plugin rather
- * than a MIME extension because a MIME extension cannot reach a kernel.
+ * (`application/vnd.architect-nb.run+json`) whose review list, Revert and
+ * rewind buttons run `%architect undo` and `%architect revert` in the
+ * notebook's kernel. It is a regular plugin rather than a MIME extension
+ * because a MIME extension cannot reach a kernel.
  */
 
 import type {
@@ -18,7 +19,7 @@ import { createRendererFactory } from './widget';
 
 export { RUN_MIME_TYPE } from './types';
 export { RunRenderer, createRendererFactory, rendererFactory } from './widget';
-export type { IUndoResult, IUndoRunner } from './undo';
+export type { IUndoResult, IUndoRunner, UndoAction } from './undo';
 
 /** The renderer's rank, as the MIME extension had it: ahead of JSON (50), behind HTML and Markdown. */
 export const RENDERER_RANK = 40;
@@ -26,7 +27,7 @@ export const RENDERER_RANK = 40;
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'architect-nb:run-renderer',
   description:
-    'Renders architect-nb runs as a timeline of steps, tool calls, diffs and costs, with an undo button.',
+    'Renders architect-nb runs as a timeline of steps, tool calls, diffs and costs, with review, revert and rewind.',
   autoStart: true,
   requires: [IRenderMimeRegistry],
   optional: [INotebookTracker],

@@ -1,15 +1,22 @@
 /**
  * The `IUndoRunner` of a JupyterLab session: finds the notebook that shows a
- * run and executes `%architect undo RUN_ID` in its kernel. Only types are
- * imported from JupyterLab, so tests can pass plain fakes.
+ * run and executes an undo, a rewind or a revert (`%architect undo RUN`,
+ * `%architect undo RUN:STEP`, `%architect revert RUN b64:PATH`) in its kernel.
+ * Only types are imported from JupyterLab, so tests can pass plain fakes.
  */
 
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
-import { IUndoResult, IUndoRunner, undoCode } from './undo';
+import {
+  IUndoResult,
+  IUndoRunner,
+  typedMagic,
+  UndoAction,
+  undoCode
+} from './undo';
 
-/** The metadata the kernel puts on the undo's `execute_result`. */
+/** The metadata the kernel puts on the magic's `execute_result`. */
 interface IUndoMetadata {
   level?: unknown;
 }
@@ -18,7 +25,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Read the undo's `execute_result`: the report, and whether it says the undo failed. */
+/** Read the magic's `execute_result`: the report, and whether it says the action failed. */
 function readResult(
   content: KernelMessage.IExecuteResultMsg['content']
 ): IUndoResult {
@@ -30,18 +37,18 @@ function readResult(
   const level = isRecord(meta) ? (meta as IUndoMetadata).level : undefined;
   return {
     ok: level === 'info',
-    message: report || 'The kernel gave no report for the undo.'
+    message: report || 'The kernel gave no report.'
   };
 }
 
-/** Run the undo of `runId` in `kernel` and read the kernel's answer; never rejects. */
+/** Run `action` in `kernel` and read the kernel's answer; never rejects. */
 export async function executeUndo(
   kernel: Kernel.IKernelConnection,
-  runId: string
+  action: UndoAction
 ): Promise<IUndoResult> {
   let code: string;
   try {
-    code = undoCode(runId);
+    code = undoCode(action);
   } catch (error) {
     return { ok: false, message: String(error) };
   }
@@ -73,37 +80,37 @@ export async function executeUndo(
         : { ok: false, message: `${content.ename}: ${content.evalue}` };
     }
     if (content.status === 'aborted') {
-      return { ok: false, message: 'The kernel aborted the undo.' };
+      return { ok: false, message: 'The kernel aborted the request.' };
     }
   } catch (error) {
     return {
       ok: false,
-      message: `The undo did not finish in the kernel: ${String(error)}`
+      message: `The request did not finish in the kernel: ${String(error)}`
     };
   }
   return (
     answer ?? {
       ok: false,
-      message: `The kernel did not report on the undo; run %architect undo ${runId} in a cell to see why.`
+      message: `The kernel did not report back; run ${typedMagic(action)} in a cell to see why.`
     }
   );
 }
 
-/** Undo through the kernel of whichever tracked notebook contains the run's output. */
+/** Undo, rewind and revert through the kernel of whichever tracked notebook contains the run's output. */
 export function notebookUndoRunner(tracker: INotebookTracker): IUndoRunner {
   const panelOf = (node: HTMLElement): NotebookPanel | undefined =>
     tracker.find(panel => panel.node.contains(node));
   return {
     canRun: node => panelOf(node) !== undefined,
-    run: async (runId, node) => {
+    run: async (action, node) => {
       const kernel = panelOf(node)?.sessionContext.session?.kernel;
       if (!kernel) {
         return {
           ok: false,
-          message: `This notebook has no running kernel. Start one and click again (it runs %architect undo ${runId}); the kernel says whether it still has this run's checkpoints.`
+          message: `This notebook has no running kernel. Start one and click again (it runs ${typedMagic(action)}); the kernel says whether it still has this run's checkpoints.`
         };
       }
-      return executeUndo(kernel, runId);
+      return executeUndo(kernel, action);
     }
   };
 }

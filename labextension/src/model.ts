@@ -43,6 +43,8 @@ export interface IStepView {
   calls: ICallView[];
   cost: ICostUpdate | null;
   warnings: IRunWarning[];
+  /** The files this step's calls changed, each once, in the order they were first changed. */
+  changedFiles: string[];
 }
 
 export interface IRunView {
@@ -86,7 +88,14 @@ export function callStatus(
 }
 
 function newStep(step: number): IStepView {
-  return { step, text: '', calls: [], cost: null, warnings: [] };
+  return {
+    step,
+    text: '',
+    calls: [],
+    cost: null,
+    warnings: [],
+    changedFiles: []
+  };
 }
 
 /** Group a run's events into the timeline's steps and calls. */
@@ -181,5 +190,20 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
     call.status = callStatus(call.result, call.answered);
   }
   view.steps.sort((a, b) => a.step - b.step);
+  for (const step of view.steps) {
+    const files = step.calls.flatMap(call => call.result?.changed_files ?? []);
+    step.changedFiles = [...new Set(files)];
+  }
   return view;
+}
+
+/** For each file the run changed, the steps that changed it (ascending). */
+export function stepsByFile(view: IRunView): Map<string, number[]> {
+  const steps = new Map<string, number[]>();
+  for (const step of view.steps) {
+    for (const path of step.changedFiles) {
+      steps.set(path, [...(steps.get(path) ?? []), step.step]);
+    }
+  }
+  return steps;
 }

@@ -1,6 +1,7 @@
 /**
  * The run timeline: a header with the task, one collapsible card per step and
- * per tool call, and a summary with the final status, tokens and cost.
+ * per tool call (a step that changed files lists them, with a rewind), and a
+ * summary with the final status, tokens, cost and the review list.
  */
 
 import {
@@ -9,6 +10,7 @@ import {
   formatCost,
   formatDuration,
   formatTokens,
+  formatTokensCached,
   h,
   longText
 } from './dom';
@@ -29,7 +31,8 @@ import type {
   IThreadInfo,
   IToolImage
 } from './types';
-import { isValidRunId, IUndoRunner, UndoControl } from './undo';
+import { RunControls } from './review';
+import { IUndoRunner, visiblePath } from './undo';
 
 /** The badge style of each call status. */
 const STATUS_STYLE: Record<CallStatus, string> = {
@@ -269,9 +272,37 @@ function renderWarnings(warnings: readonly IRunWarning[]): HTMLElement | null {
   );
 }
 
+/** The files a step changed, and its "Rewind to before this step". */
+function renderStepFiles(
+  step: IStepView,
+  controls: RunControls
+): HTMLElement | null {
+  if (step.changedFiles.length === 0) {
+    return null;
+  }
+  return h(
+    'div',
+    'anb-section anb-step-files',
+    h('div', 'anb-section-title', 'Files changed in this step'),
+    h(
+      'ul',
+      'anb-files',
+      ...step.changedFiles.map(path =>
+        h('li', '', h('code', '', visiblePath(path)))
+      )
+    ),
+    controls.rewindFor(step.step)?.node
+  );
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 async function renderStep(
   step: IStepView,
-  services: IMarkdownServices
+  services: IMarkdownServices,
+  controls: RunControls
 ): Promise<HTMLDetailsElement> {
   const counts = step.calls.map(call =>
     badge(call.tool, STATUS_STYLE[call.status])
@@ -285,6 +316,13 @@ async function renderStep(
           'anb-muted anb-step-tokens',
           `${formatTokens(step.cost.prompt_tokens + step.cost.completion_tokens)} tokens`
         )
+      : null,
+    step.changedFiles.length > 0
+      ? h(
+          'span',
+          'anb-muted anb-step-changed',
+          `${plural(step.changedFiles.length, 'file')} changed`
+        )
       : null
   ];
   const text = step.text.trim()
@@ -296,7 +334,8 @@ async function renderStep(
     true,
     text,
     ...step.calls.map(renderCall),
-    renderWarnings(step.warnings)
+    renderWarnings(step.warnings),
+    renderStepFiles(step, controls)
   );
   details.dataset.step = String(step.step);
   return details;
@@ -345,8 +384,6 @@ export function threadSummary(thread: IThreadInfo): string {
   } else {
     return `new ${name}`;
   }
-  const plural = (n: number, word: string): string =>
-    `${n} ${word}${n === 1 ? '' : 's'}`;
   const size = [
     plural(thread.runs, 'earlier run'),
     plural(thread.turns, 'turn'),
@@ -372,24 +409,7 @@ function fact(label: string, value: string | Node): HTMLElement {
   return h('span', 'anb-fact', h('span', 'anb-fact-label', label), value);
 }
 
-/** The undo button: only for a finished run that changed files, with a run id safe to put in kernel code. */
-function undoControl(
-  view: IRunView,
-  runId: string,
-  runner: IUndoRunner | null
-): UndoControl | null {
-  const done = view.finished;
-  if (
-    done === null ||
-    done.files_changed.length === 0 ||
-    !isValidRunId(runId)
-  ) {
-    return null;
-  }
-  return new UndoControl(runId, runner);
-}
-
-function renderSummary(view: IRunView, undo: UndoControl | null): HTMLElement {
+function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
   const done = view.finished;
   if (done === null) {
     const cost = view.lastCost;
@@ -397,20 +417,29 @@ function renderSummary(view: IRunView, undo: UndoControl | null): HTMLElement {
       'div',
       'anb-summary',
       badge('running', 'pending'),
-      cost !== null ? fact('tokens', formatTokens(cost.total_tokens)) : null,
+      cost !== null
+        ? fact(
+            'tokens',
+            formatTokensCached(cost.total_tokens, cost.total_cached_tokens)
+          )
+        : null,
       cost !== null
         ? fact('cost', formatCost(cost.total_cost_usd, cost.priced))
         : null
     );
   }
   const priced = view.lastCost?.priced ?? done.total_cost_usd > 0;
-  const files = done.files_changed.length
-    ? h(
-        'ul',
-        'anb-files',
-        ...done.files_changed.map(f => h('li', '', h('code', '', f)))
-      )
-    : null;
+  // What undo does not cover; transcripts from older kernels say what it did not track.
+  const note = done.undo_note || done.untracked_changes_note;
+  // With a review list, the list is the files; older transcripts have only the names.
+  const files =
+    done.files_changed.length && controls.review === null
+      ? h(
+          'ul',
+          'anb-files',
+          ...done.files_changed.map(f => h('li', '', h('code', '', f)))
+        )
+      : null;
   return h(
     'div',
     `anb-summary anb-summary-${RUN_STATUS_STYLE[done.status] ?? 'pending'}`,
@@ -421,45 +450,47 @@ function renderSummary(view: IRunView, undo: UndoControl | null): HTMLElement {
       h('span', 'anb-summary-message', done.message),
       fact('stop', done.stop_reason),
       fact('steps', String(done.steps)),
-      fact('tokens', formatTokens(done.total_tokens)),
+      fact(
+        'tokens',
+        formatTokensCached(done.total_tokens, done.total_cached_tokens)
+      ),
       fact('cost', formatCost(done.total_cost_usd, priced)),
       fact('time', formatDuration(done.duration_s))
     ),
     files !== null ? h('div', 'anb-section-title', 'Files changed') : null,
     files,
-    done.untracked_changes_note
-      ? h('div', 'anb-muted anb-note', done.untracked_changes_note)
-      : null,
-    undo?.node
+    controls.review?.node,
+    note ? h('div', 'anb-muted anb-note', note) : null,
+    controls.undo?.node
   );
 }
 
 /**
  * Render a whole transcript into `host`, replacing what was there. Returns the
- * undo button's control, if the run has one, so the caller can `update()` it
- * once `host` is in the page.
+ * run's controls (review, rewinds, undo), if it has any, so the caller can
+ * `update()` them once `host` is in the page.
  */
 export async function renderRun(
   payload: IRunPayload,
   host: HTMLElement,
   services: IMarkdownServices = {},
   undoRunner: IUndoRunner | null = null
-): Promise<UndoControl | null> {
+): Promise<RunControls | null> {
   const view = buildRunView(payload.events);
+  const controls = new RunControls(view, payload.run_id, undoRunner);
   const steps = await Promise.all(
-    view.steps.map(step => renderStep(step, services))
+    view.steps.map(step => renderStep(step, services, controls))
   );
-  const undo = undoControl(view, payload.run_id, undoRunner);
   const root = h(
     'div',
     'anb-run',
     renderHeader(view),
     renderWarnings(view.warnings),
     h('div', 'anb-timeline', ...steps),
-    renderSummary(view, undo)
+    renderSummary(view, controls)
   );
   root.dataset.runId = payload.run_id;
   host.replaceChildren(root);
-  undo?.update();
-  return undo;
+  controls.update();
+  return controls.empty ? null : controls;
 }

@@ -103,6 +103,8 @@ export interface IToolResult extends IEventBase {
   images: IToolImage[];
   /** For commands: whether it ran in the OS sandbox; null for other tools. */
   sandboxed: boolean | null;
+  /** The workspace paths this call changed (from the snapshots taken around it). */
+  changed_files: string[];
 }
 
 /** A PNG a tool made (a plot from run_python): base64 data and a text description. */
@@ -121,12 +123,25 @@ export interface ICostUpdate extends IEventBase {
   total_tokens: number;
   total_cost_usd: number;
   priced: boolean;
+  /** Of prompt_tokens, read from the provider's prompt cache (0 in older transcripts). */
+  cached_tokens: number;
+  total_cached_tokens: number;
 }
 
 export interface IRunWarning extends IEventBase {
   kind: 'warning';
   message: string;
   category: string;
+}
+
+/** What a review's row says about a file the run changed. */
+export type ChangeStatus = 'added' | 'deleted' | 'modified';
+
+/** A file the run changed, for review after the run: its status and its diff (capped by the kernel). */
+export interface IFileChange {
+  path: string;
+  status: ChangeStatus;
+  diff: string;
 }
 
 export interface IRunFinished extends IEventBase {
@@ -140,7 +155,14 @@ export interface IRunFinished extends IEventBase {
   total_tokens: number;
   total_cost_usd: number;
   duration_s: number;
+  /** What undo does not cover (files over the size limit, calls with no snapshot), or ''. */
+  undo_note: string;
+  /** Older kernels' note on what undo did not track; saved notebooks still carry it. */
   untracked_changes_note: string;
+  /** Every file the run changed, with its diff: the review list. Empty from older kernels. */
+  changes: IFileChange[];
+  /** Of total_tokens, input read from the provider's prompt cache (0 in older transcripts). */
+  total_cached_tokens: number;
 }
 
 export type RunEvent =
@@ -237,6 +259,25 @@ function parseImage(raw: unknown): IToolImage | null {
   return { mime: 'image/png', data, alt: str(raw, 'alt', 'image') };
 }
 
+const CHANGE_STATUSES: readonly ChangeStatus[] = [
+  'added',
+  'deleted',
+  'modified'
+];
+
+/** A review entry; one without a path, or with an unknown status, is dropped. */
+function parseChange(raw: unknown): IFileChange | null {
+  if (!isRecord(raw)) {
+    return null;
+  }
+  const path = str(raw, 'path');
+  const status = CHANGE_STATUSES.find(known => known === raw.status);
+  if (path === '' || status === undefined) {
+    return null;
+  }
+  return { path, status, diff: str(raw, 'diff') };
+}
+
 function parseHook(raw: unknown): IHookResult | null {
   if (!isRecord(raw)) {
     return null;
@@ -328,7 +369,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         images: (Array.isArray(raw.images) ? raw.images : [])
           .map(parseImage)
           .filter((image): image is IToolImage => image !== null),
-        sandboxed: typeof raw.sandboxed === 'boolean' ? raw.sandboxed : null
+        sandboxed: typeof raw.sandboxed === 'boolean' ? raw.sandboxed : null,
+        changed_files: strList(raw, 'changed_files')
       };
     }
     case 'cost':
@@ -341,7 +383,9 @@ export function parseEvent(raw: unknown): RunEvent | null {
         cost_usd: num(raw, 'cost_usd'),
         total_tokens: num(raw, 'total_tokens'),
         total_cost_usd: num(raw, 'total_cost_usd'),
-        priced: bool(raw, 'priced')
+        priced: bool(raw, 'priced'),
+        cached_tokens: num(raw, 'cached_tokens'),
+        total_cached_tokens: num(raw, 'total_cached_tokens')
       };
     case 'warning':
       return {
@@ -363,7 +407,12 @@ export function parseEvent(raw: unknown): RunEvent | null {
         total_tokens: num(raw, 'total_tokens'),
         total_cost_usd: num(raw, 'total_cost_usd'),
         duration_s: num(raw, 'duration_s'),
-        untracked_changes_note: str(raw, 'untracked_changes_note')
+        undo_note: str(raw, 'undo_note'),
+        untracked_changes_note: str(raw, 'untracked_changes_note'),
+        changes: (Array.isArray(raw.changes) ? raw.changes : [])
+          .map(parseChange)
+          .filter((change): change is IFileChange => change !== null),
+        total_cached_tokens: num(raw, 'total_cached_tokens')
       };
     default:
       return null;

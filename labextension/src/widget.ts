@@ -6,13 +6,14 @@ import { Widget } from '@lumino/widgets';
 import { h } from './dom';
 import { renderRun } from './timeline';
 import { parsePayload, PayloadError, RUN_MIME_TYPE } from './types';
-import type { IUndoRunner, UndoControl } from './undo';
+import type { RunControls } from './review';
+import type { IUndoRunner } from './undo';
 
 /** The CSS class on every run renderer. */
 const CLASS_NAME = 'anb-RunRenderer';
 
 export class RunRenderer extends Widget implements IRenderMime.IRenderer {
-  private undo: UndoControl | null = null;
+  private controls: RunControls | null = null;
 
   constructor(
     private readonly options: IRenderMime.IRendererOptions,
@@ -26,7 +27,7 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
     const data = model.data[this.options.mimeType ?? RUN_MIME_TYPE];
     try {
       const payload = parsePayload(data);
-      this.undo = await renderRun(
+      this.controls = await renderRun(
         payload,
         this.node,
         {
@@ -36,7 +37,7 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
         this.undoRunner
       );
     } catch (error) {
-      this.undo = null;
+      this.controls = null;
       const message =
         error instanceof PayloadError
           ? error.message
@@ -45,16 +46,17 @@ export class RunRenderer extends Widget implements IRenderMime.IRenderer {
     }
   }
 
-  /** Only in the page can the undo button tell whether a notebook's kernel is at hand. */
+  /** Only in the page can the buttons tell whether a notebook's kernel is at hand. */
   protected onAfterAttach(): void {
-    this.undo?.update();
+    this.controls?.update();
   }
 }
 
 /**
  * A factory of `RunRenderer`s for the run-transcript MIME type. With an
- * `undoRunner`, runs that changed files get a working "Undo this run" button;
- * without one, the button is disabled and says which magic to run instead.
+ * `undoRunner`, runs that changed files get working Revert, Revert all and
+ * rewind buttons; without one, the buttons are disabled and say which magic
+ * to run instead.
  */
 export function createRendererFactory(
   undoRunner: IUndoRunner | null = null

@@ -15,7 +15,8 @@ export type FixtureName =
   | 'long_diff'
   | 'follow_up'
   | 'fork'
-  | 'kernel';
+  | 'kernel'
+  | 'review';
 
 export function rawFixture(name: FixtureName): unknown {
   const file = path.join(FIXTURES, `${name}.json`);

@@ -1,23 +1,32 @@
-/** The "Undo this run" button and the kernel round trip behind it, with fake runners and kernels. */
+/**
+ * The kernel actions (undo, rewind, revert), the code each one sends, the
+ * "Undo this run" button of transcripts without a review list, and the kernel
+ * round trip behind them, with fake runners and kernels.
+ */
 
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { executeUndo, notebookUndoRunner } from '../src/kernelundo';
+import type { RunControls } from '../src/review';
 import { renderRun } from '../src/timeline';
 import type { IRunPayload } from '../src/types';
 import {
+  base64url,
   isValidRunId,
   IUndoResult,
   IUndoRunner,
+  typedMagic,
+  typedPath,
+  UndoAction,
   undoCode,
-  UndoControl
+  visiblePath
 } from '../src/undo';
 import { fixture } from './helpers';
 
 /** A runner whose answers the test hands out one at a time. */
 class FakeRunner implements IUndoRunner {
-  calls: Array<{ runId: string; node: HTMLElement }> = [];
+  calls: Array<{ action: UndoAction; node: HTMLElement }> = [];
   inNotebook = true;
   private resolvers: Array<(result: IUndoResult) => void> = [];
 
@@ -25,8 +34,8 @@ class FakeRunner implements IUndoRunner {
     return this.inNotebook;
   }
 
-  run(runId: string, node: HTMLElement): Promise<IUndoResult> {
-    this.calls.push({ runId, node });
+  run(action: UndoAction, node: HTMLElement): Promise<IUndoResult> {
+    this.calls.push({ action, node });
     return new Promise(resolve => this.resolvers.push(resolve));
   }
 
@@ -44,10 +53,33 @@ function withRunId(payload: IRunPayload, runId: string): IRunPayload {
   return { ...payload, run_id: runId };
 }
 
+/**
+ * A transcript as kernels before the review list wrote it (saved notebooks
+ * still hold them): no `changes`, no `changed_files`, the old note.
+ */
+function legacy(payload: IRunPayload): IRunPayload {
+  const events = payload.events.map(event => {
+    if (event.kind === 'tool_result') {
+      return { ...event, changed_files: [] };
+    }
+    if (event.kind === 'run_finished') {
+      return {
+        ...event,
+        changes: [],
+        undo_note: '',
+        untracked_changes_note:
+          'Files changed by run_command are not tracked by undo.'
+      };
+    }
+    return event;
+  });
+  return { ...payload, events };
+}
+
 async function render(
   payload: IRunPayload,
   runner: IUndoRunner | null
-): Promise<{ host: HTMLElement; undo: UndoControl | null }> {
+): Promise<{ host: HTMLElement; undo: RunControls | null }> {
   const host = document.createElement('div');
   document.body.replaceChildren(host);
   const undo = await renderRun(payload, host, {}, runner);
@@ -65,11 +97,29 @@ function button(host: HTMLElement): HTMLButtonElement {
 }
 
 describe('which runs get an undo button', () => {
-  it('a finished run that changed files, labelled "Undo this run"', async () => {
-    const { host, undo } = await render(fixture('whole_job'), new FakeRunner());
+  it('a finished run that changed files, from a kernel before the review list: "Undo this run"', async () => {
+    const { host, undo } = await render(
+      legacy(fixture('whole_job')),
+      new FakeRunner()
+    );
     expect(undo).not.toBeNull();
     expect(button(host).textContent).toBe('Undo this run');
     expect(button(host).disabled).toBe(false);
+    // Its old note is shown as before.
+    expect(host.querySelector('.anb-summary .anb-note')?.textContent).toBe(
+      'Files changed by run_command are not tracked by undo.'
+    );
+  });
+
+  it('not a run with a review list: its Revert all is the one control for the whole run', async () => {
+    const { host } = await render(fixture('whole_job'), new FakeRunner());
+    expect(
+      host.querySelector('.anb-summary .anb-undo-button')?.textContent
+    ).toBe('Revert all');
+    const labels = Array.from(host.querySelectorAll('.anb-summary button')).map(
+      b => b.textContent
+    );
+    expect(labels).not.toContain('Undo this run');
   });
 
   it('not a run that changed no files (denied everything, dry run)', async () => {
@@ -83,7 +133,7 @@ describe('which runs get an undo button', () => {
   it('not a run that has not finished', async () => {
     const payload = fixture('whole_job');
     const running = {
-      ...payload,
+      ...legacy(payload),
       events: payload.events.filter(event => event.kind !== 'run_finished')
     };
     const { host } = await render(running, new FakeRunner());
@@ -97,12 +147,17 @@ describe('which runs get an undo button', () => {
     ['a missing id', ''],
     ['an id longer than 64 characters', 'a'.repeat(65)]
   ])('not a run whose id has %s', async (_, runId) => {
-    const { host, undo } = await render(
-      withRunId(fixture('whole_job'), runId),
-      new FakeRunner()
-    );
-    expect(undo).toBeNull();
-    expect(host.querySelector('.anb-undo')).toBeNull();
+    for (const payload of [
+      fixture('whole_job'),
+      legacy(fixture('whole_job'))
+    ]) {
+      const { host, undo } = await render(
+        withRunId(payload, runId),
+        new FakeRunner()
+      );
+      expect(undo).toBeNull();
+      expect(host.querySelector('.anb-undo')).toBeNull();
+    }
   });
 
   it('checks run ids against the same pattern it builds code from', () => {
@@ -110,16 +165,94 @@ describe('which runs get an undo button', () => {
     expect(isValidRunId('run_2-b')).toBe(true);
     expect(isValidRunId('x; import os')).toBe(false);
     expect(isValidRunId(12)).toBe(false);
-    expect(() => undoCode('x; import os')).toThrow(/Refusing/);
+    expect(() => undoCode({ kind: 'undo', runId: 'x; import os' })).toThrow(
+      /Refusing/
+    );
+  });
+});
+
+describe('the code each action sends', () => {
+  it('undo, rewind and revert, each after %load_ext', () => {
+    expect(undoCode({ kind: 'undo', runId: 'abc' })).toBe(
+      '%load_ext architect_nb\n%architect undo abc'
+    );
+    expect(undoCode({ kind: 'rewind', runId: 'abc', step: 3 })).toBe(
+      '%load_ext architect_nb\n%architect undo abc:3'
+    );
+    expect(
+      undoCode({ kind: 'revert', runId: 'abc', path: 'shop/cart.py' })
+    ).toBe(
+      '%load_ext architect_nb\n%architect revert abc b64:c2hvcC9jYXJ0LnB5'
+    );
+  });
+
+  it.each([
+    ['a fractional step', 2.5],
+    ['step 0', 0],
+    ['a negative step', -1],
+    ['a step too large', 10_000_000],
+    ['NaN', Number.NaN]
+  ])('refuses %s', (_, step) => {
+    expect(() => undoCode({ kind: 'rewind', runId: 'abc', step })).toThrow(
+      /Refusing/
+    );
+  });
+
+  it.each([
+    ['an empty path', ''],
+    ['a NUL', 'a\0b'],
+    ['a huge path', 'a'.repeat(4097)],
+    ['a lone surrogate', 'a\uDC80b']
+  ])('refuses %s', (_, path) => {
+    expect(() => undoCode({ kind: 'revert', runId: 'abc', path })).toThrow(
+      /Refusing/
+    );
+  });
+
+  it.each([
+    'shop/cart.py',
+    'a',
+    'ab',
+    'abc',
+    'with space/and\nnewline.txt',
+    'quote\'"`$(rm -rf ~)`.py',
+    'ünïcödé/日本語/🎉.md',
+    '\u2028line separator',
+    '~+/=?'
+  ])('sends %j as URL-safe base64 of its UTF-8, unpadded', path => {
+    const encoded = base64url(path);
+    expect(encoded).toMatch(/^[A-Za-z0-9_-]*$/);
+    expect(encoded).toBe(Buffer.from(path, 'utf-8').toString('base64url'));
+    expect(Buffer.from(encoded, 'base64url').toString('utf-8')).toBe(path);
+  });
+
+  it('types paths the way the magic splits its line', () => {
+    expect(typedPath('shop/cart.py')).toBe('shop/cart.py');
+    expect(typedPath('my file.py')).toBe("'my file.py'");
+    expect(typedPath("it's.py")).toBe(`'it'"'"'s.py'`);
+    expect(typedPath('two\nlines')).toBe(
+      `b64:${Buffer.from('two\nlines').toString('base64url')}`
+    );
+    // As the Python renderer types them (tests/test_notebook_approval.py): invisible characters go as base64.
+    expect(typedPath('evil\u202etxt.py')).toBe('b64:ZXZpbOKArnR4dC5weQ');
+    expect(typedPath('zero\u200bwidth')).toBe('b64:emVyb-KAi3dpZHRo');
+    expect(visiblePath('evil\u202etxt.py\n')).toBe('evil\\u202etxt.py\\x0a');
+    expect(typedMagic({ kind: 'rewind', runId: 'abc', step: 2 })).toBe(
+      '%architect undo abc:2'
+    );
+    expect(typedMagic({ kind: 'revert', runId: 'abc', path: 'a b' })).toBe(
+      "%architect revert abc 'a b'"
+    );
   });
 });
 
 describe('the button', () => {
   // Each `make labextension-test` writes fresh fixtures, with new run ids.
   const runId = fixture('whole_job').run_id;
+  const old = (): IRunPayload => legacy(fixture('whole_job'));
 
   it('without a kernel is disabled and says which magic to run', async () => {
-    const { host } = await render(fixture('whole_job'), null);
+    const { host } = await render(old(), null);
     const undo = button(host);
     expect(undo.disabled).toBe(true);
     expect(undo.title).toContain(`%architect undo ${runId}`);
@@ -131,7 +264,7 @@ describe('the button', () => {
   it('outside a notebook is disabled too, and comes alive once in one', async () => {
     const runner = new FakeRunner();
     runner.inNotebook = false;
-    const { host, undo } = await render(fixture('whole_job'), runner);
+    const { host, undo } = await render(old(), runner);
     expect(button(host).disabled).toBe(true);
     expect(button(host).title).toContain(`%architect undo ${runId}`);
     runner.inNotebook = true;
@@ -142,10 +275,10 @@ describe('the button', () => {
 
   it('runs the undo of this run, shows progress, then "Undone" and the report', async () => {
     const runner = new FakeRunner();
-    const { host } = await render(fixture('whole_job'), runner);
+    const { host } = await render(old(), runner);
     button(host).click();
     expect(runner.calls).toHaveLength(1);
-    expect(runner.calls[0].runId).toBe(runId);
+    expect(runner.calls[0].action).toEqual({ kind: 'undo', runId });
     expect(host.contains(runner.calls[0].node)).toBe(true);
     expect(button(host).disabled).toBe(true);
     expect(button(host).textContent).toBe('Undoing…');
@@ -161,7 +294,7 @@ describe('the button', () => {
 
   it('shows a failure as an error and can be clicked again', async () => {
     const runner = new FakeRunner();
-    const { host } = await render(fixture('whole_job'), runner);
+    const { host } = await render(old(), runner);
     button(host).click();
     await runner.answer({
       ok: false,
@@ -185,7 +318,7 @@ describe('the button', () => {
       canRun: () => true,
       run: () => Promise.reject(new Error('boom'))
     };
-    const { host } = await render(fixture('whole_job'), runner);
+    const { host } = await render(old(), runner);
     button(host).click();
     await new Promise(done => setTimeout(done, 0));
     expect(host.querySelector('.anb-undo-error')?.textContent).toBe(
@@ -243,12 +376,14 @@ function executeResult(text: string, level: string) {
   };
 }
 
+const undoOf = (runId: string): UndoAction => ({ kind: 'undo', runId });
+
 describe('executeUndo', () => {
   it('sends exactly the two magic lines, without history or input', async () => {
     const { kernel, requests } = fakeKernel([
       executeResult('Undo of run 3f2a9c0d1e4b: restored 2 file(s).', 'info')
     ]);
-    await executeUndo(kernel, '3f2a9c0d1e4b');
+    await executeUndo(kernel, undoOf('3f2a9c0d1e4b'));
     expect(requests).toEqual([
       {
         code: '%load_ext architect_nb\n%architect undo 3f2a9c0d1e4b',
@@ -271,7 +406,7 @@ describe('executeUndo', () => {
       },
       executeResult('Undo of run 3f2a9c0d1e4b: restored 2 file(s).', 'info')
     ]);
-    expect(await executeUndo(kernel, '3f2a9c0d1e4b')).toEqual({
+    expect(await executeUndo(kernel, undoOf('3f2a9c0d1e4b'))).toEqual({
       ok: true,
       message: 'Undo of run 3f2a9c0d1e4b: restored 2 file(s).'
     });
@@ -281,7 +416,7 @@ describe('executeUndo', () => {
     const { kernel } = fakeKernel([
       executeResult('Unknown run 3f2a9c0d1e4b.', 'error')
     ]);
-    expect(await executeUndo(kernel, '3f2a9c0d1e4b')).toEqual({
+    expect(await executeUndo(kernel, undoOf('3f2a9c0d1e4b'))).toEqual({
       ok: false,
       message: 'Unknown run 3f2a9c0d1e4b.'
     });
@@ -305,7 +440,7 @@ describe('executeUndo', () => {
         evalue: "No module named 'architect_nb'"
       }
     );
-    expect(await executeUndo(kernel, '3f2a9c0d1e4b')).toEqual({
+    expect(await executeUndo(kernel, undoOf('3f2a9c0d1e4b'))).toEqual({
       ok: false,
       message: "ModuleNotFoundError: No module named 'architect_nb'"
     });
@@ -317,7 +452,7 @@ describe('executeUndo', () => {
       ename: 'UsageError',
       evalue: 'Unknown subcommand'
     });
-    expect(await executeUndo(kernel, 'abc')).toEqual({
+    expect(await executeUndo(kernel, undoOf('abc'))).toEqual({
       ok: false,
       message: 'UsageError: Unknown subcommand'
     });
@@ -325,19 +460,48 @@ describe('executeUndo', () => {
 
   it('reports a kernel that went away, and one that said nothing', async () => {
     const gone = fakeKernel([], new Error('Kernel is dead'));
-    const lost = await executeUndo(gone.kernel, 'abc');
+    const lost = await executeUndo(gone.kernel, undoOf('abc'));
     expect(lost.ok).toBe(false);
     expect(lost.message).toContain('Kernel is dead');
 
     const silent = fakeKernel([]);
-    const quiet = await executeUndo(silent.kernel, 'abc');
+    const quiet = await executeUndo(silent.kernel, undoOf('abc'));
     expect(quiet.ok).toBe(false);
     expect(quiet.message).toContain('%architect undo abc');
   });
 
+  it('sends a revert with the path in base64, and reads its report', async () => {
+    const { kernel, requests } = fakeKernel([
+      executeResult('Undo of run abc (a b.py): restored 1 file(s).', 'info')
+    ]);
+    const result = await executeUndo(kernel, {
+      kind: 'revert',
+      runId: 'abc',
+      path: 'a b.py'
+    });
+    expect(result).toEqual({
+      ok: true,
+      message: 'Undo of run abc (a b.py): restored 1 file(s).'
+    });
+    expect((requests[0] as { code: string }).code).toBe(
+      `%load_ext architect_nb\n%architect revert abc b64:${Buffer.from('a b.py').toString('base64url')}`
+    );
+  });
+
+  it('says which magic to type when the kernel says nothing about a rewind', async () => {
+    const silent = fakeKernel([]);
+    const quiet = await executeUndo(silent.kernel, {
+      kind: 'rewind',
+      runId: 'abc',
+      step: 2
+    });
+    expect(quiet.ok).toBe(false);
+    expect(quiet.message).toContain('%architect undo abc:2');
+  });
+
   it('sends nothing for an unsafe run id', async () => {
     const { kernel, requests } = fakeKernel([]);
-    const result = await executeUndo(kernel, 'x; import os');
+    const result = await executeUndo(kernel, undoOf('x; import os'));
     expect(result.ok).toBe(false);
     expect(requests).toEqual([]);
   });
@@ -375,7 +539,7 @@ describe('notebookUndoRunner', () => {
     );
     expect(runner.canRun(output)).toBe(true);
     expect(runner.canRun(document.createElement('div'))).toBe(false);
-    expect(await runner.run('abc', output)).toEqual({
+    expect(await runner.run(undoOf('abc'), output)).toEqual({
       ok: true,
       message: 'restored'
     });
@@ -388,7 +552,7 @@ describe('notebookUndoRunner', () => {
     const output = document.createElement('div');
     panel.append(output);
     const runner = notebookUndoRunner(tracker([{ node: panel, kernel: null }]));
-    const result = await runner.run('abc', output);
+    const result = await runner.run(undoOf('abc'), output);
     expect(result.ok).toBe(false);
     expect(result.message).toContain('%architect undo abc');
   });

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from architect_nb.tools.filesystem.fileio import describe_size
 from architect_nb.tools.search.literals import required_needles
-from architect_nb.tools.search.programs import ProgramError, chunks, find_rg, run_program
+from architect_nb.tools.search.programs import ProgramError, chunks, find_rg, run_each
 from architect_nb.tools.search.results import FileHits, Outcome, shown
 from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX
 from architect_nb.tools.search.translate import rg_superset
@@ -145,17 +145,22 @@ class CodeSearch:
         twin = "-U" in pattern_args
         # A twin regex can be slow for rg too (many wide repetitions): past its budget, read every file.
         deadline = min(self.deadline, time.monotonic() + _TWIN_BUDGET) if twin else self.deadline
-        for batch in chunks(rels):
-            try:
-                out, timed_out = run_program(_prefilter_command(rg, pattern_args, batch), self.root, deadline)
-            except ProgramError:  # never drop files on rg's say-so when rg did not finish
-                return self.files, len(self.files)
-            if timed_out and twin:
-                return self.files, len(self.files)
-            if timed_out:
-                break
-            kept.update(os.fsdecode(name) for name in out.split(b"\x00") if name)
-            done += len(batch)
+        batches = list(chunks(rels))
+        runs = run_each(
+            [_prefilter_command(rg, pattern_args, batch) for batch in batches], self.root, deadline
+        )
+        try:
+            for batch, (out, timed_out) in zip(batches, runs, strict=True):
+                if timed_out and twin:
+                    return self.files, len(self.files)
+                if timed_out:
+                    break
+                kept.update(os.fsdecode(name) for name in out.split(b"\x00") if name)
+                done += len(batch)
+        except ProgramError:  # never drop files on rg's say-so when rg did not finish
+            return self.files, len(self.files)
+        finally:
+            runs.close()
         # A notebook's JSON escapes quotes and backslashes, so rg's verdict on it says nothing: keep them all.
         candidates = [
             entry for entry in self.files[:done] if entry[1] in kept or entry[1].endswith(NOTEBOOK_SUFFIX)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from architect_nb.tools.search.globs import compile_glob
 from architect_nb.tools.search.walk import scan
+from architect_nb.tools.search.walk_cache import cached_scan
 
 __all__ = ["collect_files"]
 
@@ -30,7 +31,8 @@ def collect_files(
     recursive = recursive or by_path  # as list_files: a path pattern implies depth
     skip = 0 if start == root else len(start.relative_to(root).as_posix()) + 1
     files: list[tuple[str, str]] = []
-    for count, (path, rel, kind) in enumerate(scan(root, start, recursive=recursive)):
+    entries = cached_scan(root, start) if recursive else scan(root, start, recursive=False)
+    for count, (path, rel, kind) in enumerate(entries):
         if count % _CHECK_EVERY == 0 and time.monotonic() > deadline:
             return files, True
         if kind != "file":

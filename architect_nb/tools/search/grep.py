@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal, Protocol
 
-from architect_nb.tools.search.programs import chunks, find_grep, find_rg, run_program
+from architect_nb.tools.search.programs import chunks, find_grep, find_rg, run_each
 from architect_nb.tools.search.scan import BINARY_SNIFF_BYTES, NOFOLLOW_FLAGS, looks_binary, read_regular
 
 __all__ = [
@@ -158,10 +158,10 @@ class _ProgramBackend:
         rels, with_bom = self._split(root, rels, deadline)
         found: dict[str, int] = {}
         searched = 0
-        for batch in chunks(rels):
-            out, timed_out = run_program(
-                [*self._command(["-c", "-H"], needle), *batch], root, deadline, self.env
-            )
+        batches = list(chunks(rels))
+        command = self._command(["-c", "-H"], needle)
+        runs = run_each([[*command, *batch] for batch in batches], root, deadline, self.env)
+        for batch, (out, timed_out) in zip(batches, runs, strict=True):
             if timed_out:
                 return found, searched
             searched += len(batch)
@@ -178,8 +178,8 @@ class _ProgramBackend:
     def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
         rels, with_bom = self._split(root, rels, deadline)
         found: list[RawLine] = []
-        for batch in chunks(rels):
-            out, _ = run_program([*self._command(["-n", "-H"], needle), *batch], root, deadline, self.env)
+        command = self._command(["-n", "-H"], needle)
+        for out, _ in run_each([[*command, *batch] for batch in chunks(rels)], root, deadline, self.env):
             found.extend((os.fsdecode(m[1]), int(m[2]), m[3]) for m in _MATCH_LINE.finditer(out))
         return found + PythonBackend().lines(root, with_bom, needle, deadline)
 

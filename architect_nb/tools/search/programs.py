@@ -13,14 +13,20 @@ import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["ProgramError", "chunks", "find_grep", "find_rg", "run_program"]
+__all__ = ["ProgramError", "chunks", "find_grep", "find_rg", "run_each", "run_program"]
 
 # Bytes of file arguments per call: far below Linux's ARG_MAX, and within Windows' 32K command line.
 _ARGS_BUDGET = 24_000 if os.name == "nt" else 200_000
 _LONGEST_WAIT = 86_400.0  # what poll() and thread waits can take
+#: Program runs at once over the batches of one search: a run's last files keep one thread busy while the
+#: others idle, and the next run's start-up costs a few milliseconds, so two runs overlapping keep both cores
+#: of a small machine working (measured: 24,000 files, six batches, 1.35 s one after the other, 1.05 s two
+#: at once; rg walking the same tree itself, 0.93 s).
+_AT_ONCE = 2
 
 
 class ProgramError(RuntimeError):
@@ -74,6 +80,25 @@ def chunks(rels: Sequence[str]) -> Iterator[list[str]]:
         size += cost
     if batch:
         yield batch
+
+
+def run_each(
+    commands: Sequence[list[str]], cwd: str, deadline: float, env: dict[str, str] | None = None
+) -> Generator[tuple[bytes, bool], None, None]:
+    """`run_program` for each command, `_AT_ONCE` at a time; the results in the commands' order. A
+    `ProgramError` is raised when its command's turn comes; commands not started when the caller stops are
+    never run."""
+    if len(commands) <= 1:
+        for args in commands:
+            yield run_program(args, cwd, deadline, env)
+        return
+    pool = ThreadPoolExecutor(max_workers=_AT_ONCE, thread_name_prefix="architect-search")
+    try:
+        futures = [pool.submit(run_program, args, cwd, deadline, env) for args in commands]
+        for future in futures:
+            yield future.result()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def run_program(

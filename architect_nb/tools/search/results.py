@@ -25,6 +25,8 @@ def shown_line(text: str) -> str:
 def shown(text: str) -> str:
     """`text` safe to print and to send as UTF-8: undecodable file-name bytes and lone surrogates become
     U+FFFD, control and invisible characters become escapes."""
+    if text.isascii() and text.isprintable():
+        return text
     try:
         raw = text.encode("utf-8", "surrogateescape")  # file names: back to their bytes
     except UnicodeEncodeError:

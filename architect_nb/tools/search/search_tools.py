@@ -38,6 +38,7 @@ from architect_nb.tools.search.programs import ProgramError
 from architect_nb.tools.search.results import FileHits, Outcome, format_outcome, plural, shown
 from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX, clip
 from architect_nb.tools.search.walk import scan
+from architect_nb.tools.search.walk_cache import cached_scan
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
 
 __all__ = [
@@ -352,7 +353,12 @@ class FindFilesTool(_SearchTool):
         total = 0
         near_miss: str | None = None
         timed_out = False
-        for count, (path, rel, kind) in enumerate(scan(self.workspace_root, start, recursive=recursive)):
+        entries = (
+            cached_scan(self.workspace_root, start)
+            if recursive
+            else scan(self.workspace_root, start, recursive=False)
+        )
+        for count, (path, rel, kind) in enumerate(entries):
             if count % 512 == 0 and time.monotonic() > deadline:
                 timed_out = True
                 break

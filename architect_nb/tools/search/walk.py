@@ -95,27 +95,23 @@ class _Spec:
         """`verdict`, counting only rules that match `sub` itself, not one of its folders: ripgrep's answer.
 
         `build/` does not match `build/x.py` here, while `*.log` matches `build/x.log` and `data/**` matches
-        `data/x` (but not `data/`). As in pathspec, a rule matching a file by name outranks one matching it as
-        a folder, and among equals the last rule wins.
+        `data/x` (but not `data/`). Of the rules that match, the last one wins, as in git.
         """
         if self.quick is not None and self.quick.match(sub) is None:
             return None
         rules = self._rules if self._rules is not None else self._own_rules()
         if not rules:
             return self.verdict(sub)
-        result: bool | None = None
-        rank = 0
-        for include, regex, anchored, contents in rules:
+        # Only matches of `sub` itself count here (a folder rule matches the folder, not what it holds), so
+        # pathspec ranking name matches over folder matches, which is about paths inside a folder, is moot.
+        for include, regex, anchored, contents in reversed(rules):
             if contents:  # `data/**`: a match of sub without its last character is a folder sub lies in
                 m = (regex.match if anchored else regex.search)(sub, 0, len(sub) - 1)
             else:
                 m = regex.fullmatch(sub) if anchored else _search_to_end(regex, sub)
-            if m is None:
-                continue
-            this_rank = 1 if m.groupdict().get(_DIR_MARK) else 2
-            if this_rank >= rank:
-                result, rank = include, this_rank
-        return result
+            if m is not None:
+                return include
+        return None
 
     def _own_rules(self) -> list[tuple[bool, re.Pattern[str], bool, bool]]:
         # (ignores?, regex, anchored at the start?, about a folder's contents?) per rule. pathspec writes a
@@ -183,6 +179,10 @@ class IgnoreRules:
         spec = pathspec.GitIgnoreSpec.from_lines([_FOLDERS_BELOW.sub(r"/**/*/\1", line) for line in lines])
         return _Spec(spec) if len(spec) else None
 
+    def read_ignore_folders(self) -> list[str]:
+        """The folders (relative to the root) whose `.gitignore` was read and holds rules."""
+        return [dir_rel for dir_rel, spec in self._specs.items() if spec is not None]
+
     def _spec_for(self, dir_rel: str) -> _Spec | None:
         if dir_rel not in self._specs:
             folder = self.root / dir_rel if dir_rel else self.root
@@ -249,8 +249,11 @@ def scan(
     recursive: bool = True,
     ignore: IgnoreRules | None = None,
     include_dirs: bool = False,
+    listed: list[str] | None = None,
 ) -> Iterator[tuple[str, str, Kind]]:
-    """`walk` as `(absolute path, rel, kind)` tuples, in the same order and with the same skip rules."""
+    """`walk` as `(absolute path, rel, kind)` tuples, in the same order and with the same skip rules.
+
+    `listed`, if given, gets the path of every folder the walk lists (what `walk_cache` watches)."""
     rules = ignore if ignore is not None else IgnoreRules(root)
     start_rel = "" if start == root else start.relative_to(root).as_posix()
     chain: list[tuple[str, _Spec]] = []
@@ -261,6 +264,8 @@ def scan(
     children = _list_folder(str(start))
     if children is None:
         return
+    if listed is not None:
+        listed.append(str(start))
     chain = rules._chain_into(chain, start_rel, children)
     # A stack of folders being listed, each with its remaining children: depth first without recursion.
     stack = [(iter(children), start_rel, chain)]
@@ -289,6 +294,8 @@ def scan(
         if recursive:
             # The folder is listed anyway, so its listing tells whether it is a virtualenv.
             grandchildren = _list_folder(child.path)
+            if listed is not None and grandchildren is not None:
+                listed.append(child.path)
             if grandchildren is not None and any(c.name in _VENV_MARKERS for c in grandchildren):
                 continue
         elif is_skipped_dir(Path(child.path), name):
