@@ -8,17 +8,22 @@ jest tests and the browser tests). Behind it: the real tools, engine, checkpoint
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 from nb_factory import write_v45
 
+from architect_nb.agent import create_loop
 from architect_nb.config import load_config
 from architect_nb.execution.confirm import ConfirmationRequest, ScriptedConfirmer
 from architect_nb.execution.document_steps import inverse_ops
 from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.notebook.approval import ApprovalPrompt
+from architect_nb.redaction import default_redactor
 from architect_nb.testing.open_notebooks import OpenDocument, OpenNotebooks
+from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 from architect_nb.tools.kernel.session import PlainKernel
 from architect_nb.tools.notebook_files.backend import DocumentError, NotebookDocuments
 from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, apply_ops, check_ops
@@ -307,6 +312,86 @@ def test_the_approval_shows_the_cell_diff_of_the_open_document(
     assert request.preview is not None
     assert f"--- a/analysis.ipynb [cell 1 id={code} code]" in request.preview
     assert "-# unsaved line" in request.preview  # only the open document has that line
+
+
+def test_secrets_read_from_an_open_document_are_redacted_like_those_read_from_a_file(
+    workspace: Path, nb: Path, front: tuple[OpenNotebooks, OpenDocument], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key typed (unsaved) into the open notebook, and the same key in a notebook on disk: the model
+    receives neither, over real HTTP, and the approval prompt's cell diff shows neither."""
+    notebooks, doc = front
+    env_key, file_key = "live-" + uuid.uuid4().hex, "tok-" + uuid.uuid4().hex
+    monkeypatch.setenv("SERVICE_API_KEY", env_key)
+    monkeypatch.setenv("STUB_API_KEY", "stub-key-for-the-local-server")
+    (workspace / ".env").write_text(f"FOLDER_TOKEN={file_key}\n")  # a sensitive file's value
+    line = f"key = '{env_key}'  # and {file_key}\n"
+    code = doc.cells[1]["id"]
+    doc.type_into(code, line)  # only in the open document
+    on_disk = write_v45(workspace / "on_disk.ipynb")
+    saved = json.loads(on_disk.read_text())
+    saved["cells"][1]["source"] = line + "".join(saved["cells"][1]["source"])
+    on_disk.write_text(json.dumps(saved))
+    prompts: list[str] = []
+
+    class Recording(ScriptedConfirmer):
+        def confirm(self, request: ConfirmationRequest) -> Any:
+            assert request.preview is not None and env_key in request.preview  # raw until it is shown
+            prompts.append(ApprovalPrompt(request).question.value)
+            return super().confirm(request)
+
+    def edit(path: str, cell_id: str) -> tuple[str, dict[str, Any]]:
+        return "edit_notebook_cell", {
+            "path": path,
+            "cell_id": cell_id,
+            "old_str": "import math",
+            "new_str": "import os",
+        }
+
+    config = load_config(
+        overrides={
+            "workspace.root": str(workspace),
+            "llm.api_base": "",
+            "llm.api_key_env": "STUB_API_KEY",
+            "llm.retries": 0,
+            "guardrails.sensitive_files": [".env"],
+        },
+        environ={},
+    )
+    try:
+        default_redactor().refresh()
+        with OpenAIStubServer() as server:
+            config.llm.api_base = server.url
+            server.queue(
+                Reply.calls(
+                    ("read_notebook", {"path": "analysis.ipynb"}),
+                    ("read_notebook", {"path": "on_disk.ipynb"}),
+                ),
+                Reply.calls(edit("analysis.ipynb", code), edit("on_disk.ipynb", saved["cells"][1]["id"])),
+                Reply.text("Done."),
+            )
+            confirmer = Recording(["approve"] * 2)
+            loop = create_loop(
+                config, model="openai/stub-model", mode="confirm-sensitive", confirmer=confirmer,
+                kernel=_Kernel(notebooks),
+            )  # fmt: skip
+            result = loop.run("Read both notebooks and switch them to os.")
+    finally:
+        monkeypatch.delenv("SERVICE_API_KEY")
+        default_redactor().refresh()
+    assert result.status == "success", result
+    assert doc.source(code).startswith(line + "import os\n")  # the open document holds the key, edited
+    sent = json.dumps(server.requests)
+    assert env_key not in sent and file_key not in sent
+    results = [m["content"] for r in server.requests for m in r["messages"] if m["role"] == "tool"]
+    live_read, disk_read = results[0], results[1]
+    assert "[Open in JupyterLab" in live_read and "[Open in" not in disk_read
+    shown = "key = '[REDACTED:SERVICE_API_KEY]'  # and [REDACTED:.env:FOLDER_TOKEN]"
+    assert shown in live_read, live_read
+    assert shown in disk_read, disk_read
+    assert len(prompts) == 2
+    for prompt in prompts:
+        assert env_key not in prompt and file_key not in prompt
+        assert "[REDACTED:SERVICE_API_KEY]" in prompt and "[REDACTED:.env:FOLDER_TOKEN]" in prompt
 
 
 def test_undo_puts_the_open_documents_cells_back_and_keeps_the_persons_edits(
