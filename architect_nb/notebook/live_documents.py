@@ -27,11 +27,11 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from architect_nb.log import get_logger
-from architect_nb.tools.notebook_files.backend import DocumentError, DocumentState
-from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError
+if TYPE_CHECKING:
+    from architect_nb.tools.notebook_files.backend import DocumentState
+    from architect_nb.tools.notebook_files.cellops import CellOp
 
 __all__ = [
     "TARGET",
@@ -52,8 +52,6 @@ DEFAULT_TIMEOUT = 10.0
 RECONNECT_GRACE = 3.0
 _TICK = 0.02
 _OP_CODES = frozenset({"gone", "changed", "typing", "running", "taken", "anchor"})
-
-log = get_logger(__name__)
 
 
 @dataclass(slots=True)
@@ -168,7 +166,7 @@ class DocumentChannel:
 
     def open_document(self, path: Path) -> LiveNotebook | None:
         if (why := self.unavailable()) is not None:
-            raise DocumentError(f"'{path.name}' may be open in a front end, but {why}.")
+            raise _document_error(f"'{path.name}' may be open in a front end, but {why}.")
         self._await_reconnects()
         with self._lock:
             clients = dict(self.clients)
@@ -189,14 +187,14 @@ class DocumentChannel:
         shown = path.name
         if silent:
             where = ", ".join(sorted({clients[k].where for k in silent}))
-            raise DocumentError(
+            raise _document_error(
                 f"{where} did not answer within {self.timeout:g} s (reloaded or closed?), so it is not known "
                 f"whether '{shown}' is open there; nothing was changed. Retry the call."
             )
         if not claims:
             return None
         if len(claims) > 1 and not all(shared for _route, shared in claims.values()):
-            raise DocumentError(
+            raise _document_error(
                 f"'{shown}' is open in {len(claims)} front ends that do not share their edits (two browser "
                 "tabs or windows without real-time collaboration), so a change in one would be lost in the "
                 "other; nothing was changed. Ask the person to close all but one, then retry."
@@ -229,7 +227,7 @@ class DocumentChannel:
         """Send one request to one front end and return its answer. Raises `DocumentError` on no answer."""
         answers, silent = self._ask({comm_id: body})
         if silent or comm_id not in answers:
-            raise DocumentError(
+            raise _document_error(
                 f"The front end did not answer within {self.timeout:g} s (the browser reloaded or closed?); "
                 "whether the change reached the notebook is unknown. Call read_notebook to see it as it is."
             )
@@ -306,11 +304,13 @@ class LiveNotebook:
         answer = self._call({"type": "read"})
         data = answer.get("notebook")
         if not isinstance(data, dict):
-            raise DocumentError(f"{self._where} sent no notebook; nothing was changed. Retry the call.")
+            raise _document_error(f"{self._where} sent no notebook; nothing was changed. Retry the call.")
         busy = {str(cell) for cell in answer.get("busy") or [] if isinstance(cell, str)}
         with self._channel._lock:
             busy |= self._channel.running_cells
         editing = answer.get("editing")
+        from architect_nb.tools.notebook_files.backend import DocumentState
+
         return DocumentState(
             data=data,
             editing=editing if isinstance(editing, str) else None,
@@ -330,8 +330,18 @@ class LiveNotebook:
         code = str(answer.get("code") or "")
         error = str(answer.get("error") or "the front end refused without saying why")[:600]
         if code in _OP_CODES:
+            from architect_nb.tools.notebook_files.cellops import CellOpError
+
             raise CellOpError(code, error)
-        raise DocumentError(error)
+        raise _document_error(error)
+
+
+def _document_error(message: str) -> Exception:
+    """A `DocumentError`, imported when one is raised: `%load_ext` imports this module and must stay quick
+    (the notebook tools' package imports the file tools and search; the agent's side has them loaded)."""
+    from architect_nb.tools.notebook_files.backend import DocumentError
+
+    return DocumentError(message)
 
 
 # ---------------------------------------------------------------------- one channel per kernel
