@@ -6,6 +6,8 @@ and edits a third, on the scripted model. The open view shows the changes at onc
 there, saving shows no "File Changed" dialog and the file then holds both; Ctrl+Z in the edited cell reverts
 the agent's edit and `%architect undo` the rest. Then an `%%architect` cell in `analysis.ipynb` itself does
 the same to its other cells, is refused when it tries to change itself, and is saved and undone the same way.
+Last, the notebook open in two tabs: the agent's edit is refused (two copies), and goes through once one
+is closed.
 Screenshots are saved under the test's temporary folder (the path is printed).
 """
 
@@ -147,6 +149,7 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
 # ------------------------------------------------------------------------------------------------ the pages
 
 _PANEL = """(path) => {
+    if (!window.jupyterapp) { return null; }
     for (const w of window.jupyterapp.shell.widgets('main')) {
         if (w.context && w.context.path === path) { return w; }
     }
@@ -195,8 +198,13 @@ class Notebook:
         return dict(self.cells())[cell_id]
 
     def shown(self) -> str:
-        """The text of the notebook's cells as rendered in its view."""
-        return str(self.eval("return panel.content.node.innerText;"))
+        """The text of the notebook's cell editors as rendered in its view (not their outputs)."""
+        return str(
+            self.eval(
+                "return Array.from(panel.content.node.querySelectorAll('.jp-InputArea-editor'))"
+                ".map(n => n.innerText).join('\\n');"
+            )
+        )
 
     def editor(self, index: int) -> Any:
         panel = self.eval("return panel.id;")
@@ -215,6 +223,14 @@ class Notebook:
         self.eval(
             "panel.content.activeCellIndex = arg; panel.content.mode = 'command';"
             "void window.jupyterapp.commands.execute('notebook:run-all-below');",
+            index,
+        )
+
+    def run_cell(self, index: int) -> None:
+        self.activate()
+        self.eval(
+            "panel.content.activeCellIndex = arg; panel.content.mode = 'command';"
+            "void window.jupyterapp.commands.execute('notebook:run-cell');",
             index,
         )
 
@@ -343,6 +359,8 @@ def test_the_agent_edits_the_open_notebook(
         assert dict(cells)["cell-4"] == "result = min(data)"
         assert dict(cells)["cell-7"] == dict(original)["cell-7"]  # the running cell was left alone
         assert dict(cells)["cell-1"] == TYPED + ANALYSIS[1]
+        shown = analysis.shown()
+        assert "print(result)" in shown and "min(data)" in shown and "a scratch cell" not in shown
         refused = analysis.run_output(0).locator('details.anb-call[data-status="failed"]')
         expect(refused).to_have_count(1)
         page.screenshot(path=str(artifacts / "2-edited-by-itself.png"))
@@ -362,6 +380,97 @@ def test_the_agent_edits_the_open_notebook(
         analysis.save_without_dialog(artifacts, "4")
         assert _on_disk(workspace)[:8] == cells[:8]
         page.screenshot(path=str(artifacts / "3-undone.png"))
+        assert outside == []
+
+    with capsys.disabled():
+        print(f"\nscreenshots ({module}): {artifacts}")
+
+
+def test_a_notebook_open_in_two_tabs_is_not_edited_twice(
+    server: tuple[str, str, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """analysis.ipynb open in two browser tabs (no real-time collaboration: two copies of the document). The
+    agent's insert is refused, neither copy changes; once the second tab is closed it goes through, once."""
+    from playwright.sync_api import expect
+
+    module, url, workspace, artifacts = server
+    refused = write_script(
+        workspace,
+        [
+            {
+                "tool_calls": [
+                    _call("insert_notebook_cell", after_cell_id="cell-0", source="import statistics\n")
+                ]
+            },
+            {
+                "expect": {"tool_result_contains": "open in 2 front ends that do not share"},
+                "content": "Refused.",
+            },
+        ],
+        name="twice.yaml",
+    )
+    applied = write_script(
+        workspace,
+        [
+            {
+                "tool_calls": [
+                    _call("insert_notebook_cell", after_cell_id="cell-0", source="import statistics\n")
+                ]
+            },
+            {"expect": {"tool_result_contains": "Applied to the notebook open in"}, "content": "Inserted."},
+        ],
+        name="once.yaml",
+    )
+    _notebook(
+        workspace / "tabs.ipynb",
+        [
+            "%load_ext architect_nb",
+            f"%%architect --mode yolo --new --model {refused} --workspace {workspace}\nAdd an import.",
+            f"%%architect --mode yolo --new --model {applied} --workspace {workspace}\nAdd an import.",
+        ],
+    )
+    on_disk = (workspace / "analysis.ipynb").read_bytes()
+    with open_chromium(artifacts.parent / "chromium-profile", url, height=1400) as (page, outside):
+        app = "lab/tree" if module == "jupyterlab" else "notebooks"
+        page.goto(f"{url}/{app}/{TARGET}")
+        first = Notebook(page, TARGET)
+        first.ready()
+        second_page = page.context.new_page()
+        second_page.goto(f"{url}/{app}/{TARGET}")
+        second = Notebook(second_page, TARGET)
+        second.ready()
+        if module == "jupyterlab":
+            page.bring_to_front()
+            page.evaluate(
+                "() => window.jupyterapp.commands.execute('docmanager:open', {path: 'project/tabs.ipynb'})"
+            )
+            driver = Notebook(page, "project/tabs.ipynb")
+        else:
+            driver = Notebook(page.context.new_page(), "project/tabs.ipynb")
+            driver.page.goto(f"{url}/notebooks/project/tabs.ipynb")
+        driver.ready()
+        original = first.cells()
+        assert second.cells() == original
+
+        driver.run_cell(0)
+        driver.run_cell(1)
+        run = driver.run_output(0)
+        expect(run.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=120_000)
+        expect(run.locator('details.anb-call[data-status="failed"]')).to_have_count(1)
+        assert first.cells() == original and second.cells() == original  # no copy of the edit anywhere
+        driver.page.screenshot(path=str(artifacts / "tabs-1-refused.png"))
+
+        second_page.close()
+        driver.run_cell(2)
+        expect(driver.run_output(1).locator(".anb-summary .anb-badge").first).to_have_text(
+            "success", timeout=120_000
+        )
+        cells = first.cells()
+        assert [source for _, source in cells].count("import statistics\n") == 1
+        assert len(cells) == len(original) + 1
+        assert (workspace / "analysis.ipynb").read_bytes() == on_disk
+        first.save_without_dialog(artifacts, "tabs")
+        assert _on_disk(workspace) == cells
         assert outside == []
 
     with capsys.disabled():
