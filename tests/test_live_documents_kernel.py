@@ -10,7 +10,6 @@ ends.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,24 +18,14 @@ from typing import Any
 import pytest
 import yaml
 from agent_helpers import write_script
-from kernel_harness import RUN_MIME, Cell, FrontEnd, available_kernels, front_end
+from kernel_harness import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
 from live_frontend import DocumentFrontEnd
 from nb_factory import write_v45
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
-def _kernels() -> list[Any]:
-    params = []
-    for name in ("ipk7", "ipk6"):
-        missing = name not in available_kernels()
-        reason = "no .venv-ipk6: run `make setup-ipk6` (make pytest does)"
-        marks = [pytest.mark.skipif(missing and not os.environ.get("CI"), reason=reason)] if missing else []
-        params.append(pytest.param(name, marks=marks, id=name))
-    return params
-
-
-@pytest.fixture(params=_kernels())
+@pytest.fixture(params=kernel_params())
 def kernel(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[FrontEnd, Path]]:
     """A kernel started in tmp/root (the server's root) for root/driver.ipynb, architect_nb loaded, with a
     workspace root/ws holding analysis.ipynb."""

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import yaml
 from agent_helpers import copy_sample_project, write_script
-from browser_support import jupyter_server, open_chromium, require_tools
+from browser_support import jupyter_server, open_chromium, require_tools, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -38,34 +38,6 @@ ANALYSIS = [
     "%load_ext architect_nb",
     None,  # the %%architect cell of the same notebook (run 2)
 ]
-
-
-def _code(i: int, source: str) -> dict[str, Any]:
-    return {
-        "cell_type": "code",
-        "id": f"cell-{i}",
-        "metadata": {},
-        "execution_count": None,
-        "outputs": [],
-        "source": source,
-    }
-
-
-def _notebook(path: Path, sources: list[str]) -> None:
-    path.write_text(
-        json.dumps(
-            {
-                "nbformat": 4,
-                "nbformat_minor": 5,
-                "metadata": {
-                    "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-                },
-                "cells": [_code(i, source) for i, source in enumerate(sources)],
-            },
-            indent=1,
-        )
-        + "\n"
-    )
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -114,13 +86,14 @@ def _setup(root: Path) -> Path:
     )
     sources = list(ANALYSIS)
     sources[7] = f"%%architect --mode yolo --model {in_itself} --workspace {workspace}\nTidy this notebook."
-    _notebook(workspace / "analysis.ipynb", sources)
-    _notebook(
-        workspace / "driver.ipynb",
+    write_notebook(workspace, sources, "analysis.ipynb")
+    write_notebook(
+        workspace,
         [
             "%load_ext architect_nb",
             f"%%architect --mode yolo --model {from_driver} --workspace {workspace}\nTidy analysis.ipynb.",
         ],
+        "driver.ipynb",
     )
     return workspace
 
@@ -421,13 +394,14 @@ def test_a_notebook_open_in_two_tabs_is_not_edited_twice(
         ],
         name="once.yaml",
     )
-    _notebook(
-        workspace / "tabs.ipynb",
+    write_notebook(
+        workspace,
         [
             "%load_ext architect_nb",
             f"%%architect --mode yolo --new --model {refused} --workspace {workspace}\nAdd an import.",
             f"%%architect --mode yolo --new --model {applied} --workspace {workspace}\nAdd an import.",
         ],
+        "tabs.ipynb",
     )
     on_disk = (workspace / "analysis.ipynb").read_bytes()
     with open_chromium(artifacts.parent / "chromium-profile", url, height=1400) as (page, outside):
