@@ -375,6 +375,11 @@ class CheckpointStore:
         if path is None:
             self._restore_index(run, run_id, steps, report)
             report.notes += _moved_heads(steps)
+        if not report.ok:
+            # Nothing is marked done, so the same undo can run again once the person has settled the
+            # conflicts: what was restored now holds its original and is skipped then.
+            report.notes.append("Run the undo again after resolving those; what was restored stays.")
+            return report
         with self._lock:
             if path is not None:
                 run.reverted.add(path)
