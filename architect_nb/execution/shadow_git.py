@@ -69,6 +69,7 @@ class ShadowRepo:
         self._lock = threading.Lock()
         self._ready = False
         self._last: tuple[str, str, list[str]] | None = None  # (tree before, tree after, paths that differ)
+        self._index_read: tuple[int, ...] | None | bool = False  # the index as the last write-tree left it
 
     # ------------------------------------------------------------------ snapshots
 
@@ -83,6 +84,11 @@ class ShadowRepo:
             elif paths:
                 self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin="\0".join(paths) + "\0")
             previous = self._last[1] if self._last is not None else EMPTY_TREE
+            if self._last is not None and self._index_read == self._stamp():
+                # git rewrites the index only when an entry changed (and writes none while it is empty):
+                # untouched, it still holds the last tree.
+                self._last = (previous, previous, [])
+                return previous
             tree = self._git("write-tree").strip()
             differ: list[str] = []
             if tree != previous:  # most snapshots find nothing new: the tree ids say so without a diff
@@ -94,7 +100,17 @@ class ShadowRepo:
                 if self._drop_large(differ):
                     tree = self._git("write-tree").strip()
             self._last = (previous, tree, differ)
+            self._index_read = self._stamp()  # after write-tree, which may store its cache in the index
             return tree
+
+    def _stamp(self) -> tuple[int, ...] | None:
+        """The index file's identity and times (None: there is none). git writes a new file and renames it over
+        the old one, so any rewrite changes them."""
+        try:
+            st = os.stat(self.git_dir / "index")
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def entries(self, tree: str, paths: Iterable[str] | None = None) -> dict[str, Entry]:
         """The files of `tree` (all, or those of `paths`), by path."""
