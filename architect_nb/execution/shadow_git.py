@@ -69,7 +69,7 @@ class ShadowRepo:
         self._lock = threading.Lock()
         self._ready = False
         self._last: tuple[str, str, list[str]] | None = None  # (tree before, tree after, paths that differ)
-        self._index_read: tuple[int, ...] | None | bool = False  # the index as the last write-tree left it
+        self._index_read: tuple[int, ...] | bool | None = False  # the index as the last write-tree left it
 
     # ------------------------------------------------------------------ snapshots
 
@@ -104,8 +104,8 @@ class ShadowRepo:
             return tree
 
     def _stamp(self) -> tuple[int, ...] | None:
-        """The index file's identity and times (None: there is none). git writes a new file and renames it over
-        the old one, so any rewrite changes them."""
+        """The index file's identity and times (None: there is none). git writes a new file and renames it
+        over the old one, so any rewrite changes them."""
         try:
             st = os.stat(self.git_dir / "index")
         except OSError:
