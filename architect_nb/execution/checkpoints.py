@@ -452,9 +452,8 @@ class CheckpointStore:
 
     def _keep_trees(self, run_id: str, n: int, before: str, after: str) -> None:
         """Refs, so the snapshots a saved run needs are never collected."""
-        lines = f"update refs/runs/{run_id}/{n}b {before}\nupdate refs/runs/{run_id}/{n}a {after}\n"
         with contextlib.suppress(SnapshotError):
-            self.shadow._git("update-ref", "--stdin", stdin=lines)
+            self.shadow.keep({f"refs/runs/{run_id}/{n}b": before, f"refs/runs/{run_id}/{n}a": after})
 
     def _restore_index(self, run: _Run, run_id: str, steps: list[StepRecord], report: UndoReport) -> None:
         """Give back the person's git index when a step being undone staged something (git add, git mv)."""
