@@ -3,7 +3,8 @@
 Scenarios (yolo mode, so nobody is asked):
   1. no hooks, no guardrails         - the bare pipeline: lookup, validation, policy, audit record
   2. guardrails on, read-only call   - plus sensitive-file checks on the path and output filtering
-  3. guardrails on, mutating call    - plus preview diff, protected files, edit limits, code rules, checkpoint
+  3. guardrails on, mutating call    - plus preview diff, protected files, edit limits, code rules, and the
+                                       undo snapshots before and after (a git process each: milliseconds)
   4. one pre-hook (`true`)           - for scale: a hook is a process, so it costs milliseconds
   5. one Claude-style pre-hook       - the same `true` from `.claude/settings.json`: plus Claude Code's input
                                        (names mapped, the run's transcript written for `transcript_path`; it
@@ -135,6 +136,8 @@ def main() -> int:
     n = 20_000
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp).resolve()
+        (root / "src").mkdir()
+        (root / "src" / "app.py").write_text("x = 0\n")  # what the mutating call's snapshots cover
         args = {"path": "src/app.py", "content": "x = 1\n"}
         tool = NoopTool(root)
         plain = build(root, guardrails=False)
@@ -154,10 +157,10 @@ def main() -> int:
             measure(lambda: guarded.execute_tool_call("noop", args), n),
             base,
         )
-        # A fresh run every 1000 calls keeps the audit log and checkpoint store the size of a real run.
+        # A fresh run every 100 calls keeps the audit log and checkpoint store the size of a real run.
         row(
             "3 engine: guardrails on, mutating call",
-            measure(in_runs(guarded, "noop_write", args, 1000), n),
+            measure(in_runs(guarded, "noop_write", args, 100), 500),
             base,
         )
         row(

@@ -141,3 +141,20 @@ def test_without_a_state_folder_undo_works_in_memory(workspace: Path, tmp_path: 
     assert engine.execute_tool_call("run_command", {"command": "echo changed > a.py"}).success
     assert engine.checkpoints.undo(engine.run_id).ok and (workspace / "a.py").read_text() == "original\n"
     assert not (tmp_path / "cp").exists()
+
+
+def test_two_kernels_sharing_a_store_each_see_the_others_snapshots(workspace: Path, tmp_path: Path) -> None:
+    """A snapshot that changed nothing reuses the last tree without asking git, but only while the shared
+    index is the one this process last read: another kernel's snapshot makes it ask again."""
+    (workspace / "a.py").write_text("one\n")
+    first = ShadowRepo(workspace, tmp_path / "store")
+    second = ShadowRepo(workspace, tmp_path / "store")
+    tree_a = first.snapshot(["a.py"])
+    assert second.snapshot(["a.py"]) == tree_a
+    assert first.snapshot(["a.py"]) == tree_a  # nothing changed: the same tree
+    (workspace / "a.py").write_text("two, longer\n")
+    tree_b = second.snapshot(["a.py"])
+    assert tree_b != tree_a
+    # `first` changed nothing of its own since its last snapshot, yet the index moved on under it.
+    assert first.snapshot(["a.py"]) == tree_b
+    assert first.read(first.entries(tree_b, ["a.py"])["a.py"].blob) == b"two, longer\n"

@@ -157,6 +157,17 @@ def test_files_the_person_changed_since_are_conflicts_and_left_alone(project: Pa
     assert "Left alone, because they changed since the run: a.py" in str(report)
     assert (project / "a.py").read_text() == "the person's own edit\n"
     assert (project / "pkg" / "mod.py").read_text() == "x  =  1\n"  # the rest is undone
+    assert "Run the undo again" in str(report)
+    # The person puts back what the run left; the same undo, run again, finishes the job and only then is
+    # the run marked undone.
+    (project / "a.py").write_text("agent\n")
+    again = engine.checkpoints.undo(engine.run_id)
+    assert again.ok and again.restored == ["a.py"], str(again)
+    assert (project / "a.py").read_text() == "original\n" and (
+        project / "pkg" / "mod.py"
+    ).read_text() == "x  =  1\n"
+    with pytest.raises(AlreadyUndoneError):
+        engine.checkpoints.undo(engine.run_id)
 
 
 def test_rewind_to_a_step_and_revert_one_file(project: Path) -> None:

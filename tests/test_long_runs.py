@@ -4,6 +4,7 @@ stays the same size however long the run, and the saved record keeps long output
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,53 @@ def test_the_live_view_shows_the_last_steps_and_stays_the_same_size(monkeypatch:
         assert len(view._done_html) <= LIVE_STEPS  # the HTML of steps out of view is let go
         view.finish({"text/plain": "done"})
     assert abs(sizes[LIVE_STEPS * 12] - sizes[LIVE_STEPS * 3]) < 100
+
+
+class _Handle:
+    """The display handle's side of the live view: what each redraw sent."""
+
+    def __init__(self) -> None:
+        self.drawn: list[str] = []
+
+    def update(self, content: dict[str, str], raw: bool = False) -> None:
+        self.drawn.append(content["text/html"])
+
+
+def test_events_that_come_fast_are_drawn_together_and_the_last_one_is_drawn_soon() -> None:
+    view = LiveView()
+    handle = _Handle()
+    view.handle = handle  # type: ignore[assignment]
+    started = time.monotonic()
+    view.on_event(_started())
+    for step in range(1, 51):
+        for event in _step_events(step):
+            view.on_event(event)
+    elapsed = time.monotonic() - started
+    # 301 events, but at most one redraw per 0.1 s (and the first at once).
+    assert len(handle.drawn) <= 2 + elapsed / 0.1, (len(handle.drawn), elapsed)
+    deadline = time.monotonic() + 5
+    while "Step 50: reading." not in (handle.drawn or [""])[-1] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "Step 50: reading." in handle.drawn[-1]  # a trailing redraw, with no further event to cause it
+    view.on_event(
+        RunFinished(
+            run_id=RUN,
+            status="success",
+            stop_reason="completed",
+            message="done",
+            steps=50,
+            final_text="done",
+            files_changed=(),
+            total_tokens=750,
+            total_cost_usd=0.0,
+            duration_s=1.0,
+        )
+    )
+    finished = handle.drawn[-1]
+    view.finish({"text/html": "static", "text/plain": "done"})
+    assert handle.drawn[-2] == finished and handle.drawn[-1] == "static"
+    time.sleep(0.15)
+    assert handle.drawn[-1] == "static"  # no redraw is left to come after the static output
 
 
 def test_the_notebook_keeps_long_outputs_cut_and_the_transcript_file_keeps_them_whole(tmp_path: Path) -> None:

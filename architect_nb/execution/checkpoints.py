@@ -437,6 +437,11 @@ class CheckpointStore:
         if path is None:
             self._restore_index(run, run_id, steps, report)
             report.notes += _moved_heads(steps)
+        if not report.ok:
+            # Nothing is marked done, so the same undo can run again once the person has settled the
+            # conflicts: what was restored now holds its original and is skipped then.
+            report.notes.append("Run the undo again after resolving those; what was restored stays.")
+            return report
         with self._lock:
             if path is not None:
                 run.reverted.add(path)
@@ -509,9 +514,8 @@ class CheckpointStore:
 
     def _keep_trees(self, run_id: str, n: int, before: str, after: str) -> None:
         """Refs, so the snapshots a saved run needs are never collected."""
-        lines = f"update refs/runs/{run_id}/{n}b {before}\nupdate refs/runs/{run_id}/{n}a {after}\n"
         with contextlib.suppress(SnapshotError):
-            self.shadow._git("update-ref", "--stdin", stdin=lines)
+            self.shadow.keep({f"refs/runs/{run_id}/{n}b": before, f"refs/runs/{run_id}/{n}a": after})
 
     def _restore_index(self, run: _Run, run_id: str, steps: list[StepRecord], report: UndoReport) -> None:
         """Give back the person's git index when a step being undone staged something (git add, git mv)."""

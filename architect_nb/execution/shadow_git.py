@@ -2,7 +2,8 @@
 
 Each workspace gets a bare repository in the state folder (`<checkpoints.dir>/snapshots/<hash>.git`) and its
 own index there, so git's stat cache makes a snapshot of an unchanged tree cheap. A snapshot is a tree id:
-`git add -A` (or, for one tool's files, `git update-index` of just those paths) then `git write-tree`.
+`git add -A` (or, for one tool's files, `git update-index` of just those paths) then `git write-tree`. A file
+tool's files are mostly snapshotted with no git process at all (`shadow_objects`), to the same tree ids.
 Git runs with a hardened environment: no system or global config, no hooks, no fsmonitor, and an
 `info/attributes` that turns off every conversion (line endings, filters), so blobs are the bytes on disk.
 The workspace's `.gitignore` files apply (data and build outputs are not snapshotted), plus
@@ -11,17 +12,25 @@ The workspace's `.gitignore` files apply (data and build outputs are not snapsho
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import re
 import subprocess
+import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from architect_nb.execution.shadow_objects import FastTrees, NeedsGitError
+
 __all__ = ["EMPTY_TREE", "Entry", "ShadowRepo", "SnapshotError", "forget_runs"]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: A ref name written as a file (`refs/runs/<run id>/<step>b`): nothing git would read differently.
+_PLAIN_REF = re.compile(r"refs/runs/[A-Za-z0-9_-]{1,64}/[0-9]{1,9}[ab]")
 _NO_CONVERSIONS = "* -text -eol -filter -ident -diff -merge -working-tree-encoding\n"
 _HARDENING = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
@@ -69,6 +78,10 @@ class ShadowRepo:
         self._lock = threading.Lock()
         self._ready = False
         self._last: tuple[str, str, list[str]] | None = None  # (tree before, tree after, paths that differ)
+        self._index_read: tuple[int, ...] | bool | None = False  # the index as the last write-tree left it
+        self._index_tree: str | None = None  # the tree that write-tree made of it
+        self._dirty: set[str] = set()  # paths snapshotted in-process since, which the index does not hold yet
+        self._fast: FastTrees | None = None
 
     # ------------------------------------------------------------------ snapshots
 
@@ -76,13 +89,22 @@ class ShadowRepo:
         """The workspace's state now, as a tree id. With `paths` (relative), only those are refreshed."""
         with self._lock:
             self._prepare()
+            if paths and self._last is not None and not self.too_large.intersection(paths):
+                with contextlib.suppress(NeedsGitError, OSError):  # else git does, and says what failed
+                    return self._snapshot_in_process(self._last[1], paths)
             if paths is None:
                 self._git("add", "-A", "--ignore-errors", "--", ".")
                 if include:
                     self._git("add", "-f", "--ignore-errors", "--", *include, check=False)
-            elif paths:
-                self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin="\0".join(paths) + "\0")
+            elif paths or self._dirty:
+                listed = "\0".join(dict.fromkeys([*paths, *sorted(self._dirty)])) + "\0"
+                self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=listed)
             previous = self._last[1] if self._last is not None else EMPTY_TREE
+            if self._last is not None and self._index_tree == previous and self._index_read == self._stamp():
+                # git rewrites the index only when an entry changed (and writes none while it is empty):
+                # untouched, it still holds the last tree.
+                self._last = (previous, previous, [])
+                return previous
             tree = self._git("write-tree").strip()
             differ: list[str] = []
             if tree != previous:  # most snapshots find nothing new: the tree ids say so without a diff
@@ -94,7 +116,52 @@ class ShadowRepo:
                 if self._drop_large(differ):
                     tree = self._git("write-tree").strip()
             self._last = (previous, tree, differ)
+            self._index_read = self._stamp()  # after write-tree, which may store its cache in the index
+            self._index_tree = tree
+            self._dirty.clear()
             return tree
+
+    def _snapshot_in_process(self, previous: str, paths: Sequence[str]) -> str:
+        """A file tool's snapshot with no git process (see `shadow_objects`); NeedsGitError when git must."""
+        if self._fast is None:
+            self._fast = FastTrees(self.git_dir, self.workspace, self._env(), _HARDENING)
+            weakref.finalize(self, self._fast.close)
+        tree, differ = self._fast.update(previous, paths, self.max_file_bytes)
+        self._dirty.update(differ)
+        self._last = (previous, tree, differ)
+        return tree
+
+    def keep(self, refs: dict[str, str]) -> None:
+        """Point each ref (`refs/runs/<run>/<n>b`) at its tree, so git never collects what a saved run needs.
+        Refs are files: written in place, with `git update-ref` only for a name that is not plain."""
+        if not all(_PLAIN_REF.fullmatch(name) for name in refs):
+            lines = "".join(f"update {name} {oid}\n" for name, oid in refs.items())
+            self._git("update-ref", "--stdin", stdin=lines)
+            return
+        for name, oid in refs.items():
+            target = self.git_dir / name
+            tmp = ""
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix="tmp-ref-", dir=self.git_dir)  # not among the refs
+                with os.fdopen(fd, "w") as f:
+                    f.write(oid + "\n")
+                os.replace(tmp, target)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise SnapshotError(
+                    f"the snapshot store {self.git_dir} could not be written ({exc})"
+                ) from None
+
+    def _stamp(self) -> tuple[int, ...] | None:
+        """The index file's identity and times (None: there is none). git writes a new file and renames it
+        over the old one, so any rewrite changes them."""
+        try:
+            st = os.stat(self.git_dir / "index")
+        except OSError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     def entries(self, tree: str, paths: Iterable[str] | None = None) -> dict[str, Entry]:
         """The files of `tree` (all, or those of `paths`), by path."""
@@ -153,7 +220,7 @@ class ShadowRepo:
                 link = os.readlink(full).encode()
                 result[path] = Entry("120000", _blob_id(link))
             elif os.path.isfile(full):
-                mode = "100755" if st.st_mode & 0o111 else "100644"
+                mode = "100755" if st.st_mode & 0o100 else "100644"  # git reads the owner's bit only
                 if _line_unsafe(path):  # git's --stdin-paths cannot carry this name: hash it here
                     try:
                         result[path] = Entry(mode, _blob_id(full.read_bytes()))

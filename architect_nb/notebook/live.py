@@ -8,7 +8,8 @@ The output shows the run so far as HTML: a header with status, step, tokens and 
 the static output, so live and saved look alike. A long run shows its last `LIVE_STEPS` steps and a line
 counting the earlier ones (the static output, put in place when the run ends, shows every step): each redraw
 then costs the same at step 400 as at step 4, in the kernel and in the front end, and the HTML of a step
-that is over is made (and redacted) once. Only while a call waits for approval does it become a
+that is over is made (and redacted) once. Redraws come at most every 0.1 s (longer for a long log): events
+that come sooner are shown together by the next one. Only while a call waits for approval does it become a
 widget: the log (an HTML widget) with the prompt under it. When the prompt is settled the output is HTML
 again and those widgets are emptied and closed; `finish` puts the static output in place. So a finished cell
 holds no widget, and a headless run (nbclient, papermill) saves no widget state unless a prompt was shown.
@@ -16,6 +17,7 @@ holds no widget, and a headless run (nbclient, papermill) saves no widget state 
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display as _display
 
-from architect_nb.agent.events import AgentEvent, CostUpdate, RunFinished, StepStarted, TextDelta, Transcript
+from architect_nb.agent.events import AgentEvent, CostUpdate, RunFinished, StepStarted, Transcript
 from architect_nb.notebook.render import events_html, status_badge, tokens_text
 from architect_nb.redaction import default_redactor
 
@@ -35,7 +37,7 @@ __all__ = ["LIVE_STEPS", "LiveView"]
 #: Steps shown in full while a run goes on; earlier ones are counted in one line.
 LIVE_STEPS = 10
 
-_REDRAW_EVERY = 0.1  # seconds between redraws for streamed text (each redraw resends the run's HTML)
+_REDRAW_EVERY = 0.1  # seconds between redraws (each resends the run's HTML); what comes between waits for one
 _REDRAW_BYTES = 100_000  # ... and longer for a longer log: about 1 MB/s of redraws at most
 
 
@@ -54,6 +56,7 @@ class LiveView:
         self._cached = 0
         self._usd = 0.0
         self._drawn = 0.0
+        self._later: threading.Timer | None = None  # the redraw due for events that came too soon after one
         self._html_size = 0
         self._closed = False
         self._prompts: list[Any] = []
@@ -93,11 +96,31 @@ class LiveView:
                 self._cached = event.total_cached_tokens
             self._status = event.status if isinstance(event, RunFinished) else "running"
             every = _REDRAW_EVERY * max(1.0, self._html_size / _REDRAW_BYTES)
-            if isinstance(event, TextDelta) and time.monotonic() - self._drawn < every:
-                return  # the next event or redraw shows it
+            wait = self._drawn + every - time.monotonic()
+            if wait > 0 and not isinstance(event, RunFinished):
+                self._redraw_later(wait)  # a quick run's steps come faster than anyone reads them
+                return
             self._redraw()
 
+    def _redraw_later(self, wait: float) -> None:
+        if self._later is not None:
+            return
+        # The timer's thread sends in the worker's context, whose parent header ties the update to the cell.
+        context = contextvars.copy_context()
+        self._later = threading.Timer(wait, context.run, args=(self._redraw_due,))
+        self._later.daemon = True
+        self._later.start()
+
+    def _redraw_due(self) -> None:
+        with self._lock:
+            self._later = None
+            if not self._closed:
+                self._redraw()
+
     def _redraw(self) -> None:
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
         if self._asking is not None:
             self._asking.children[0].value = self._bundle()["text/html"]
         else:
@@ -176,6 +199,8 @@ class LiveView:
         """Replace the live view by `output` (a static bundle) in place; close any prompt still shown."""
         with self._lock:
             self._closed = True
+            if self._later is not None:
+                self._later.cancel()
             prompts, self._prompts = self._prompts, []
             asking, self._asking = self._asking, None
             self._update(output)

@@ -101,7 +101,7 @@ class Session:
             report = store.undo(run_id, from_step=step, path=path, documents=current_channel())
         except CheckpointError as exc:
             raise UsageError(f"%architect {what}: {exc}.") from None
-        if record is not None and step is None and path is None:
+        if record is not None and step is None and path is None and report.ok:
             record.undone = report
         self._tell_thread(report)
         return report
