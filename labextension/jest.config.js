@@ -4,6 +4,12 @@ module.exports = {
   testMatch: ['<rootDir>/tests/**/*.spec.ts'],
   setupFiles: ['<rootDir>/tests/setup.js'],
   transform: {
-    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }]
-  }
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }],
+    // @jupyter/ydoc (JupyterLab's shared notebook model, for the live-edit tests) ships ES modules only.
+    '^.+/@jupyter/ydoc/.+\\.js$': [
+      'ts-jest',
+      { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }
+    ]
+  },
+  transformIgnorePatterns: ['/node_modules/(?!@jupyter/ydoc/)']
 };

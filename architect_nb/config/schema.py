@@ -293,6 +293,16 @@ class NotebookConfig(_Section):
     approval_timeout: float = Field(
         300.0, gt=0, description="Seconds before an unanswered approval is denied."
     )
+    frontend_timeout: float = Field(
+        10.0,
+        gt=0,
+        le=600,
+        description=(
+            "Seconds to wait for a JupyterLab or Notebook 7 front end to say whether a notebook is open "
+            "there, and to read or change it. One that does not answer fails the call and is dropped until "
+            "it reconnects."
+        ),
+    )
 
 
 class KernelConfig(_Section):

@@ -7,6 +7,10 @@ whole workspace. The snapshots live in the workspace's private git store (`shado
 person's repository; a step's record is its two trees and the paths that differ. So undo sees what commands
 changed too (`ruff --fix`, `sed -i`, `git mv`, generated files), and knows which step changed which file.
 
+A notebook tool that changed a notebook open in a front end changed its document, not the file: that step
+records the change cell by cell instead (`record_document`), and undo puts those cells back in the open
+document, or in the file if it was closed since (`document_steps.py`).
+
 `undo(run)` restores every path the run changed, `undo(run, from_step=S)` every path changed at step S or
 later (the workspace as it was just before step S), `undo(run, path=P)` one file (a review's Revert). A path
 is restored only if it still holds what the run left; a file changed since is a conflict, reported and left
@@ -26,12 +30,15 @@ import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from architect_nb.execution.checkpoint_files import CheckpointFiles
 from architect_nb.execution.person_repo import PersonRepo, RepoState, find_repo
 from architect_nb.execution.restore import plan_paths, restore
 from architect_nb.execution.shadow_git import ShadowRepo, SnapshotError
+
+if TYPE_CHECKING:
+    from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = [
     "AlreadyUndoneError",
@@ -67,6 +74,8 @@ class StepRecord:
     index_after: str | None = None
     head_before: str = ""  # the person's HEAD and commit around the call ("ref: ... @ commit")
     head_after: str = ""
+    #: A change to a notebook open in a front end (no snapshot saw it): {"path", "where", "cells": [...]}.
+    document: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +275,24 @@ class CheckpointStore:
         self._save(mark.run_id, manifest)
         return changed
 
+    def record_document(
+        self, run_id: str, *, step: int, call_id: str, tool: str, path: Path, change: dict[str, Any]
+    ) -> str | None:
+        """Record a change a call made to a notebook open in a front end (its cells, as the notebook tools
+        describe them). Returns the notebook's path relative to the workspace, or None if it is outside."""
+        rel = self._rel(path)
+        if rel is None:
+            return None
+        record = StepRecord(
+            step=step, call_id=call_id, tool=tool, before="", after="", paths=[rel], document=change
+        )
+        with self._lock:
+            run = self._runs.setdefault(run_id, _Run())
+            run.steps.append(record)
+            manifest = run.to_manifest()
+        self._save(run_id, manifest)
+        return rel
+
     def not_covered(self, run_id: str, call: str) -> None:
         """A call ran with no snapshot (the store could not be written): undo cannot restore what it did."""
         with self._lock:
@@ -319,6 +346,14 @@ class CheckpointStore:
         steps = self._steps(run_id)
         firsts, lasts = _spans(steps)
         changes = []
+        documents = _document_changes(steps)
+        if documents:
+            from architect_nb.execution.document_steps import review_diff
+
+            for path in dict.fromkeys(p for p, _ in documents):
+                if path not in firsts:
+                    cells = [c for p, c in documents if p == path]
+                    changes.append(FileChange(path=path, status="modified", diff=review_diff(path, cells)))
         for path in firsts:
             diff = self.shadow._git(
                 "diff", "--no-color", "--no-ext-diff", "--text", firsts[path], lasts[path], "--", path
@@ -331,11 +366,20 @@ class CheckpointStore:
 
     # ------------------------------------------------------------------ undo, rewind, revert
 
-    def undo(self, run_id: str, *, from_step: int | None = None, path: str | None = None) -> UndoReport:
+    def undo(
+        self,
+        run_id: str,
+        *,
+        from_step: int | None = None,
+        path: str | None = None,
+        documents: DocumentBackend | None = None,
+    ) -> UndoReport:
         """Restore what the run changed: all of it, the steps from `from_step` on, or one `path`.
 
-        A run not in memory is read from disk. Raises `AlreadyUndoneError` for what was undone already (maybe
-        by another kernel), `CheckpointError` for a step or path the run never changed."""
+        A run not in memory is read from disk. Cells the run changed in an open notebook go back in the
+        document `documents` finds open, else in the file. Raises `AlreadyUndoneError` for what was undone
+        already (maybe by another kernel), `CheckpointError` for a step or path the run never changed, or
+        when open documents cannot be reached from here."""
         run = self._run(run_id, fresh=True)
         scope = f"from step {from_step}" if from_step is not None else (path or "")
         report = UndoReport(run_id=run_id, scope=scope)
@@ -364,14 +408,32 @@ class CheckpointStore:
             steps = [s for s in steps if path in s.paths]
             if not steps:
                 raise CheckpointError(f"run {run_id} did not change {path}")
+        documents_changed = [(p, c) for p, c in _document_changes(steps, only=path) if p not in run.reverted]
+        if documents_changed and documents is not None and (why := documents.unavailable()) is not None:
+            raise CheckpointError(why)
         firsts, lasts = _spans(steps, only=path)
         firsts = {p: t for p, t in firsts.items() if p not in run.reverted}
         lasts = {p: lasts[p] for p in firsts}
+        if documents_changed:
+            from architect_nb.execution.document_steps import revert_documents
+
+            assert self.workspace is not None
+            reverted = revert_documents(self.workspace, documents_changed, documents)
+            if reverted.errors:  # each notebook changes all at once or not at all, so a retry is safe
+                raise CheckpointError(
+                    "the open notebook's cells could not be put back ("
+                    + "; ".join(reverted.errors)
+                    + "); no file was restored, and the undo can be run again"
+                )
+            report.restored += reverted.restored
+            report.conflicts += reverted.conflicts
         if firsts:
-            kept = self.shadow.folders(steps[0].before)
+            kept = self.shadow.folders(next(s.before for s in steps if s.document is None))
             result = restore(self.shadow, plan_paths(self.shadow, firsts, lasts), kept_dirs=kept)
-            report.restored, report.removed = result.restored, result.removed
-            report.conflicts, report.errors = result.conflicts, result.errors
+            report.restored += result.restored
+            report.removed += result.removed
+            report.conflicts += result.conflicts
+            report.errors += result.errors
         if path is None:
             self._restore_index(run, run_id, steps, report)
             report.notes += _moved_heads(steps)
@@ -483,12 +545,28 @@ def _spans(steps: Sequence[StepRecord], only: str | None = None) -> tuple[dict[s
     firsts: dict[str, str] = {}
     lasts: dict[str, str] = {}
     for step in steps:
+        if step.document is not None:
+            continue
         for path in step.paths:
             if only is not None and path != only:
                 continue
             firsts.setdefault(path, step.before)
             lasts[path] = step.after
     return firsts, lasts
+
+
+def _document_changes(
+    steps: Sequence[StepRecord], only: str | None = None
+) -> list[tuple[str, dict[str, Any]]]:
+    """The cell changes of the steps that changed open notebooks, as (path, cell record), in order."""
+    out = []
+    for step in steps:
+        if step.document is None or (only is not None and only not in step.paths):
+            continue
+        cells = step.document.get("cells")
+        if isinstance(cells, list):
+            out += [(step.paths[0], cell) for cell in cells if isinstance(cell, dict)]
+    return out
 
 
 def _head(state: RepoState | None) -> str:

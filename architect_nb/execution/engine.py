@@ -429,6 +429,14 @@ class ExecutionEngine:
                     call.notes.append(f"[Undo warning: the snapshot after the call failed ({exc})]")
         if mark is not None:
             result.metadata["changed_files"] = changed
+        document = result.metadata.pop("document_change", None)  # an open notebook's cells: no file changed
+        if isinstance(document, dict) and call.files and result.success:
+            rel = self.checkpoints.record_document(
+                self.run_id, step=self.step, call_id=str(record.call_id), tool=tool.name, path=call.files[0],
+                change=document,
+            )  # fmt: skip
+            if rel is not None:
+                result.metadata["changed_files"] = sorted({*result.metadata.get("changed_files", ()), rel})
         record.step("execute", "ok" if result.success else "failed")
         rails = self.guardrails
         if call.command is not None and rails is not None:
@@ -500,6 +508,7 @@ def build_engine(
         config.commands,
         sandbox_config=_with_state_hidden(config),
         guardrails_config=config.guardrails,
+        documents=kernel.documents if kernel is not None else None,
     )
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)

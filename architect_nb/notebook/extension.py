@@ -2,20 +2,25 @@
 
 A registered cell magic runs synchronously, so it could never let the kernel handle a click while it waits.
 Instead, a cleanup transformer rewrites a `%%architect` cell into one top-level-await statement; IPython sees
-the `await` in the transformed cell and runs it as an async cell (design note `notebook-approvals.md`).
+the `await` in the transformed cell and runs it as an async cell (design note `notebook-approvals.md`). An
+`%architect undo` or `revert` line is awaited the same way, since it may talk to a front end. Loading also
+opens the document channel to front ends (`live_documents`).
 Loading imports neither ipywidgets nor the agent; it starts a background thread that imports the model client
 and the agent (`warm_up`), so the first cell finds them loaded.
 """
 
 from __future__ import annotations
 
+import ast
+import re
 from typing import Any
 
 from architect_nb.notebook.magics import UsageError, parse_line
 
-__all__ = ["load", "transform_cell", "unload"]
+__all__ = ["await_undo", "load", "transform_cell", "unload"]
 
 _PREFIX = "%%architect"
+_MAGIC_CALL = re.compile(r"([ \t]*)get_ipython\(\)\.run_line_magic\((.*)\)(\s*)", re.DOTALL)
 
 
 def transform_cell(lines: list[str]) -> list[str]:
@@ -32,6 +37,31 @@ def transform_cell(lines: list[str]) -> list[str]:
     ]
 
 
+def await_undo(lines: list[str]) -> list[str]:
+    """`%architect undo|revert ...` (as IPython has turned it into `get_ipython().run_line_magic(...)`) →
+    `await <awaited>.run_line('...')`: an undo may put cells back in a notebook open in a front end, whose
+    answers only arrive while the cell awaits (`awaited.py`)."""
+    return [_awaited(line) for line in lines]
+
+
+def _awaited(line: str) -> str:
+    m = _MAGIC_CALL.fullmatch(line)
+    if m is None:
+        return line
+    try:
+        name, magic_line = ast.literal_eval(f"({m.group(2)})")
+    except (ValueError, SyntaxError, TypeError):
+        return line
+    if name != "architect" or not isinstance(magic_line, str):
+        return line
+    if magic_line.split()[:1] not in (["undo"], ["revert"]):
+        return line
+    return (
+        f"{m.group(1)}await __import__('architect_nb.notebook.awaited', fromlist=['run_line'])"
+        f".run_line({magic_line!r}){m.group(3)}"
+    )
+
+
 def architect(line: str) -> Any:
     """%architect status | tools | config [key=value ...] | model M | mode MODE | history | undo [RUN] |
     transcript [RUN]"""
@@ -46,15 +76,24 @@ def architect(line: str) -> Any:
 
 
 def load(ipython: Any) -> None:
-    if transform_cell not in ipython.input_transformers_cleanup:
-        ipython.input_transformers_cleanup.append(transform_cell)
-    ipython.register_magic_function(architect, "line", "architect")
+    from architect_nb.notebook.live_documents import install
     from architect_nb.notebook.warm_up import start_warm_up
 
+    if transform_cell not in ipython.input_transformers_cleanup:
+        ipython.input_transformers_cleanup.append(transform_cell)
+    if await_undo not in ipython.input_transformers_post:
+        ipython.input_transformers_post.append(await_undo)
+    ipython.register_magic_function(architect, "line", "architect")
+    install(ipython)  # front ends with the labextension connect: notebooks open there are changed there
     start_warm_up()
 
 
 def unload(ipython: Any) -> None:
+    from architect_nb.notebook.live_documents import uninstall
+
     while transform_cell in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(transform_cell)
+    while await_undo in ipython.input_transformers_post:
+        ipython.input_transformers_post.remove(await_undo)
     ipython.magics_manager.magics["line"].pop("architect", None)
+    uninstall()

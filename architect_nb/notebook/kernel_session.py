@@ -16,10 +16,13 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from architect_nb.tools.kernel.execute import Outcome
 from architect_nb.tools.kernel.namespace import ScratchNamespace
+
+if TYPE_CHECKING:
+    from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = ["IPythonKernel", "MainThreadCalls"]
 
@@ -133,6 +136,13 @@ class IPythonKernel:
     def format_value(self, value: Any) -> Mapping[str, Any]:
         data, _metadata = self.shell.display_formatter.format(value)
         return {k: v for k, v in data.items() if k in _MIMES} or {"text/plain": repr(value)}
+
+    @property
+    def documents(self) -> DocumentBackend | None:
+        """The extension's document channel (`live_documents`): notebooks open in a front end."""
+        from architect_nb.notebook.live_documents import current_channel
+
+        return current_channel()
 
     def propose_cell(self, code: str) -> bool:
         # A front end adds one cell per execution, from the first set_next_input payload: several proposals

@@ -181,6 +181,7 @@ async def run_cell(line: str, body: str) -> None:
     from architect_nb.notebook.approval import WidgetConfirmer
     from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
     from architect_nb.notebook.live import LiveView
+    from architect_nb.notebook.live_documents import for_run
 
     live = LiveView(approval_timeout=config.notebook.approval_timeout)
     confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
@@ -205,7 +206,8 @@ async def run_cell(line: str, body: str) -> None:
     run = CellRun(loop, confirmer, live, task, thread, config)
     future = asyncio.wrap_future(run.start())
     try:
-        await pump_until(future, shell, calls)
+        with for_run(shell, config.notebook.frontend_timeout):
+            await pump_until(future, shell, calls)
     except (asyncio.CancelledError, KeyboardInterrupt):
         run.interrupt()
         calls.close()

@@ -93,10 +93,12 @@ class Session:
         The id must be whole: undo is destructive, and a button in a notebook from elsewhere must not reach
         one of your runs with a short prefix.
         """
+        from architect_nb.notebook.live_documents import current_channel
+
         what = "revert" if path is not None else "undo"
         store, run_id, record = self._store_for(run, what)
-        try:
-            report = store.undo(run_id, from_step=step, path=path)
+        try:  # cells changed in a notebook open in a front end go back there (`live_documents`)
+            report = store.undo(run_id, from_step=step, path=path, documents=current_channel())
         except CheckpointError as exc:
             raise UsageError(f"%architect {what}: {exc}.") from None
         if record is not None and step is None and path is None and report.ok:

@@ -19,6 +19,7 @@ from architect_nb.tools.filesystem.file_tools import (
     ReadFileTool,
     WriteFileTool,
 )
+from architect_nb.tools.notebook_files.backend import NotebookDocuments
 from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,
     EditNotebookCellTool,
@@ -30,6 +31,7 @@ from architect_nb.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from architect_nb.tools.kernel.session import KernelSession
+    from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = [
     "register_all_tools",
@@ -40,18 +42,23 @@ __all__ = [
 ]
 
 
-def register_filesystem_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
+def register_filesystem_tools(
+    registry: ToolRegistry, workspace_config: WorkspaceConfig, documents: DocumentBackend | None = None
+) -> None:
+    """The file tools and the notebook tools; `documents` finds notebooks open in a front end (the notebook
+    tools then change those there), else every notebook is a file."""
     root = workspace_config.root.resolve()
+    notebooks = NotebookDocuments(documents)
     registry.register(ReadFileTool(root))
     registry.register(WriteFileTool(root))
     registry.register(DeleteFileTool(root, workspace_config.allow_delete))
     registry.register(ListFilesTool(root))
     registry.register(EditFileTool(root))
     registry.register(ApplyPatchTool(root))
-    registry.register(ReadNotebookTool(root))
-    registry.register(EditNotebookCellTool(root))
-    registry.register(InsertNotebookCellTool(root))
-    registry.register(DeleteNotebookCellTool(root, workspace_config.allow_delete))
+    registry.register(ReadNotebookTool(root, documents=notebooks))
+    registry.register(EditNotebookCellTool(root, notebooks))
+    registry.register(InsertNotebookCellTool(root, notebooks))
+    registry.register(DeleteNotebookCellTool(root, workspace_config.allow_delete, notebooks))
 
 
 def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
@@ -93,8 +100,9 @@ def register_all_tools(
     *,
     sandbox_config: SandboxConfig | None = None,
     guardrails_config: GuardrailsConfig | None = None,
+    documents: DocumentBackend | None = None,
 ) -> None:
-    register_filesystem_tools(registry, workspace_config)
+    register_filesystem_tools(registry, workspace_config, documents)
     register_search_tools(registry, workspace_config)
     register_command_tools(
         registry,

@@ -14,6 +14,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { notebookUndoRunner } from './kernelundo';
+import { liveEditsPlugin } from './livetracker';
 import { createRendererFactory } from './widget';
 
 export { RUN_MIME_TYPE } from './types';
@@ -40,4 +41,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, liveEditsPlugin];

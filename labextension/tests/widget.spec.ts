@@ -11,10 +11,12 @@ jest.mock('@jupyterlab/rendermime', () => ({
   IRenderMimeRegistry: 'rendermime'
 }));
 
-import plugin, { RUN_MIME_TYPE } from '../src/index';
+import plugins, { RUN_MIME_TYPE } from '../src/index';
 import type { IUndoRunner } from '../src/undo';
 import { createRendererFactory, rendererFactory } from '../src/widget';
 import { rawFixture } from './helpers';
+
+const [plugin] = plugins; // the run renderer; the live-edits plugin is tested in liveedits.spec.ts
 
 function model(data: unknown): IRenderMime.IMimeModel {
   return {

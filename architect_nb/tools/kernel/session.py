@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from architect_nb.tools.kernel.namespace import ScratchNamespace
+
+if TYPE_CHECKING:
+    from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = ["KernelSession", "PlainKernel"]
 
@@ -53,6 +56,11 @@ class KernelSession(Protocol):
         """Offer `code` as a new cell below the running one. False when no front end can take it."""
         ...
 
+    @property
+    def documents(self) -> DocumentBackend | None:
+        """Where notebooks open in a front end are found (the notebook tools change those there), or None."""
+        ...
+
 
 class PlainKernel:
     """A kernel session over a plain dict: for the Python API, scripts and tests.
@@ -90,3 +98,7 @@ class PlainKernel:
     def propose_cell(self, code: str) -> bool:
         self.proposed.append(code)
         return False
+
+    @property
+    def documents(self) -> DocumentBackend | None:
+        return None

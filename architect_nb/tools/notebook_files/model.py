@@ -31,6 +31,7 @@ __all__ = [
     "NotebookError",
     "cell_label",
     "cell_source",
+    "checked_notebook",
     "load_notebook",
     "new_cell",
     "save_notebook",
@@ -160,6 +161,11 @@ def load_notebook(target: Path, shown: str, *, for_edit: bool = False) -> Notebo
         ) from None
     except (RecursionError, ValueError):
         raise NotebookError(f"'{shown}' cannot be parsed as a notebook; read it with read_file.") from None
+    return Notebook(shown=shown, file=file, data=checked_notebook(data, shown))
+
+
+def checked_notebook(data: Any, shown: str) -> dict[str, Any]:
+    """`data` if it is an nbformat 4 notebook whose cells the tools can read; else `NotebookError`."""
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise NotebookError(
             f"'{shown}' is not a Jupyter notebook (no list of cells); use read_file and edit_file."
@@ -177,7 +183,7 @@ def load_notebook(target: Path, shown: str, *, for_edit: bool = False) -> Notebo
             isinstance(source, list) and all(isinstance(part, str) for part in source)
         ):
             raise NotebookError(f"Cell {i} of '{shown}' has a malformed source; fix it with edit_file.")
-    return Notebook(shown=shown, file=file, data=data)
+    return data
 
 
 def save_notebook(target: Path, notebook: Notebook, data: dict[str, Any]) -> str:

@@ -1,13 +1,17 @@
 """Notebook tools: read_notebook, edit_notebook_cell, insert_notebook_cell and delete_notebook_cell.
 
-They read and change `.ipynb` files by cell, so the model never handles raw notebook JSON. Edits keep the
-file's layout, the cell ids and every untouched output byte for byte, are validated with `nbformat` before
-the atomic write (an invalid result is refused, the file untouched), and are shown as cell-level diffs
-(`celldiff`). Cells are named by id or by 'index:N' (0-based), since nbformat 4.4 notebooks have no ids.
+They read and change notebooks by cell, so the model never handles raw notebook JSON. A notebook open in a
+JupyterLab or Notebook 7 front end is read and changed there, through its document model (`backend`); any
+other is a file. Edits of a file keep its layout, the cell ids and every untouched output byte for byte, are
+validated with `nbformat` before the atomic write (an invalid result is refused, the file untouched). Both
+are shown as cell-level diffs (`celldiff`). Cells are named by id or by 'index:N' (0-based), since nbformat
+4.4 notebooks have no ids; an open document's changes go by id, so they land on the right cell even when the
+person added or moved cells meanwhile. Outputs of an edited cell are kept, as when a person edits it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,13 +22,14 @@ from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.filesystem.edit_file import EditError, plan_edit
 from architect_nb.tools.filesystem.fileio import FileAccessError
+from architect_nb.tools.notebook_files.backend import DocumentError, Loaded, NotebookDocuments
 from architect_nb.tools.notebook_files.celldiff import cell_diff
+from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, check_ops
 from architect_nb.tools.notebook_files.model import (
     Notebook,
     NotebookError,
     cell_label,
     cell_source,
-    load_notebook,
     new_cell,
     save_notebook,
     set_source,
@@ -46,7 +51,7 @@ __all__ = [
 DEFAULT_OUTLINE_CHARS = 256 * 1024
 _NB_PATH = PATH_HELP
 _CELL = "Cell id, or 'index:N' (0-based)."
-_ERRORS = (PathTraversalError, FileAccessError, NotebookError, EditError)
+_ERRORS = (PathTraversalError, FileAccessError, NotebookError, EditError, DocumentError, CellOpError)
 
 
 class ReadNotebookArgs(ToolArgs):
@@ -74,7 +79,19 @@ class DeleteNotebookCellArgs(ToolArgs):
     cell_id: str = Field(description=_CELL)
 
 
-class ReadNotebookTool(WorkspaceTool):
+class _NotebookTool(WorkspaceTool):
+    """A notebook tool: reads and changes notebooks through `documents` (open documents, else files)."""
+
+    def __init__(self, workspace_root: Path, documents: NotebookDocuments | None = None) -> None:
+        super().__init__(workspace_root)
+        self.documents = documents if documents is not None else NotebookDocuments()
+
+    def _load(self, path: str, *, for_edit: bool = False) -> tuple[Path, Loaded]:
+        target = self.resolve(path)
+        return target, self.documents.load(target, self.rel(target), for_edit=for_edit)
+
+
+class ReadNotebookTool(_NotebookTool):
     name = "read_notebook"
     description = (
         "Outline a .ipynb notebook: kernel, each cell's index, id, type and numbered source, outputs "
@@ -82,69 +99,106 @@ class ReadNotebookTool(WorkspaceTool):
     )
     args_model = ReadNotebookArgs
 
-    def __init__(self, workspace_root: Path, max_chars: int = DEFAULT_OUTLINE_CHARS) -> None:
-        super().__init__(workspace_root)
+    def __init__(
+        self,
+        workspace_root: Path,
+        max_chars: int = DEFAULT_OUTLINE_CHARS,
+        documents: NotebookDocuments | None = None,
+    ) -> None:
+        super().__init__(workspace_root, documents)
         self.max_chars = max_chars
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ReadNotebookArgs.model_validate(kwargs)
         try:
-            target = self.resolve(args.path)
-            shown = self.rel(target)
-            notebook = load_notebook(target, shown)
+            _target, loaded = self._load(args.path)
         except _ERRORS as exc:
             return ToolResult.fail(str(exc))
+        notebook = loaded.notebook
         text, cells_shown = outline(notebook, args.include_outputs, self.max_chars)
+        metadata: dict[str, Any] = {}
+        if loaded.live is not None and loaded.state is not None:
+            text += "\n" + _open_note(loaded)
+            metadata["open_in"] = loaded.live.where
         return ToolResult.ok(
             text,
-            path=shown,
+            path=notebook.shown,
             cells=len(notebook.cells),
             cells_shown=cells_shown,
             nbformat="{}.{}".format(*notebook.version),
+            **metadata,
         )
 
 
-class _CellEditTool(WorkspaceTool):
-    """The three editing tools: plan the change as new JSON plus a cell diff, then preview or write it."""
+def _open_note(loaded: Loaded) -> str:
+    assert loaded.live is not None and loaded.state is not None
+    note = (
+        f"[Open in {loaded.live.where}: this is the notebook as shown there, unsaved edits included; changes "
+        "go to the open notebook."
+    )
+    if loaded.state.editing is not None:
+        note += f" The person is typing in cell id={loaded.state.editing}: leave it alone."
+    return note + "]"
+
+
+@dataclass(slots=True)
+class _Change:
+    """One tool call's change: the new notebook JSON, its cell diff and summary, the same change as cell
+    operations (for an open document), and as cell records (for undo)."""
+
+    data: dict[str, Any]
+    diff: str
+    summary: str
+    ops: list[CellOp]
+    cells: list[dict[str, Any]]
+
+
+class _CellEditTool(_NotebookTool):
+    """The three editing tools: plan the change, then preview it, or apply it to the open document or file."""
 
     sensitive = True
     mutates_files = True
 
-    def _change(
-        self, notebook: Notebook, args: Any
-    ) -> tuple[dict[str, Any], str, str]:  # (new data, diff, summary)
+    def _change(self, notebook: Notebook, args: Any) -> _Change:
         raise NotImplementedError
 
-    def _plan(self, kwargs: dict[str, Any]) -> tuple[Path, Notebook, dict[str, Any], str, str]:
+    def _plan(self, kwargs: dict[str, Any]) -> tuple[Path, Loaded, _Change]:
         args = self.args_model.model_validate(kwargs)
-        target = self.resolve(args.path)  # type: ignore[attr-defined]
-        notebook = load_notebook(target, self.rel(target), for_edit=True)
-        data, diff, summary = self._change(notebook, args)
-        return target, notebook, data, diff, summary
+        target, loaded = self._load(args.path, for_edit=True)  # type: ignore[attr-defined]
+        change = self._change(loaded.notebook, args)
+        if loaded.state is not None:  # refused here already, before asking anybody to approve it
+            check_ops(loaded.notebook.cells, change.ops, editing=loaded.state.editing, busy=loaded.state.busy)
+        return target, loaded, change
 
     def preview(self, **kwargs: Any) -> str | None:
-        return self._plan(kwargs)[3]
+        return self._plan(kwargs)[2].diff
 
     def execute(self, **kwargs: Any) -> ToolResult:
+        metadata: dict[str, Any] = {}
         try:
-            target, notebook, data, diff, summary = self._plan(kwargs)
-            note = save_notebook(target, notebook, data)
+            target, loaded, change = self._plan(kwargs)
+            shown = loaded.notebook.shown
+            if loaded.live is None:
+                note = save_notebook(target, loaded.notebook, change.data)
+                self.documents.remember(target, shown)
+            else:
+                where = loaded.live.where
+                loaded.live.apply(change.ops)
+                note = f" Applied to the notebook open in {where}; it is saved when the person saves."
+                metadata["document_change"] = {"path": shown, "where": where, "cells": change.cells}
         except _ERRORS as exc:
             return ToolResult.fail(str(exc))
         except OSError as exc:
             return ToolResult.fail(
                 f"Could not write '{visible(str(kwargs.get('path')))}': {exc.strerror or exc}."
             )
-        added, removed = count_changes(diff)
+        added, removed = count_changes(change.diff)
         return ToolResult.ok(
-            f"{summary} (+{added} -{removed} lines).{note}\n{diff}", path=notebook.shown, diff=diff
+            f"{change.summary} (+{added} -{removed} lines).{note}\n{change.diff}",
+            path=shown,
+            diff=change.diff,
+            **metadata,
         )
-
-
-def _with_cells(notebook: Notebook, cells: list[dict[str, Any]]) -> dict[str, Any]:
-    data = dict(notebook.data)
-    data["cells"] = cells
-    return data
 
 
 class EditNotebookCellTool(_CellEditTool):
@@ -154,11 +208,12 @@ class EditNotebookCellTool(_CellEditTool):
     )
     args_model = EditNotebookCellArgs
 
-    def _change(self, notebook: Notebook, args: Any) -> tuple[dict[str, Any], str, str]:
+    def _change(self, notebook: Notebook, args: Any) -> _Change:
         index = notebook.find(args.cell_id)
         cell = notebook.cells[index]
         label = cell_label(index, cell)
-        plan = plan_edit(cell_source(cell), args.old_str, args.new_str, f"{notebook.shown} [{label}]")
+        before = cell_source(cell)
+        plan = plan_edit(before, args.old_str, args.new_str, f"{notebook.shown} [{label}]")
         changed = set_source(cell, plan.new_text)
         cells = list(notebook.cells)
         cells[index] = changed
@@ -166,7 +221,17 @@ class EditNotebookCellTool(_CellEditTool):
         summary = f"Edited {label} of {notebook.shown} at line {plan.line}"
         if plan.loose_note:
             summary = f"{plan.loose_note} {summary}"
-        return _with_cells(notebook, cells), diff, summary
+        cell_id = _id(cell)
+        record = {
+            "kind": "edit",
+            "id": cell_id,
+            "index": index,
+            "cell_type": cell.get("cell_type"),
+            "before": before,
+            "after": plan.new_text,
+        }
+        ops = [CellOp.edit(cell_id, plan.new_text, before)]
+        return _Change(_with_cells(notebook, cells), diff, summary, ops, [record])
 
 
 class InsertNotebookCellTool(_CellEditTool):
@@ -174,7 +239,7 @@ class InsertNotebookCellTool(_CellEditTool):
     description = "Insert a cell into a .ipynb notebook; returns the cell diff."
     args_model = InsertNotebookCellArgs
 
-    def _change(self, notebook: Notebook, args: Any) -> tuple[dict[str, Any], str, str]:
+    def _change(self, notebook: Notebook, args: Any) -> _Change:
         n = len(notebook.cells)
         if args.after_cell_id and args.index != -1:
             raise NotebookError("Give after_cell_id or index, not both.")
@@ -193,10 +258,15 @@ class InsertNotebookCellTool(_CellEditTool):
         cells = list(notebook.cells)
         cells.insert(position, cell)
         diff = cell_diff(notebook.shown, None, (position, cell))
-        return (
+        after = _id(notebook.cells[position - 1]) if position > 0 else None
+        whole = {**cell, "source": cell_source(cell)}
+        record = {"kind": "insert", "id": _id(cell), "index": position, "after_id": after, "cell": whole}
+        return _Change(
             _with_cells(notebook, cells),
             diff,
             f"Inserted {cell_label(position, cell)} into {notebook.shown}",
+            [CellOp.insert(whole, after)] if "id" in cell else [],
+            [record],
         )
 
 
@@ -205,11 +275,13 @@ class DeleteNotebookCellTool(_CellEditTool):
     description = "Delete one notebook cell. Only works if the workspace allows deletion."
     args_model = DeleteNotebookCellArgs
 
-    def __init__(self, workspace_root: Path, allow_delete: bool = False) -> None:
-        super().__init__(workspace_root)
+    def __init__(
+        self, workspace_root: Path, allow_delete: bool = False, documents: NotebookDocuments | None = None
+    ) -> None:
+        super().__init__(workspace_root, documents)
         self.allow_delete = allow_delete
 
-    def _change(self, notebook: Notebook, args: Any) -> tuple[dict[str, Any], str, str]:
+    def _change(self, notebook: Notebook, args: Any) -> _Change:
         if not self.allow_delete:
             raise NotebookError(
                 "Deleting is disabled in this workspace (workspace.allow_delete is false). Leave the cell, "
@@ -220,4 +292,25 @@ class DeleteNotebookCellTool(_CellEditTool):
         cells = list(notebook.cells)
         del cells[index]
         diff = cell_diff(notebook.shown, (index, cell), None)
-        return _with_cells(notebook, cells), diff, f"Deleted {cell_label(index, cell)} from {notebook.shown}"
+        cell_id = _id(cell)
+        after = _id(notebook.cells[index - 1]) if index > 0 else None
+        record = {"kind": "delete", "id": cell_id, "index": index, "after_id": after, "cell": cell}
+        return _Change(
+            _with_cells(notebook, cells),
+            diff,
+            f"Deleted {cell_label(index, cell)} from {notebook.shown}",
+            [CellOp.delete(cell_id, cell_source(cell))],
+            [record],
+        )
+
+
+def _with_cells(notebook: Notebook, cells: list[dict[str, Any]]) -> dict[str, Any]:
+    data = dict(notebook.data)
+    data["cells"] = cells
+    return data
+
+
+def _id(cell: dict[str, Any]) -> str:
+    """A cell's id ('' in nbformat 4.4 files, which have none; an open document's cells always have one)."""
+    cell_id = cell.get("id")
+    return cell_id if isinstance(cell_id, str) else ""

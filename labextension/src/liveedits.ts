@@ -1,0 +1,397 @@
+/**
+ * Live edits: the kernel's notebook tools read and change the notebooks open
+ * here, through their document model, instead of writing the file under the
+ * editor (`architect_nb/notebook/live_documents.py` is the kernel's end).
+ *
+ * For each kernel a notebook here is connected to, one comm (target
+ * `architect-nb-documents`) says which front end this is and where its
+ * server's root is. It opens when the kernel connection starts, after a
+ * restart, and when the kernel says hello (it loaded architect_nb); a kernel
+ * without architect_nb refuses it, and the next hello opens it again. The
+ * kernel asks who has a notebook open (`claim`), then reads it or applies
+ * cell operations to it (`livecells.ts`). Each browser tab answers for its own
+ * documents and asks the other tabs of the same browser over a
+ * BroadcastChannel, so a notebook open in another Notebook 7 tab is found and
+ * changed too.
+ */
+
+import type * as nbformat from '@jupyterlab/nbformat';
+import type { ISharedNotebook } from '@jupyter/ydoc';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
+import type { JSONObject } from '@lumino/coreutils';
+
+import { applyOps, CellOpError, IGuard, parseOps } from './livecells';
+
+export const TARGET = 'architect-nb-documents';
+export const PROTOCOL = 1;
+/** How long the tab the kernel asked waits for the other tabs of the browser. */
+export const PEER_TIMEOUT_MS = 2000;
+
+type Json = { [key: string]: unknown };
+
+/** A notebook open in this tab (several views of one document are one). */
+export interface IOpenDocument {
+  /** Stable for as long as the document is open here. */
+  readonly token: string;
+  /** Relative to the server's root, as the kernel names it. */
+  readonly path: string;
+  /** Edits reach other front ends through a shared model (real-time collaboration). */
+  readonly shared: boolean;
+  readonly readOnly: boolean;
+  readonly model: ISharedNotebook;
+  /** The cell being typed in, and the cells running, now. */
+  guard(): IGuard;
+  toJSON(): nbformat.INotebookContent;
+}
+
+/** The documents open in this tab, now. */
+export type DocumentSource = () => IOpenDocument[];
+
+/** Where other tabs of this browser are reached (a BroadcastChannel). */
+export interface IPeerPort {
+  post(message: Json): void;
+  listen(handler: (message: Json) => void): void;
+}
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Answers the kernel's requests for the documents of this tab, and of the tabs it can reach. */
+export class DocumentHub {
+  private readonly peers = new Set<string>();
+  private readonly waiting = new Map<string, (answer: Json) => void>();
+  private serial = 0;
+
+  constructor(
+    readonly app: string,
+    readonly where: string,
+    private readonly documents: DocumentSource,
+    private readonly port: IPeerPort | null = null,
+    private readonly peerTimeout = PEER_TIMEOUT_MS
+  ) {
+    if (port !== null) {
+      port.listen(message => this.onPeer(message));
+      port.post({ t: 'hello', from: app });
+    }
+  }
+
+  /** Tell the other tabs this one is going (the page is being left). */
+  leave(): void {
+    this.port?.post({ t: 'bye', from: this.app });
+  }
+
+  /** Answer one request of a kernel; never rejects. */
+  async handle(request: Json): Promise<Json> {
+    try {
+      if (request.type === 'claim') {
+        const docs = this.claims(String(request.path ?? ''));
+        const others = await this.askPeers({
+          type: 'claim',
+          path: request.path
+        });
+        for (const answer of others) {
+          if (Array.isArray(answer.docs)) {
+            docs.push(...answer.docs.filter(isRecord));
+          }
+        }
+        return { type: 'claimed', docs };
+      }
+      if (request.app !== this.app) {
+        return await this.relay(request);
+      }
+      return this.local(request);
+    } catch (error) {
+      return { ok: false, error: `The front end failed: ${String(error)}` };
+    }
+  }
+
+  /** This tab's documents at `path`. */
+  claims(path: string): Json[] {
+    return this.documents()
+      .filter(doc => doc.path === path)
+      .map(doc => ({
+        app: this.app,
+        doc: doc.token,
+        shared: doc.shared,
+        where: this.where
+      }));
+  }
+
+  /** A read or an apply on one of this tab's documents. */
+  local(request: Json): Json {
+    const path = String(request.path ?? '');
+    const doc = this.documents().find(d => d.token === request.doc);
+    if (doc === undefined) {
+      return {
+        ok: false,
+        code: 'closed',
+        error: `'${path}' was closed in ${this.where} (or the page was reloaded); nothing changed. Call read_notebook again: it reads the notebook where it is now.`
+      };
+    }
+    if (doc.path !== path) {
+      return {
+        ok: false,
+        code: 'renamed',
+        error: `'${path}' was renamed to '${doc.path}' in ${this.where}; nothing changed. Use the new path.`
+      };
+    }
+    const guard = doc.guard();
+    if (request.type === 'read') {
+      return {
+        ok: true,
+        notebook: doc.toJSON() as unknown as Json,
+        editing: guard.editing,
+        busy: [...guard.busy],
+        read_only: doc.readOnly
+      };
+    }
+    if (request.type !== 'apply') {
+      return {
+        ok: false,
+        error: `Unknown request ${JSON.stringify(request.type)}.`
+      };
+    }
+    if (doc.readOnly) {
+      return {
+        ok: false,
+        code: 'readonly',
+        error: `'${path}' is read-only in ${this.where} (it cannot be saved); nothing changed.`
+      };
+    }
+    const protect = Array.isArray(request.protect)
+      ? request.protect.map(String)
+      : [];
+    try {
+      applyOps(doc.model, parseOps(request.ops), {
+        editing: guard.editing,
+        busy: new Set([...guard.busy, ...protect])
+      });
+    } catch (error) {
+      if (error instanceof CellOpError) {
+        return { ok: false, code: error.code, error: error.message };
+      }
+      throw error;
+    }
+    return { ok: true };
+  }
+
+  private async relay(request: Json): Promise<Json> {
+    const app = String(request.app ?? '');
+    if (!this.peers.has(app)) {
+      return {
+        ok: false,
+        code: 'closed',
+        error: `The browser tab that had '${String(request.path ?? '')}' open is gone (closed or reloaded); nothing changed. Call read_notebook again.`
+      };
+    }
+    const answers = await this.askPeers(request, app);
+    return (
+      answers[0] ?? {
+        ok: false,
+        error: `The browser tab that has '${String(request.path ?? '')}' open did not answer; whether the change reached it is unknown. Call read_notebook to see the notebook as it is.`
+      }
+    );
+  }
+
+  /** Ask the other tabs (or one of them), and wait for their answers for a bounded time. */
+  private askPeers(body: Json, to: string | null = null): Promise<Json[]> {
+    const asked = to === null ? [...this.peers] : [to];
+    if (this.port === null || asked.length === 0) {
+      return Promise.resolve([]);
+    }
+    const id = `${this.app}:${++this.serial}`;
+    const answers = new Map<string, Json>();
+    return new Promise(resolve => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        this.waiting.delete(id);
+        for (const peer of asked) {
+          if (!answers.has(peer)) {
+            this.peers.delete(peer); // gone without a word; it says hello again if it is not
+          }
+        }
+        resolve([...answers.values()]);
+      };
+      const timer = setTimeout(finish, this.peerTimeout);
+      this.waiting.set(id, answer => {
+        answers.set(
+          String(answer.from),
+          isRecord(answer.body) ? answer.body : {}
+        );
+        if (asked.every(peer => answers.has(peer))) {
+          finish();
+        }
+      });
+      this.port?.post({ t: 'ask', id, from: this.app, to, body });
+    });
+  }
+
+  private onPeer(message: Json): void {
+    const from = typeof message.from === 'string' ? message.from : '';
+    if (from === '' || from === this.app) {
+      return;
+    }
+    if (message.t === 'hello') {
+      this.peers.add(from);
+      this.port?.post({ t: 'here', from: this.app, to: from });
+    } else if (message.t === 'here' && message.to === this.app) {
+      this.peers.add(from);
+    } else if (message.t === 'bye') {
+      this.peers.delete(from);
+    } else if (
+      message.t === 'ask' &&
+      isRecord(message.body) &&
+      (message.to === null || message.to === this.app)
+    ) {
+      this.peers.add(from);
+      const body = message.body;
+      // A tab answers for itself only: claims are never passed on twice.
+      const answer =
+        body.type === 'claim'
+          ? { docs: this.claims(String(body.path ?? '')) }
+          : this.answerLocal(body);
+      this.port?.post({
+        t: 'reply',
+        id: message.id,
+        from: this.app,
+        to: from,
+        body: answer
+      });
+    } else if (message.t === 'reply' && message.to === this.app) {
+      this.waiting.get(String(message.id))?.(message);
+    }
+  }
+
+  private answerLocal(body: Json): Json {
+    try {
+      return this.local(body);
+    } catch (error) {
+      return { ok: false, error: `The front end failed: ${String(error)}` };
+    }
+  }
+}
+
+/** What a kernel is told about this front end when its comm opens. */
+export interface IClientInfo {
+  app: string;
+  where: string;
+  root: string;
+  /** The path of the notebook this kernel connection belongs to (the kernel checks the root with it). */
+  session: () => string;
+}
+
+/**
+ * One kernel's comm. Opens when created, when the kernel says hello, after a
+ * restart, and again at once if the kernel dropped it (it had accepted it).
+ */
+export class KernelLink {
+  private comm: Kernel.IComm | null = null;
+  private accepted = false;
+  private restarting = false;
+  private disposed = false;
+  private readonly onHello = (): void => this.open();
+  private readonly onStatus = (
+    _: Kernel.IKernelConnection,
+    status: KernelMessage.Status
+  ): void => {
+    if (status === 'restarting' || status === 'autorestarting') {
+      this.restarting = true;
+      this.comm = null;
+      this.accepted = false;
+    } else if (status === 'idle' && this.restarting) {
+      this.restarting = false;
+      this.open();
+    }
+  };
+
+  constructor(
+    readonly kernel: Kernel.IKernelConnection,
+    private readonly hub: DocumentHub,
+    private readonly info: IClientInfo
+  ) {
+    kernel.registerCommTarget(TARGET, this.onHello);
+    kernel.statusChanged.connect(this.onStatus);
+    this.open();
+  }
+
+  get isOpen(): boolean {
+    return this.comm !== null && !this.comm.isDisposed;
+  }
+
+  /** Open the comm unless it is open already. */
+  open(): void {
+    if (this.disposed || this.isOpen || this.kernel.isDisposed) {
+      return;
+    }
+    let comm: Kernel.IComm;
+    try {
+      comm = this.kernel.createComm(TARGET);
+    } catch {
+      return;
+    }
+    this.comm = comm;
+    this.accepted = false;
+    comm.onMsg = msg => this.onMessage(comm, msg);
+    comm.onClose = () => {
+      if (this.comm !== comm) {
+        return;
+      }
+      const wasAccepted = this.accepted;
+      this.comm = null;
+      this.accepted = false;
+      if (wasAccepted && !this.disposed) {
+        setTimeout(() => this.open(), 0); // dropped by a kernel that has the target: come back
+      }
+    };
+    try {
+      comm.open({
+        type: 'client',
+        protocol: PROTOCOL,
+        app: this.info.app,
+        where: this.info.where,
+        root: this.info.root,
+        session: this.info.session()
+      });
+    } catch {
+      this.comm = null;
+    }
+  }
+
+  private onMessage(comm: Kernel.IComm, msg: KernelMessage.ICommMsgMsg): void {
+    const data = msg.content.data as Json;
+    if (data.type === 'welcome') {
+      this.accepted = true;
+      return;
+    }
+    if (typeof data.req !== 'number') {
+      return;
+    }
+    const req = data.req;
+    void this.hub.handle(data).then(answer => {
+      if (!comm.isDisposed) {
+        comm.send({ ...answer, req } as JSONObject);
+      }
+    });
+  }
+
+  dispose(): void {
+    if (this.disposed) {
+      return;
+    }
+    this.disposed = true;
+    if (!this.kernel.isDisposed) {
+      this.kernel.removeCommTarget(TARGET, this.onHello);
+      this.kernel.statusChanged.disconnect(this.onStatus);
+    }
+    const comm = this.comm;
+    this.comm = null;
+    if (comm !== null && !comm.isDisposed) {
+      try {
+        comm.close();
+      } catch {
+        // the kernel is gone already
+      }
+    }
+  }
+}
