@@ -26,7 +26,16 @@ from typing import Any
 import ipywidgets as widgets
 from IPython.display import display as _display
 
-from architect_nb.agent.events import AgentEvent, CostUpdate, RunFinished, StepStarted, Transcript
+from architect_nb.agent.events import (
+    AgentEvent,
+    ConfirmationAnswered,
+    ConfirmationAsked,
+    CostUpdate,
+    RunFinished,
+    StepStarted,
+    ToolCallRequested,
+    Transcript,
+)
 from architect_nb.notebook.render import events_html, status_badge, tokens_text
 from architect_nb.redaction import default_redactor
 
@@ -39,6 +48,9 @@ LIVE_STEPS = 10
 
 _REDRAW_EVERY = 0.1  # seconds between redraws (each resends the run's HTML); what comes between waits for one
 _REDRAW_BYTES = 100_000  # ... and longer for a longer log: about 1 MB/s of redraws at most
+#: Drawn without waiting: what is about to run (a tool call, a question) and the end. Nothing is left to a
+#: later redraw while a call runs, since run_python captures every display of the kernel meanwhile.
+_DRAWN_AT_ONCE = (ToolCallRequested, ConfirmationAsked, ConfirmationAnswered, RunFinished)
 
 
 class LiveView:
@@ -97,7 +109,7 @@ class LiveView:
             self._status = event.status if isinstance(event, RunFinished) else "running"
             every = _REDRAW_EVERY * max(1.0, self._html_size / _REDRAW_BYTES)
             wait = self._drawn + every - time.monotonic()
-            if wait > 0 and not isinstance(event, RunFinished):
+            if wait > 0 and not isinstance(event, _DRAWN_AT_ONCE):
                 self._redraw_later(wait)  # a quick run's steps come faster than anyone reads them
                 return
             self._redraw()
@@ -107,14 +119,14 @@ class LiveView:
             return
         # The timer's thread sends in the worker's context, whose parent header ties the update to the cell.
         context = contextvars.copy_context()
-        self._later = threading.Timer(wait, context.run, args=(self._redraw_due,))
-        self._later.daemon = True
-        self._later.start()
+        timer = threading.Timer(wait, lambda: context.run(self._redraw_due, timer))
+        timer.daemon = True
+        self._later = timer
+        timer.start()
 
-    def _redraw_due(self) -> None:
+    def _redraw_due(self, timer: threading.Timer) -> None:
         with self._lock:
-            self._later = None
-            if not self._closed:
+            if self._later is timer and not self._closed:  # not drawn (or closed) since it was set
                 self._redraw()
 
     def _redraw(self) -> None:
