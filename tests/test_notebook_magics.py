@@ -153,15 +153,15 @@ def test_context_descriptions_are_compact() -> None:
 # ---------------------------------------------------------------------- the shell
 
 
-def test_load_ext_is_fast_and_imports_no_widget_library() -> None:
+def test_load_ext_imports_no_widget_library_and_no_model_client() -> None:
+    # What keeps %load_ext quick (benchmarks/notebook.py times it): the heavy imports wait for first use.
     code = (
-        "import sys, time; from IPython.core.interactiveshell import InteractiveShell; "
-        "ip = InteractiveShell.instance(); t = time.perf_counter(); "
-        "ip.run_line_magic('load_ext', 'architect_nb'); "
-        "dt = time.perf_counter() - t; print(dt, 'ipywidgets' in sys.modules, 'litellm' in sys.modules)"
+        "import sys; from IPython.core.interactiveshell import InteractiveShell; "
+        "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'architect_nb'); "
+        "print('ipywidgets' in sys.modules, 'litellm' in sys.modules)"
     )
     out = subprocess.check_output([sys.executable, "-c", code], text=True).split()
-    assert float(out[0]) < 0.3 and out[1:] == ["False", "False"]
+    assert out == ["False", "False"]
 
 
 def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
