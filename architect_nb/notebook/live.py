@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 import ipywidgets as widgets
+from IPython import get_ipython
 from IPython.display import display as _display
 
 from architect_nb.agent.events import (
@@ -74,6 +75,10 @@ class LiveView:
         self._prompts: list[Any] = []
         self._asking: Any = None  # the widget shown while a prompt waits: VBox([log, prompt])
         self._shell_models: tuple[Any, Any] | None = None  # one layout and style for every such VBox and log
+        # The kernel's own display publisher, kept: run_python and kernel checks swap in a capturing one while
+        # they run, and a redraw then must still reach the cell, not the code's captured output.
+        shell = get_ipython()
+        self._publisher: Any = getattr(shell, "display_pub", None)
         self.handle = _show(self._bundle(), raw=True, display_id=True)
 
     # ------------------------------------------------------------------ worker side
@@ -200,7 +205,10 @@ class LiveView:
     def _update(self, content: Any) -> None:
         if self.handle is None:
             return
-        if isinstance(content, dict):
+        if isinstance(content, dict) and self._publisher is not None:
+            transient = {"display_id": self.handle.display_id}
+            self._publisher.publish(data=content, metadata={}, transient=transient, update=True)
+        elif isinstance(content, dict):
             self.handle.update(content, raw=True)
         else:
             self.handle.update(content)
