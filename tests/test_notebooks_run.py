@@ -130,7 +130,7 @@ def test_02_refactor_extracts_cleaning_adds_passing_tests_and_keeps_the_numbers(
     assert clicks == []
     [run] = _runs(nb)
     [done] = _events(run, "run_finished")
-    assert (done["status"], done["stop_reason"]) == ("success", "completed")
+    assert (done["status"], done["stop_reason"]) == ("success", "completed"), done["message"]
     assert sorted(done["files_changed"]) == [
         "analysis.py",
         "cleaning.py",
