@@ -135,7 +135,9 @@ def test_the_live_view_shows_the_last_steps_and_stays_the_same_size(monkeypatch:
 
 
 class _Handle:
-    """The display handle's side of the live view: what each redraw sent."""
+    """The display handle and the kernel's publisher, as the live view uses them: what each redraw sent."""
+
+    display_id = "live"
 
     def __init__(self) -> None:
         self.drawn: list[str] = []
@@ -143,11 +145,16 @@ class _Handle:
     def update(self, content: dict[str, str], raw: bool = False) -> None:
         self.drawn.append(content["text/html"])
 
+    def publish(self, data: dict[str, str], metadata: Any, transient: Any, update: bool) -> None:
+        assert transient == {"display_id": "live"} and update
+        self.drawn.append(data["text/html"])
+
 
 def test_events_that_come_fast_are_drawn_together_and_the_last_one_is_drawn_soon() -> None:
     view = LiveView()
     handle = _Handle()
     view.handle = handle  # type: ignore[assignment]
+    view._publisher = handle  # in a test session that made an IPython shell, the view found its publisher
     started = time.monotonic()
     view.on_event(_started())
     for step in range(1, 51):
