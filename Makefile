@@ -8,6 +8,13 @@ CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 
 
 .PHONY: setup setup-ipk6 demo test lint format typecheck pytest bench clean labextension labextension-test wheel-check
 
+JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
+LABEXT_SHARE := $(VENV)/share/jupyter/labextensions/architect-nb
+define copy_labextension
+	rm -rf $(LABEXT_SHARE) && mkdir -p $(dir $(LABEXT_SHARE)) && cp -r architect_nb/labextension $(LABEXT_SHARE) \
+		&& cp labextension/install.json $(LABEXT_SHARE)/
+endef
+
 # The package goes in with `--no-build-isolation`: its build tools (pyproject's build-system.requires, JupyterLab
 # among them, which is a dependency anyway) are installed into the venv first, so pip does not install JupyterLab
 # a second time into a throwaway build environment to build the labextension (with the venv's bin on PATH, where
@@ -15,22 +22,34 @@ CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 
 # Python compiles a module to bytecode when it is first imported, so only what is used is ever compiled.
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
 BUILD_REQUIRES := $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))'
+# The extension (Node, in labextension/) builds in the background while pip installs the Python packages, since
+# neither waits for the other: two cores do both in the time of the longer. pip's own build hook is skipped
+# (SKIP_JUPYTER_BUILDER) and the built extension is copied into the venv, as `make labextension` does. $(2) is
+# how the extension's Node packages are installed: all of them, or only what the build needs (its test and lint
+# tools are the `devtools` workspace, which `workspaces focus` leaves out).
 define install_package
 	@$(CHECK_PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) $$($(BUILD_REQUIRES)) editables
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP_INSTALL) --no-build-isolation -e '.[$(1)]'
+	@echo "building the JupyterLab extension in the background (log: $(VENV)/labextension-build.log)"
+	@(cd labextension && $(JLPM) $(2) && $(JLPM) build:prod) > $(VENV)/labextension-build.log 2>&1 & build=$$!; \
+	echo "$(PIP_INSTALL) --no-build-isolation -e '.[$(1)]'"; \
+	SKIP_JUPYTER_BUILDER=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP_INSTALL) --no-build-isolation -e '.[$(1)]'; \
+	installed=$$?; \
+	if ! wait $$build; then cat $(VENV)/labextension-build.log; echo "the extension build failed"; exit 1; fi; \
+	exit $$installed
+	$(copy_labextension)
 endef
 
 # Everything: the package with the development tools (type checker, browser driver, Notebook 7, ...).
 $(STAMP): pyproject.toml
-	$(call install_package,dev)
+	$(call install_package,dev,install)
 	@touch $(STAMP) $(DEMO_STAMP)
 
 # Only what the demo needs (the package and the `demo` extra), so a first `make demo` installs no dev tool.
 # A venv made by `make setup` has it already.
 $(DEMO_STAMP): pyproject.toml
-	$(call install_package,demo)
+	$(call install_package,demo,workspaces focus architect-nb)
 	@touch $(DEMO_STAMP)
 
 setup: $(STAMP)
@@ -81,12 +100,10 @@ test: lint pytest
 # The JupyterLab extension (labextension/). `pip install -e` builds it and copies it into the venv; this target
 # rebuilds both after source changes. labextension-test makes fresh fixtures from scripted runs, then lints
 # and runs the jest tests; wheel-check installs the wheel where there is no Node and asks JupyterLab about it.
-JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
 LABEXT_OUT := architect_nb/labextension/package.json
-LABEXT_SHARE := $(VENV)/share/jupyter/labextensions/architect-nb
 $(LABEXT_OUT): $(wildcard labextension/src/*.ts labextension/style/*) labextension/package.json labextension/yarn.lock | $(STAMP)
 	cd labextension && $(JLPM) install && $(JLPM) build:prod
-	rm -rf $(LABEXT_SHARE) && cp -r architect_nb/labextension $(LABEXT_SHARE) && cp labextension/install.json $(LABEXT_SHARE)/
+	$(copy_labextension)
 	@touch $@
 
 labextension: $(LABEXT_OUT)
