@@ -195,6 +195,35 @@ def test_events_that_come_fast_are_drawn_together_and_the_last_one_is_drawn_soon
     assert handle.drawn[-1] == "static"  # no redraw is left to come after the static output
 
 
+def test_a_redraw_while_run_python_captures_displays_reaches_the_cell_not_the_capture(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
+
+    shell = InteractiveShell.instance()
+    to_cell: list[dict[str, Any]] = []
+    monkeypatch.setattr(
+        shell.display_pub, "publish", lambda data, metadata=None, **kw: to_cell.append(dict(data))
+    )
+    view = LiveView()
+    view.on_event(_started())
+    kernel = IPythonKernel(shell, MainThreadCalls())
+    with kernel.displays() as shown:
+        shell.display_pub.publish({"text/plain": "the agent's own plot"})
+        for step in range(1, 4):
+            for event in _step_events(step):
+                view.on_event(event)  # the worker's events, while the agent's code runs on the main thread
+        deadline = time.monotonic() + 5
+        while not any("Step 3: reading." in d.get("text/html", "") for d in to_cell):
+            assert time.monotonic() < deadline, "the trailing redraw never reached the cell"
+            time.sleep(0.02)
+    assert shown == [{"text/plain": "the agent's own plot"}]  # the capture holds the code's output only
+    assert not any("the agent's own plot" in str(d) for d in to_cell)
+    view.finish({"text/plain": "done"})
+
+
 def test_the_notebook_keeps_long_outputs_cut_and_the_transcript_file_keeps_them_whole(tmp_path: Path) -> None:
     config = load_config(
         overrides={"workspace.root": str(tmp_path), "checkpoints.dir": str(tmp_path / "state")}, environ={}

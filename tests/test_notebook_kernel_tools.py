@@ -18,7 +18,10 @@ from kernel_harness import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
 pytestmark = pytest.mark.slow
 
 DATA = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3], 'y': [2.0, 4.5, 5.0]})"
-PLOT = "import matplotlib.pyplot as plt\nax = df.plot(x='x', y='y')\nprint('rows', len(df))\ndf = None"
+PLOT = (
+    "import matplotlib.pyplot as plt\nfrom IPython.display import display\nax = df.plot(x='x', y='y')\n"
+    "print('rows', len(df))\ndisplay(df.shape)\ndf = None"
+)
 
 
 @pytest.fixture(scope="module", params=kernel_params())
@@ -73,7 +76,11 @@ def test_the_agent_inspects_a_dataframe_and_plots_it(fe: FrontEnd, tmp_path: Pat
                 "expect": {"tool_result_contains": "pandas DataFrame, shape (3, 2)"},
                 "tool_calls": [{"name": "run_python", "arguments": {"code": PLOT}}],
             },
-            {"expect": {"tool_result_contains": "rows 3"}, "content": "Plotted y against x."},
+            {
+                # display() inside the code is captured for the model, not shown in the cell
+                "expect": {"tool_result_contains": ["rows 3", "[display 1] (3, 2)"]},
+                "content": "Plotted y against x.",
+            },
         ],
     )
     cell = fe.run(f"%%architect --mode yolo --model {model}\nPlot df", timeout=120)

@@ -128,8 +128,10 @@ class IPythonKernel:
             yield shown
         finally:
             self.shell.display_pub = saved
+            # IPython's capturing publisher keeps each display as a dict: {"data": bundle, "metadata": ...}.
             shown.extend(
-                {k: v for k, v in output.data.items() if k in _MIMES} or {"text/plain": "(rich output)"}
+                {k: v for k, v in (output.get("data") or {}).items() if k in _MIMES}
+                or {"text/plain": "(rich output)"}
                 for output in capture.outputs
             )
 
