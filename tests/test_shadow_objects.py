@@ -160,3 +160,23 @@ def test_a_file_over_the_limit_is_left_to_git(tmp_path: Path, size: int) -> None
     tree = repo.snapshot(["big.bin"])
     assert ("big.bin" in repo.too_large) == (size > 1024)
     assert ("big.bin" in repo.entries(tree)) == (size <= 1024)
+
+
+def test_trees_git_packed_away_are_read_from_the_pack(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    (workspace / "pkg" / "sub").mkdir(parents=True)
+    (workspace / "a.py").write_text("one\n")
+    (workspace / "pkg" / "m.py").write_text("m\n")
+    (workspace / "pkg" / "sub" / "k.py").write_text("k\n")
+    repo = CountingRepo(workspace, tmp_path / "store")
+    base = repo.snapshot()
+    repo.keep({"refs/runs/run-1/0b": base})
+    repo._git("gc", "--prune=now", "--quiet")  # what a prune does: every object now lives in a pack only
+    assert not (repo.git_dir / "objects" / base[:2] / base[2:]).exists()
+    (workspace / "pkg" / "sub" / "k.py").write_text("changed\n")
+    CountingRepo.runs = 0
+    tree = repo.snapshot(["pkg/sub/k.py"])
+    assert CountingRepo.runs == 0  # the old trees came from the pack through the one `cat-file --batch`
+    assert tree == git_tree(workspace)
+    assert repo.changed(base, tree) == ["pkg/sub/k.py"]
+    assert repo.read(repo.entries(tree, ["pkg/m.py"])["pkg/m.py"].blob) == b"m\n"
