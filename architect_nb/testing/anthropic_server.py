@@ -20,10 +20,9 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from architect_nb.testing.openai_server import OpenAIStubServer, Reply
+from architect_nb.testing.openai_server import OpenAIStubServer, Reply, StubHandler
 
 __all__ = ["AnthropicStubServer", "CacheUse", "Reply"]
 
@@ -109,43 +108,22 @@ class AnthropicStubServer(OpenAIStubServer):
                 return Reply(status=500, error_body=_error("the stub server has no reply queued")), None
             return self.replies.popleft(), bill
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                reply, bill = stub._answer(body)
-                if reply.status != 200 or bill is None:
-                    self._send(reply.status, json.dumps(reply.error_body).encode(), "application/json")
-                    return
-                message = _message(reply, body.get("model", "stub"), bill)
-                if not body.get("stream"):
-                    self._send(200, json.dumps(message).encode(), "application/json")
-                    return
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for name, data in _stream_events(message):
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-                    self.wfile.flush()
-                self.close_connection = True
-
-            def _send(self, status: int, data: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        return Handler
+    def respond(self, handler: StubHandler, body: dict[str, Any]) -> None:
+        """Answer one request with the next queued reply, as Anthropic's Messages API would."""
+        reply, bill = self._answer(body)
+        if reply.status != 200 or bill is None:
+            handler.send_json(reply.status, reply.error_body)
+            return
+        message = _message(reply, body.get("model", "stub"), bill)
+        if not body.get("stream"):
+            handler.send_json(200, message)
+            return
+        handler.send_events(
+            [
+                f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+                for name, data in _stream_events(message)
+            ]
+        )
 
 
 def _error(message: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
-__all__ = ["OpenAIStubServer", "Reply"]
+__all__ = ["OpenAIStubServer", "Reply", "StubHandler"]
 
 
 @dataclass(frozen=True)
@@ -92,54 +92,62 @@ class OpenAIStubServer:
                 return Reply.error(500, "the stub server has no reply queued")
             return self.replies.popleft()
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        stub = self
+    def _handler(self) -> type[StubHandler]:
+        return type("Handler", (StubHandler,), {"stub": self})
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def respond(self, handler: StubHandler, body: dict[str, Any]) -> None:
+        """Answer one request with the next queued reply, as OpenAI's chat completions API would."""
+        reply = self._next(body)
+        model = body.get("model", "stub")
+        if reply.status != 200:
+            handler.send_json(reply.status, reply.error_body, reply.headers)
+        elif body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            events = [
+                f"data: {json.dumps(c)}\n\n".encode() for c in _stream_chunks(reply, model, include_usage)
+            ]
+            handler.send_events([*events, b"data: [DONE]\n\n"], delay=reply.delay)
+        else:
+            handler.send_json(200, _completion(reply, model))
 
-            def log_message(self, format: str, *args: Any) -> None:
-                return
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                reply = stub._next(body)
-                if reply.status != 200:
-                    self._send_json(reply.status, reply.error_body, reply.headers)
-                elif body.get("stream"):
-                    include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-                    self._send_stream(reply, body.get("model", "stub"), include_usage)
-                else:
-                    self._send_json(200, _completion(reply, body.get("model", "stub")), ())
+class StubHandler(BaseHTTPRequestHandler):
+    """One HTTP request to a stub server: its JSON body is handed to the server's `respond`."""
 
-            def _send_json(
-                self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...]
-            ) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for name, value in headers:
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+    protocol_version = "HTTP/1.1"
+    stub: OpenAIStubServer  # set on the subclass each server makes
 
-            def _send_stream(self, reply: Reply, model: str, include_usage: bool) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                for chunk in _stream_chunks(reply, model, include_usage):
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                    self.wfile.flush()
-                    if reply.delay:
-                        time.sleep(reply.delay)
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-                self.close_connection = True
+    def log_message(self, format: str, *args: Any) -> None:
+        return
 
-        return Handler
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        self.stub.respond(self, json.loads(self.rfile.read(length) or b"{}"))
+
+    def send_json(
+        self, status: int, payload: dict[str, Any], headers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_events(self, events: list[bytes], *, delay: float = 0.0) -> None:
+        """A server-sent event stream, each event flushed as it goes (`delay` seconds apart), then closed."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for n, event in enumerate(events):
+            if delay and n:
+                time.sleep(delay)
+            self.wfile.write(event)
+            self.wfile.flush()
+        self.close_connection = True
 
 
 def _usage(reply: Reply) -> dict[str, Any]:
