@@ -91,9 +91,11 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 # The venv's bin comes first on PATH, as in an activated venv, so commands the agent runs (python -m pytest)
-# find the same interpreter and packages.
+# find the same interpreter and packages. Two workers (pytest-xdist) each take whole test files, so a file's
+# kernels, servers and browser start once; PYTEST_WORKERS=0 runs everything in one process.
+PYTEST_WORKERS ?= 2
 pytest: $(STAMP) $(IPK6_STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint pytest
 
