@@ -12,6 +12,7 @@ import http.server
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 import time
@@ -560,3 +561,28 @@ def test_sensitive_files_never_enter_the_snapshots(project: Path) -> None:
     snapshot_files = set(engine.checkpoints.shadow.entries(step.after))
     assert "notes.md" in snapshot_files and "data/raw/a.csv" in snapshot_files
     assert not {".env", "config/server.pem", "secrets/token.txt"} & snapshot_files
+
+
+def test_a_killed_kernels_sandbox_folder_is_removed_by_the_next_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from architect_nb.tools.commands import sandbox
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    orphan = tmp_path / f"architect-sandbox-{gone.pid}-abc"
+    living = tmp_path / f"architect-sandbox-{os.getppid()}-def"  # pytest's parent: alive
+    other = tmp_path / "architect-sandbox-notapid"
+    for folder in (orphan, living, other):
+        (folder / "empty.d").mkdir(parents=True)
+        (folder / "empty").touch(mode=0o444)
+        (folder / "empty.d").chmod(0o555)
+    monkeypatch.setattr(sandbox, "_sources_dir", None)
+    empty_file, empty_dir = sandbox._empty_sources()
+    assert not orphan.exists() and living.exists() and other.exists()
+    assert Path(empty_file).parent.name.startswith(f"architect-sandbox-{os.getpid()}-")
+    assert Path(empty_file).read_bytes() == b"" and not os.listdir(empty_dir)
+    sandbox._remove_sources(str(Path(empty_file).parent))
+    for folder in (living, other):
+        (folder / "empty.d").chmod(0o755)

@@ -264,15 +264,40 @@ def _scanner(root: str, sensitive: tuple[str, ...], protected: tuple[str, ...]) 
 _sources_dir: str | None = None
 
 
+_SOURCES_PREFIX = "architect-sandbox-"
+
+
 def _empty_sources() -> tuple[str, str]:
     """An empty read-only file and folder, bound over what is hidden. Made once per process."""
     global _sources_dir  # noqa: PLW0603 - one private folder per process
     if _sources_dir is None or not os.path.isdir(_sources_dir):
-        _sources_dir = tempfile.mkdtemp(prefix="architect-sandbox-")
+        _remove_orphaned_sources()
+        _sources_dir = tempfile.mkdtemp(prefix=f"{_SOURCES_PREFIX}{os.getpid()}-")
         Path(_sources_dir, "empty").touch(mode=0o444)
         os.mkdir(os.path.join(_sources_dir, "empty.d"), mode=0o555)
         atexit.register(_remove_sources, _sources_dir)
     return os.path.join(_sources_dir, "empty"), os.path.join(_sources_dir, "empty.d")
+
+
+def _remove_orphaned_sources() -> None:
+    """Remove the folders of processes that are gone: a killed kernel runs no atexit handler."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(tempfile.gettempdir()):
+            pid = entry.name.removeprefix(_SOURCES_PREFIX).split("-")[0]
+            if entry.name.startswith(_SOURCES_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid == os.getuid() and entry.is_dir():
+                        _remove_sources(entry.path)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # another user's process (or no such pid at all): leave it
+        return True
+    return True
 
 
 def _remove_sources(folder: str) -> None:
