@@ -7,7 +7,7 @@ from pathlib import Path
 
 from architect_nb.tools.search.globs import compile_glob
 from architect_nb.tools.search.walk import scan
-from architect_nb.tools.search.walk_cache import cached_scan
+from architect_nb.tools.search.walk_cache import cached_files, cached_scan
 
 __all__ = ["collect_files"]
 
@@ -30,6 +30,8 @@ def collect_files(
     by_path = "/" in pattern
     recursive = recursive or by_path  # as list_files: a path pattern implies depth
     skip = 0 if start == root else len(start.relative_to(root).as_posix()) + 1
+    if recursive and regex is None and (kept := cached_files(root, start)) is not None:
+        return list(kept), False  # every file of a walk that nothing has changed since
     files: list[tuple[str, str]] = []
     entries = cached_scan(root, start) if recursive else scan(root, start, recursive=False)
     for count, (path, rel, kind) in enumerate(entries):

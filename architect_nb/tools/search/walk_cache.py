@@ -26,7 +26,7 @@ from pathlib import Path
 
 from architect_nb.tools.search.walk import IgnoreRules, Kind, scan
 
-__all__ = ["cached_scan", "clear_walk_cache"]
+__all__ = ["cached_files", "cached_scan", "clear_walk_cache"]
 
 _KEEP = 4  # walks kept (the workspace root, and a few folders searched often)
 _RACY_SECONDS = 2.0
@@ -34,10 +34,11 @@ _RACY_SECONDS = 2.0
 Stamp = tuple[int, int, int] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Walk:
     entries: list[tuple[str, str, Kind]]
     stamps: tuple[tuple[str, Stamp], ...]
+    files: list[tuple[str, str]] | None = None  # (path, relative path) of the regular files, made once
 
 
 _walks: OrderedDict[tuple[str, str], _Walk] = OrderedDict()
@@ -49,17 +50,35 @@ def clear_walk_cache() -> None:
         _walks.clear()
 
 
-def cached_scan(root: Path, start: Path) -> Iterator[tuple[str, str, Kind]]:
-    """`walk.scan(root, start, recursive=True)`, answered from a kept walk when nothing it saw has changed."""
+def cached_files(root: Path, start: Path) -> list[tuple[str, str]] | None:
+    """The regular files (path, relative path) of a kept walk of `start` that is still valid, else None."""
+    kept = _valid(root, start)
+    if kept is None:
+        return None
+    if kept.files is None:
+        kept.files = [(path, rel) for path, rel, kind in kept.entries if kind == "file"]
+    return kept.files
+
+
+def _valid(root: Path, start: Path) -> _Walk | None:
     key = (str(root), str(start))
     with _lock:
         kept = _walks.get(key)
-    if kept is not None and all(_stamp(path) == stamp for path, stamp in kept.stamps):
-        with _lock:
-            if key in _walks:
-                _walks.move_to_end(key)
+    if kept is None or not all(_stamp(path) == stamp for path, stamp in kept.stamps):
+        return None
+    with _lock:
+        if key in _walks:
+            _walks.move_to_end(key)
+    return kept
+
+
+def cached_scan(root: Path, start: Path) -> Iterator[tuple[str, str, Kind]]:
+    """`walk.scan(root, start, recursive=True)`, answered from a kept walk when nothing it saw has changed."""
+    kept = _valid(root, start)
+    if kept is not None:
         yield from kept.entries
         return
+    key = (str(root), str(start))
     started = time.time()
     listed: list[str] = []
     rules = IgnoreRules(root)
