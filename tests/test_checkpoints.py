@@ -337,6 +337,22 @@ def test_snapshots_never_touch_the_workspaces_own_git(project: Path) -> None:
     assert (project / "a.py").read_text() == "the person's uncommitted change\n"
 
 
+def test_reverting_one_file_the_run_staged_says_the_index_still_holds_it(project: Path) -> None:
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "first")
+    engine = engine_for(project)
+    run(engine, "run_command", command="echo agent > a.py && git add a.py")
+    run(engine, "write_file", step=2, path="b.txt", content="b\n")
+    staged = (project / ".git" / "index").read_bytes()
+    report = engine.checkpoints.undo(engine.run_id, path="a.py")
+    assert report.ok and (project / "a.py").read_text() != "agent\n"
+    assert "the staged version may still be the run's: check `git status`" in str(report)
+    assert (project / ".git" / "index").read_bytes() == staged  # never edited entry by entry
+    quiet = engine.checkpoints.undo(engine.run_id, path="b.txt")  # a step that staged nothing
+    assert quiet.ok and "staged" not in str(quiet)
+
+
 def test_a_commit_made_by_the_run_is_reported_not_rewritten(project: Path) -> None:
     git(project, "init", "-q")
     git(project, "add", "-A")

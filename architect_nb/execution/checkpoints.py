@@ -437,6 +437,14 @@ class CheckpointStore:
         if path is None:
             self._restore_index(run, run_id, steps, report)
             report.notes += _moved_heads(steps)
+        elif any(s.index_before != s.index_after for s in steps):
+            # The index is given back whole or not at all (it is never edited entry by entry), so a revert of
+            # one file leaves what the run staged: said, so that a commit does not take the run's version.
+            report.notes.append(
+                f"A step that changed {path} also changed what git has staged (git add, git mv); the "
+                "staged version may still be the run's: check `git status` (the whole-run undo gives the "
+                "index back)."
+            )
         if not report.ok:
             # Nothing is marked done, so the same undo can run again once the person has settled the
             # conflicts: what was restored now holds its original and is skipped then.
