@@ -10,6 +10,8 @@ CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 
 
 JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
 LABEXT_SHARE := $(VENV)/share/jupyter/labextensions/architect-nb
+# Install the extension's Node packages with `jlpm $(1)` and build it into architect_nb/labextension.
+build_labextension = cd labextension && $(JLPM) $(1) && $(JLPM) build:prod
 define copy_labextension
 	rm -rf $(LABEXT_SHARE) && mkdir -p $(dir $(LABEXT_SHARE)) && cp -r architect_nb/labextension $(LABEXT_SHARE) \
 		&& cp labextension/install.json $(LABEXT_SHARE)/
@@ -32,7 +34,7 @@ define install_package
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) $$($(BUILD_REQUIRES)) editables
 	@echo "building the JupyterLab extension in the background (log: $(VENV)/labextension-build.log)"
-	@(cd labextension && $(JLPM) $(2) && $(JLPM) build:prod) > $(VENV)/labextension-build.log 2>&1 & build=$$!; \
+	@($(call build_labextension,$(2))) > $(VENV)/labextension-build.log 2>&1 & build=$$!; \
 	echo "$(PIP_INSTALL) --no-build-isolation -e '.[$(1)]'"; \
 	SKIP_JUPYTER_BUILDER=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP_INSTALL) --no-build-isolation -e '.[$(1)]'; \
 	installed=$$?; \
@@ -104,7 +106,7 @@ test: lint pytest
 # and runs the jest tests; wheel-check installs the wheel where there is no Node and asks JupyterLab about it.
 LABEXT_OUT := architect_nb/labextension/package.json
 $(LABEXT_OUT): $(wildcard labextension/src/*.ts labextension/style/*) labextension/package.json labextension/yarn.lock | $(STAMP)
-	cd labextension && $(JLPM) install && $(JLPM) build:prod
+	$(call build_labextension,install)
 	$(copy_labextension)
 	@touch $@
 

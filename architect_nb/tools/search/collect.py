@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from architect_nb.tools.search.globs import compile_glob
-from architect_nb.tools.search.walk import scan
-from architect_nb.tools.search.walk_cache import cached_files, cached_scan
+from architect_nb.tools.search.walk import Kind, scan
+from architect_nb.tools.search.walk_cache import cached_files, walk_and_keep
 
 __all__ = ["collect_files"]
 
@@ -30,10 +31,16 @@ def collect_files(
     by_path = "/" in pattern
     recursive = recursive or by_path  # as list_files: a path pattern implies depth
     skip = 0 if start == root else len(start.relative_to(root).as_posix()) + 1
-    if recursive and regex is None and (kept := cached_files(root, start)) is not None:
+    entries: Iterable[tuple[str, str, Kind]]
+    if not recursive:
+        entries = scan(root, start, recursive=False)
+    elif (kept := cached_files(root, start)) is None:
+        entries = walk_and_keep(root, start)  # the kept walk, if any, was checked and is stale
+    elif regex is None:
         return list(kept), False  # every file of a walk that nothing has changed since
+    else:
+        entries = ((path, rel, "file") for path, rel in kept)
     files: list[tuple[str, str]] = []
-    entries = cached_scan(root, start) if recursive else scan(root, start, recursive=False)
     for count, (path, rel, kind) in enumerate(entries):
         if count % _CHECK_EVERY == 0 and time.monotonic() > deadline:
             return files, True

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from architect_nb.tools.search.walk import IgnoreRules, Kind, scan
 
-__all__ = ["cached_files", "cached_scan", "clear_walk_cache"]
+__all__ = ["cached_files", "cached_scan", "clear_walk_cache", "walk_and_keep"]
 
 _KEEP = 4  # walks kept (the workspace root, and a few folders searched often)
 _RACY_SECONDS = 2.0
@@ -78,6 +78,11 @@ def cached_scan(root: Path, start: Path) -> Iterator[tuple[str, str, Kind]]:
     if kept is not None:
         yield from kept.entries
         return
+    yield from walk_and_keep(root, start)
+
+
+def walk_and_keep(root: Path, start: Path) -> Iterator[tuple[str, str, Kind]]:
+    """A fresh recursive walk of `start`, kept for the next caller once it has run to its end."""
     key = (str(root), str(start))
     started = time.time()
     listed: list[str] = []
