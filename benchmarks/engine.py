@@ -26,11 +26,11 @@ from typing import Any
 from pydantic import Field
 
 from architect_nb.config.schema import AppConfig, GuardrailsConfig, HookConfig, HooksConfig
-from architect_nb.execution.claude_settings import CLAUDE_EVENTS, ClaudeHook
+from architect_nb.execution.confirmation.policy import ConfirmationPolicy
 from architect_nb.execution.engine import ExecutionEngine
-from architect_nb.execution.guardrails import GuardrailsEngine
-from architect_nb.execution.hooks import HookExecutor
-from architect_nb.execution.policies import ConfirmationPolicy
+from architect_nb.execution.guardrails.rails import GuardrailsEngine
+from architect_nb.execution.hooks.claude_settings import CLAUDE_EVENTS, ClaudeHook
+from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool

@@ -11,7 +11,7 @@ import yaml
 from architect_nb.agent import AgentLoop, create_loop
 from architect_nb.agent.events import AgentEvent
 from architect_nb.config import load_config
-from architect_nb.execution.confirm import ScriptedConfirmer
+from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 
 SAMPLE_PROJECT = Path(__file__).resolve().parent.parent / "notebooks" / "sample_project"
 

@@ -10,11 +10,11 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from architect_nb.config.schema import AppConfig, GuardrailsConfig, HookConfig, HooksConfig
-from architect_nb.execution.confirm import ScriptedConfirmer
+from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
+from architect_nb.execution.confirmation.policy import ConfirmationPolicy
 from architect_nb.execution.engine import ExecutionEngine
-from architect_nb.execution.guardrails import GuardrailsEngine
-from architect_nb.execution.hooks import HookExecutor
-from architect_nb.execution.policies import ConfirmationPolicy
+from architect_nb.execution.guardrails.rails import GuardrailsEngine
+from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.tools.base import BaseTool, ToolResult
 from architect_nb.tools.filesystem.file_tools import DeleteFileTool, ReadFileTool, WriteFileTool
 from architect_nb.tools.registry import ToolRegistry

@@ -11,9 +11,9 @@ import pytest
 from engine_support import make_engine
 
 from architect_nb.config import AppConfig
-from architect_nb.execution.checkpoint_files import CheckpointFiles, checkpoint_files, default_checkpoint_dir
-from architect_nb.execution.checkpoints import AlreadyUndoneError, CheckpointError, CheckpointStore
-from architect_nb.execution.shadow_git import ShadowRepo
+from architect_nb.execution.checkpoints.files import CheckpointFiles, checkpoint_files, default_checkpoint_dir
+from architect_nb.execution.checkpoints.shadow_git import ShadowRepo
+from architect_nb.execution.checkpoints.store import AlreadyUndoneError, CheckpointError, CheckpointStore
 
 
 def _edit_run(workspace: Path) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from architect_nb.config import load_config
-from architect_nb.execution.checkpoints import AlreadyUndoneError, CheckpointError, CheckpointStore
+from architect_nb.execution.checkpoints.store import AlreadyUndoneError, CheckpointError, CheckpointStore
 from architect_nb.execution.engine import ExecutionEngine, build_engine
 
 
@@ -297,7 +297,7 @@ def test_an_unwritable_state_folder_makes_commands_ask_and_yolo_runs_uncovered(
     blocked.write_text("where the state folder should be")
     overrides = {"checkpoints.dir": str(blocked / "checkpoints")}
     config = load_config(overrides={"workspace.root": str(project), **overrides}, environ={})
-    from architect_nb.execution.confirm import ScriptedConfirmer
+    from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 
     asking = build_engine(config, mode="confirm-sensitive", confirmer=ScriptedConfirmer([], default="deny"))
     refused = asking.execute_tool_call("run_command", {"command": "ls"})  # safe, yet it asks now

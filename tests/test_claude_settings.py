@@ -19,12 +19,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from architect_nb.agent.events import AgentEvent, Warning
-from architect_nb.execution.checkpoint_files import CheckpointFiles
-from architect_nb.execution.claude_permissions import ClaudePermissions, claude_status
-from architect_nb.execution.claude_settings import ClaudeSettings, read_claude_settings
-from architect_nb.execution.claude_shape import claude_call, our_changes
+from architect_nb.execution.checkpoints.files import CheckpointFiles
 from architect_nb.execution.engine import build_engine
-from architect_nb.execution.hook_transcript import HookTranscript
+from architect_nb.execution.guardrails.claude_permissions import ClaudePermissions, claude_status
+from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
+from architect_nb.execution.hooks.claude_shape import claude_call, our_changes
+from architect_nb.execution.hooks.transcript import HookTranscript
 
 
 def write_settings(root: Path, data: Any, name: str = "settings.json") -> None:

@@ -1,4 +1,4 @@
-"""Every row of the tool table (`architect_nb.execution.claude_shape.TOOLS`, reproduced in docs/hooks.md),
+"""Every row of the tool table (`execution.hooks.claude_shape.TOOLS`, reproduced in docs/hooks.md),
 both ways, through real hook scripts in `.claude/settings.json`: a shell hook (jq) that records what it
 reads, with the row's Claude Code name as its matcher, and a Python hook that rewrites the input with
 `updatedInput`. Then Claude Code's permission rules as guardrails and confirmation reasons."""
@@ -15,9 +15,9 @@ from claude_support import RECORD, claude_config, claude_workspace, command_hook
 from engine_support import NoopTool
 
 from architect_nb.config.schema import MCPConfig, MCPServerConfig
-from architect_nb.execution.claude_shape import TOOLS, markdown_table
-from architect_nb.execution.confirm import ScriptedConfirmer
+from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.hooks.claude_shape import TOOLS, markdown_table
 from architect_nb.mcp import MCPManager
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from architect_nb.agent.scripted import load_script
 from architect_nb.config import load_config
 from architect_nb.config.reference import reference_rows, render_reference
-from architect_nb.testing.scripted import load_script
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

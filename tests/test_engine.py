@@ -11,9 +11,13 @@ import pytest
 from engine_support import LinesTool, NoopTool, hook, make_engine, script
 
 from architect_nb.config.schema import AppConfig
-from architect_nb.execution.confirm import ConfirmationAnswer, ConfirmationRequest, ScriptedConfirmer
+from architect_nb.execution.confirmation.confirmers import (
+    ConfirmationAnswer,
+    ConfirmationRequest,
+    ScriptedConfirmer,
+)
+from architect_nb.execution.confirmation.policy import NoTTYError
 from architect_nb.execution.engine import ExecutionEngine, build_engine
-from architect_nb.execution.policies import NoTTYError
 from architect_nb.tools.base import ToolResult
 
 

@@ -15,7 +15,7 @@ from architect_nb.log import configure_logging
 
 PUBLIC = {
     "architect_nb.execution.engine": ["ExecutionEngine", "build_engine"],
-    "architect_nb.execution.policies": [
+    "architect_nb.execution.confirmation.policy": [
         "MODES",
         "CommandCheck",
         "ConfirmMode",
@@ -23,7 +23,7 @@ PUBLIC = {
         "NoTTYError",
         "classify_command_call",
     ],
-    "architect_nb.execution.confirm": [
+    "architect_nb.execution.confirmation.confirmers": [
         "Approval",
         "ConfirmationAnswer",
         "ConfirmationRequest",
@@ -35,20 +35,20 @@ PUBLIC = {
         "show",
         "show_block",
     ],
-    "architect_nb.execution.hooks": [
+    "architect_nb.execution.hooks.executor": [
         "LEGACY_POST_EDIT_MATCHER",
         "HookDecision",
         "HookEvent",
         "HookExecutor",
         "HookResult",
     ],
-    "architect_nb.execution.guardrails": [
+    "architect_nb.execution.guardrails.rails": [
         "CodeRuleHit",
         "GuardrailsEngine",
         "PathGlobs",
         "QualityGateResult",
     ],
-    "architect_nb.execution.checkpoints": [
+    "architect_nb.execution.checkpoints.store": [
         "AlreadyUndoneError",
         "CheckpointError",
         "CheckpointStore",
@@ -56,7 +56,7 @@ PUBLIC = {
         "StepRecord",
         "UndoReport",
     ],
-    "architect_nb.execution.checkpoint_files": [
+    "architect_nb.execution.checkpoints.files": [
         "RUN_ID_PATTERN",
         "CheckpointFiles",
         "checkpoint_files",

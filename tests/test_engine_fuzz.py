@@ -10,7 +10,7 @@ from engine_support import make_engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.execution.confirm import ConfirmationAnswer, ConfirmationRequest
+from architect_nb.execution.confirmation.confirmers import ConfirmationAnswer, ConfirmationRequest
 from architect_nb.tools.base import ToolResult
 
 TOOLS = ["read_file", "write_file", "delete_file", "noop", "sensitive_noop", "fake_command", "fake_grep"]

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from architect_nb.config.schema import GuardrailsConfig
-from architect_nb.execution.guardrails import GuardrailsEngine
+from architect_nb.execution.guardrails.rails import GuardrailsEngine
 
 
 def rails(workspace: Path, **config: object) -> GuardrailsEngine:

@@ -11,7 +11,7 @@ import pytest
 from engine_support import hook, script
 
 from architect_nb.config.schema import HooksConfig
-from architect_nb.execution.hooks import HookDecision, HookEvent, HookExecutor
+from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookExecutor
 
 
 def run(workspace: Path, event: HookEvent, hooks: list, **context: object) -> list:

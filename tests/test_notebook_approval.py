@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from architect_nb.execution.confirm import Approval, ConfirmationAnswer, ConfirmationRequest
-from architect_nb.execution.policies import CommandCheck
+from architect_nb.execution.confirmation.confirmers import Approval, ConfirmationAnswer, ConfirmationRequest
+from architect_nb.execution.confirmation.policy import CommandCheck
 from architect_nb.notebook.approval import BUTTON_LABELS, ApprovalPrompt, WidgetConfirmer, like_key
 from architect_nb.notebook.render import MessageOutput, RunOutput, diff_html, hooks_html, tool_card_html
 

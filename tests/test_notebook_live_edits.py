@@ -17,8 +17,8 @@ from nb_factory import write_v45
 
 from architect_nb.agent import create_loop
 from architect_nb.config import load_config
-from architect_nb.execution.confirm import ConfirmationRequest, ScriptedConfirmer
-from architect_nb.execution.document_steps import inverse_ops
+from architect_nb.execution.checkpoints.document_steps import inverse_ops
+from architect_nb.execution.confirmation.confirmers import ConfirmationRequest, ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine, build_engine
 from architect_nb.notebook.approval import ApprovalPrompt
 from architect_nb.redaction import default_redactor
@@ -476,7 +476,7 @@ def test_undo_of_a_notebook_closed_since_puts_the_cells_back_in_its_file(
 def test_a_run_undone_twice_is_refused_and_a_front_end_failure_leaves_it_to_retry(
     workspace: Path, nb: Path, front: tuple[OpenNotebooks, OpenDocument]
 ) -> None:
-    from architect_nb.execution.checkpoints import AlreadyUndoneError, CheckpointError
+    from architect_nb.execution.checkpoints.store import AlreadyUndoneError, CheckpointError
 
     notebooks, doc = front
     engine = _engine(workspace, notebooks)

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from engine_support import FakeCommandTool, NoopTool, SensitiveNoopTool, make_engine
 
-from architect_nb.execution import policies
-from architect_nb.execution.confirm import (
+from architect_nb.execution.confirmation import policy as policies
+from architect_nb.execution.confirmation.confirmers import (
     Approval,
     ConfirmationAnswer,
     ConfirmationRequest,
@@ -22,7 +22,7 @@ from architect_nb.execution.confirm import (
     show,
     show_block,
 )
-from architect_nb.execution.policies import ConfirmationPolicy, NoTTYError, classify_command_call
+from architect_nb.execution.confirmation.policy import ConfirmationPolicy, NoTTYError, classify_command_call
 
 # The document's table: run_command classification x mode -> asks?
 TABLE = {

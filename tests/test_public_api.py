@@ -19,7 +19,7 @@ PUBLIC = {
         "ToolRegistry",
         "ToolRegistryError",
     ],
-    "architect_nb.execution.validators": [
+    "architect_nb.paths.validators": [
         "MAX_PATH_LENGTH",
         "PathTraversalError",
         "is_inside",
@@ -88,7 +88,7 @@ PUBLIC = {
         "RunPythonTool",
     ],
     "architect_nb.execution.engine": ["ExecutionEngine", "build_engine"],
-    "architect_nb.execution.policies": [
+    "architect_nb.execution.confirmation.policy": [
         "CommandCheck",
         "ConfirmMode",
         "ConfirmationPolicy",
@@ -96,13 +96,13 @@ PUBLIC = {
         "NoTTYError",
         "classify_command_call",
     ],
-    "architect_nb.execution.guardrails": [
+    "architect_nb.execution.guardrails.rails": [
         "CodeRuleHit",
         "GuardrailsEngine",
         "PathGlobs",
         "QualityGateResult",
     ],
-    "architect_nb.execution.hooks": [
+    "architect_nb.execution.hooks.executor": [
         "HookDecision",
         "HookEvent",
         "HookExecutor",

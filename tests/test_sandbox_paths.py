@@ -14,7 +14,7 @@ import pytest
 from sandbox_support import require_bwrap
 
 from architect_nb.config import SandboxConfig
-from architect_nb.execution.path_globs import PathGlobs
+from architect_nb.paths.globs import PathGlobs
 from architect_nb.tools.commands import sandbox as sandbox_module
 from architect_nb.tools.commands import workspace_scan
 from architect_nb.tools.commands.process import run_process

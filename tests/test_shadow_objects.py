@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.execution.shadow_git import ShadowRepo
+from architect_nb.execution.checkpoints.shadow_git import ShadowRepo
 
 NAMES = ["a.py", "b", "sub", "deep", "x y.txt", "ü.md", "two\nlines", "-dash", "z"]
 

@@ -14,11 +14,11 @@ from agent_helpers import copy_sample_project, make_loop, write_script
 
 from architect_nb.agent.context import ContextBuilder
 from architect_nb.agent.events import RunStarted
+from architect_nb.agent.scripted import ScriptError, load_script
 from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.agent.thread_store import THREAD_FORMAT_VERSION, ThreadStore
-from architect_nb.execution.checkpoints import UndoReport
+from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.notebook.threads import undo_note
-from architect_nb.testing.scripted import ScriptError, load_script
 
 READ = {"name": "read_file", "arguments": {"path": "shop/cart.py"}}
 EDIT = {

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.execution.validators import PathTraversalError, validate_path, visible
+from architect_nb.paths.validators import PathTraversalError, validate_path, visible
 
 
 def test_relative_paths_resolve_inside(workspace: Path) -> None:

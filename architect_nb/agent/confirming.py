@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from architect_nb.agent.events import ConfirmationAnswered, ConfirmationAsked, EventSink
-from architect_nb.execution.confirm import (
+from architect_nb.execution.confirmation.confirmers import (
     ConfirmationAnswer,
     ConfirmationRequest,
     Confirmer,

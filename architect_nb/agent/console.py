@@ -19,7 +19,7 @@ from architect_nb.agent.events import (
     ToolResultEvent,
     Warning,
 )
-from architect_nb.execution.confirm import show, show_block
+from architect_nb.execution.confirmation.confirmers import show, show_block
 from architect_nb.redaction import default_redactor
 
 __all__ = ["ConsolePrinter", "format_arguments"]

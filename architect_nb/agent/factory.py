@@ -10,7 +10,7 @@ from architect_nb.agent.events import EventSink
 from architect_nb.agent.llm import LiteLLMClient
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.config.schema import AppConfig, ConfirmMode
-from architect_nb.execution.confirm import Confirmer
+from architect_nb.execution.confirmation.confirmers import Confirmer
 from architect_nb.execution.engine import build_engine
 from architect_nb.tools.commands.sandbox import sandbox_summary, sandbox_unavailable_reason
 from architect_nb.tools.kernel.session import KernelSession

@@ -152,7 +152,7 @@ def import_litellm() -> Any:
             LITELLM_IMPORT_SECONDS = time.perf_counter() - started
             litellm.suppress_debug_info = True
             litellm.telemetry = False
-            from architect_nb.testing.scripted_provider import scripted_provider
+            from architect_nb.agent.scripted_provider import scripted_provider
 
             litellm.custom_provider_map = [
                 entry for entry in litellm.custom_provider_map if entry.get("provider") != "scripted"
@@ -185,7 +185,7 @@ class LiteLLMClient:
             self._resolve_script()
 
     def _resolve_script(self) -> None:
-        from architect_nb.testing.scripted import load_script, resolve_script_path
+        from architect_nb.agent.scripted import load_script, resolve_script_path
 
         path = resolve_script_path(self.model[len(SCRIPTED_PREFIX) :], self.workspace)
         self.model = f"{SCRIPTED_PREFIX}{path}"

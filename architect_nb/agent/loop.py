@@ -46,7 +46,7 @@ from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelle
 from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.config.schema import CostsConfig
 from architect_nb.execution.engine import ExecutionEngine
-from architect_nb.execution.hooks import HookDecision, HookEvent, HookResult
+from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookResult
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
@@ -549,7 +549,7 @@ class AgentLoop:
             return str(path)
 
     def _record(self, thread: Thread) -> None:
-        from architect_nb.testing.scripted import script_from_thread
+        from architect_nb.agent.scripted import script_from_thread
 
         script = default_redactor().redact_data(script_from_thread(thread))
         assert self.record_to is not None

@@ -37,7 +37,7 @@ _SUFFIX = ".jsonl"
 
 def thread_store(config: AppConfig) -> ThreadStore | None:
     """The store `config` asks for (beside the saved checkpoints); None when `checkpoints.persist` is off."""
-    from architect_nb.execution.checkpoint_files import default_checkpoint_dir
+    from architect_nb.execution.checkpoints.files import default_checkpoint_dir
 
     settings = config.checkpoints
     if not settings.persist:

@@ -32,11 +32,10 @@ from pydantic import ValidationError
 
 from architect_nb.config.schema import AppConfig, SandboxConfig
 from architect_nb.execution.audit import AuditLog, AuditRecord
-from architect_nb.execution.checkpoint_files import checkpoint_files
-from architect_nb.execution.checkpoints import CheckpointStore
-from architect_nb.execution.claude_permissions import ClaudePermissions
-from architect_nb.execution.claude_settings import ClaudeSettings, read_claude_settings
-from architect_nb.execution.confirm import (
+from architect_nb.execution.checkpoints.files import checkpoint_files
+from architect_nb.execution.checkpoints.shadow_git import SnapshotError, forget_runs
+from architect_nb.execution.checkpoints.store import CheckpointStore
+from architect_nb.execution.confirmation.confirmers import (
     Approval,
     ConfirmationAnswer,
     ConfirmationRequest,
@@ -45,12 +44,13 @@ from architect_nb.execution.confirm import (
     sensitivity_of,
     show,
 )
-from architect_nb.execution.guardrails import GuardrailsEngine, QualityGateResult
-from architect_nb.execution.hook_transcript import HookTranscript
-from architect_nb.execution.hooks import HookDecision, HookEvent, HookExecutor
-from architect_nb.execution.policies import ConfirmationPolicy, NoTTYError, classify_command_call
-from architect_nb.execution.secret_files import secret_values
-from architect_nb.execution.shadow_git import SnapshotError, forget_runs
+from architect_nb.execution.confirmation.policy import ConfirmationPolicy, NoTTYError, classify_command_call
+from architect_nb.execution.guardrails.claude_permissions import ClaudePermissions
+from architect_nb.execution.guardrails.rails import GuardrailsEngine, QualityGateResult
+from architect_nb.execution.guardrails.secret_files import secret_values
+from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
+from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookExecutor
+from architect_nb.execution.hooks.transcript import HookTranscript
 from architect_nb.execution.steps import (
     CallState,
     dry_run_result,
@@ -178,7 +178,7 @@ class ExecutionEngine:
         Command gates run in the workspace; kernel checks (`python:`) in the kernel."""
         if self.guardrails is None:
             return []
-        from architect_nb.execution.kernel_checks import run_kernel_check
+        from architect_nb.execution.gates.kernel_checks import run_kernel_check
 
         root = self.guardrails.workspace_root
         return [

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from architect_nb.execution.confirm import show
-from architect_nb.execution.guardrails import GuardrailsEngine
-from architect_nb.execution.hooks import HookExecutor
-from architect_nb.execution.policies import CommandCheck
+from architect_nb.execution.confirmation.confirmers import show
+from architect_nb.execution.confirmation.policy import CommandCheck
+from architect_nb.execution.guardrails.rails import GuardrailsEngine
+from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import BaseTool, ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes

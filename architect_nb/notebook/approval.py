@@ -17,7 +17,13 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from architect_nb.execution.confirm import Approval, ConfirmationAnswer, ConfirmationRequest, show, show_block
+from architect_nb.execution.confirmation.confirmers import (
+    Approval,
+    ConfirmationAnswer,
+    ConfirmationRequest,
+    show,
+    show_block,
+)
 from architect_nb.notebook.render import code_html, diff_html, status_badge
 from architect_nb.redaction import default_redactor
 

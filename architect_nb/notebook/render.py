@@ -154,7 +154,7 @@ def _text_block(title: str, text: str) -> str:
 def _visible(text: str) -> str:
     """Control, ANSI, bidi and zero-width characters as escapes (tabs and line ends kept), as the approval
     prompt shows arguments: a diff or an output must not hide or reorder what it says."""
-    from architect_nb.execution.confirm import show_block
+    from architect_nb.execution.confirmation.confirmers import show_block
 
     return show_block(text)
 
@@ -178,7 +178,7 @@ def hooks_html(hooks: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _args_text(arguments: Mapping[str, Any]) -> str:
-    from architect_nb.execution.confirm import show
+    from architect_nb.execution.confirmation.confirmers import show
 
     lines = []
     for key, value in arguments.items():
@@ -207,7 +207,7 @@ def tool_card_html(
 ) -> str:
     """One tool call: tool, arguments (code highlighted), status, duration and, for a command, whether it ran
     in the OS sandbox; then the files it changed, the diff, hook results, output and the images it made."""
-    from architect_nb.execution.confirm import show, show_block
+    from architect_nb.execution.confirmation.confirmers import show, show_block
 
     took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
     label = _sandbox_label(sandboxed)
@@ -276,7 +276,7 @@ def typed_path(path: str) -> str:
     """A path as a person types it after `%architect revert RUN` (the magic splits its line like a shell):
     bare when safe, quoted otherwise, and as `b64:` when it holds characters that end a line or cannot be
     seen. The labextension's `typedPath` makes the same text."""
-    from architect_nb.execution.confirm import show
+    from architect_nb.execution.confirmation.confirmers import show
 
     if show(path) != path:
         try:
@@ -294,7 +294,7 @@ def _changes(finished: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 def review_html(run_id: str, changes: Sequence[Mapping[str, Any]], files_changed: int = 0) -> str:
     """The review list: each file the run changed with its status, its diff (folded) and the magic that
     reverts it; then the one that reverts them all. The labextension draws the same list with buttons."""
-    from architect_nb.execution.confirm import show
+    from architect_nb.execution.confirmation.confirmers import show
 
     shown_lines = 0
     rows = []
@@ -431,7 +431,7 @@ def _rewinds(
 
 
 def _plain(payload: Mapping[str, Any]) -> str:
-    from architect_nb.execution.confirm import show
+    from architect_nb.execution.confirmation.confirmers import show
 
     lines: list[str] = []
     results = {str(e.get("call_id")): e for e in payload["events"] if e.get("kind") == "tool_result"}

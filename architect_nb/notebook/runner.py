@@ -153,7 +153,7 @@ def _notebook_logging(config: AppConfig) -> Any:
     put debug output (and what it quotes) into the notebook. Without `logging.file`, the state folder's."""
     if config.logging.file is not None:
         return config.logging
-    from architect_nb.execution.checkpoint_files import default_checkpoint_dir
+    from architect_nb.execution.checkpoints.files import default_checkpoint_dir
 
     return config.logging.model_copy(update={"file": default_checkpoint_dir().parent / "architect-nb.log"})
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from architect_nb.execution.checkpoint_files import RUN_ID_PATTERN
+from architect_nb.execution.checkpoints.files import RUN_ID_PATTERN
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.log import get_logger
 

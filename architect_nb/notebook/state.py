@@ -16,10 +16,10 @@ import yaml
 
 from architect_nb.config import AppConfig, ConfigError, load_config
 from architect_nb.config.schema import ConfirmMode
-from architect_nb.execution.checkpoint_files import CheckpointFiles, checkpoint_files, saved_run_root
-from architect_nb.execution.checkpoints import CheckpointError, CheckpointStore, UndoReport
-from architect_nb.execution.claude_permissions import claude_status
+from architect_nb.execution.checkpoints.files import CheckpointFiles, checkpoint_files, saved_run_root
+from architect_nb.execution.checkpoints.store import CheckpointError, CheckpointStore, UndoReport
 from architect_nb.execution.engine import ExecutionEngine
+from architect_nb.execution.guardrails.claude_permissions import claude_status
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, LineCommand, UsageError
 from architect_nb.notebook.render import MessageOutput, RunOutput

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from architect_nb.agent.thread import Thread, ThreadError, ThreadRun
 from architect_nb.agent.thread_store import ThreadStore, thread_store
 from architect_nb.config import AppConfig
-from architect_nb.execution.checkpoints import UndoReport
+from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.notebook.magics import CellArgs, UsageError
 
 __all__ = ["KernelThreads", "undo_note"]

@@ -16,7 +16,7 @@ The families (each package's docstring says what it holds and what it depends on
 - `commands`: run_command, its classifier, shell parsing, wrappers, blocklist and process running.
 - `notebook_files`: the `.ipynb` cell tools, working on files.
 
-Dependencies point from the families to the core (and `architect_nb.execution.validators`, the path gate),
+Dependencies point from the families to the core (and `architect_nb.paths.validators`, the path gate),
 and between families only to public modules: patch and notebook_files use filesystem's I/O, filesystem uses
 search's walk and globs. No family imports IPython.
 

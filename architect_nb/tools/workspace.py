@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from architect_nb.execution.validators import validate_path
+from architect_nb.paths.validators import validate_path
 from architect_nb.tools.base import BaseTool
 
 __all__ = ["PATH_HELP", "ToolArgs", "WorkspaceTool"]

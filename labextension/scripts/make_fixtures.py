@@ -19,7 +19,7 @@ import yaml
 
 from architect_nb.agent import create_loop
 from architect_nb.config import load_config
-from architect_nb.execution.confirm import ScriptedConfirmer
+from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.testing.whole_job import TASK, whole_job_turns
 
 ROOT = Path(__file__).resolve().parents[2]

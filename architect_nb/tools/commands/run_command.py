@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from architect_nb.config.schema import CommandsConfig, GuardrailsConfig, SandboxConfig
-from architect_nb.execution.validators import PathTraversalError
+from architect_nb.paths.validators import PathTraversalError
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.commands.classifier import (
     CommandVerdict,

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from architect_nb.config.schema import SandboxConfig
-from architect_nb.execution.path_globs import PathGlobs
+from architect_nb.paths.globs import PathGlobs
 from architect_nb.tools.commands.sandbox_paths import hidden_paths
 from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceScanner
 

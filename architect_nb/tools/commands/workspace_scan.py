@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from architect_nb.execution.path_globs import PathGlobs
+from architect_nb.paths.globs import PathGlobs
 
 __all__ = ["MAX_MASKS", "MAX_SCANNED", "ScanLimitError", "WorkspaceMasks", "WorkspaceScanner"]
 

@@ -6,7 +6,7 @@
 - `textmatch`: line splitting that keeps endings, loose comparison and "closest lines" hints (edit and patch).
 - `diffs`: the unified diffs the model, the approval screen and the transcript show.
 
-Depends on the core (`base`, `workspace`, `architect_nb.execution.validators`) and on `search.walk` and
+Depends on the core (`base`, `workspace`, `architect_nb.paths.validators`) and on `search.walk` and
 `search.globs` for list_files. The tool classes are re-exported here, at the design document's path.
 """
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from architect_nb.execution.validators import PathTraversalError, visible
+from architect_nb.paths.validators import PathTraversalError, visible
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
 from architect_nb.tools.filesystem.fileio import (

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from architect_nb.execution.validators import PathTraversalError, is_inside, visible
+from architect_nb.paths.validators import PathTraversalError, is_inside, visible
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
 from architect_nb.tools.filesystem.edit_file import EditFileArgs, EditFileTool

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from architect_nb.execution.validators import PathTraversalError, visible
+from architect_nb.paths.validators import PathTraversalError, visible
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.filesystem.edit_file import EditError, plan_edit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from architect_nb.execution.validators import visible
+from architect_nb.paths.validators import visible
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.search.scan import Line
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import Field
 
-from architect_nb.execution.validators import PathTraversalError, is_inside
+from architect_nb.paths.validators import PathTraversalError, is_inside
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.search.code import CodeSearch, RegexError, compile_regex
 from architect_nb.tools.search.collect import collect_files

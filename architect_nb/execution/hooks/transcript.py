@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from architect_nb.execution.checkpoint_files import RUN_ID_PATTERN, CheckpointFiles
+from architect_nb.execution.checkpoints.files import RUN_ID_PATTERN, CheckpointFiles
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from architect_nb.config.schema import GuardrailsConfig, QualityGateConfig
-from architect_nb.execution.path_globs import PathGlobs
-from architect_nb.execution.unnamed_reads import SensitiveFiles, unnamed_read
+from architect_nb.execution.guardrails.unnamed_reads import SensitiveFiles, unnamed_read
+from architect_nb.paths.globs import PathGlobs
 from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceScanner
 
 __all__ = ["CodeRuleHit", "GuardrailsEngine", "PathGlobs", "QualityGateResult"]

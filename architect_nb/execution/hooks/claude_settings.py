@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from architect_nb.execution.hook_protocol import HookEvent
+from architect_nb.execution.hooks.protocol import HookEvent
 
 __all__ = [
     "CLAUDE_EVENTS",

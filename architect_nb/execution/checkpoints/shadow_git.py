@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from architect_nb.execution.shadow_objects import FastTrees, NeedsGitError
+from architect_nb.execution.checkpoints.shadow_objects import FastTrees, NeedsGitError
 
 __all__ = ["EMPTY_TREE", "Entry", "ShadowRepo", "SnapshotError", "forget_runs"]
 

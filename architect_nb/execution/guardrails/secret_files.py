@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from architect_nb.execution.path_globs import PathGlobs
+from architect_nb.paths.globs import PathGlobs
 
 __all__ = ["secret_values"]
 

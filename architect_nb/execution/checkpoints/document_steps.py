@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from architect_nb.execution.validators import PathTraversalError, validate_path
+from architect_nb.paths.validators import PathTraversalError, validate_path
 from architect_nb.tools.filesystem.edit_file import write_edit
 from architect_nb.tools.filesystem.fileio import FileAccessError
 from architect_nb.tools.notebook_files.backend import DocumentBackend, DocumentError

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import IO, Any, Protocol, runtime_checkable
 
-from architect_nb.execution.policies import CommandCheck, NoTTYError
-from architect_nb.execution.validators import visible
+from architect_nb.execution.confirmation.policy import CommandCheck, NoTTYError
+from architect_nb.paths.validators import visible
 from architect_nb.redaction import default_redactor
 
 __all__ = [

@@ -1,6 +1,6 @@
 """Lifecycle hooks: shell commands the user configures to run around tool calls and other agent events.
 
-The protocol (exit codes, JSON output, Claude Code's fields) is `architect_nb.execution.hook_protocol`; this
+The protocol (exit codes, JSON output, Claude Code's fields) is `architect_nb.execution.hooks.protocol`; this
 module runs hooks:
 
 * A hook runs as `sh -c COMMAND` in the workspace, in its own process group, with `ARCHITECT_*` environment
@@ -11,10 +11,10 @@ module runs hooks:
   globs on the call's files; `{file}` in the command becomes the shell-quoted file path (a hook that needs
   `{file}` is skipped for calls without one). Async hooks run in the background and can neither block nor
   rewrite.
-* Claude-style hooks (from `.claude/settings.json`, see `architect_nb.execution.claude_settings`) run after
+* Claude-style hooks (from `.claude/settings.json`, see `claude_settings`) run after
   the native hooks of their event and get Claude Code's input instead: `session_id`, `transcript_path`, `cwd`,
   `hook_event_name` in Claude Code's names, and the call in Claude Code's names
-  (`architect_nb.execution.claude_shape`), with `$CLAUDE_PROJECT_DIR` set. Their `matcher` is matched against
+  (`claude_shape`), with `$CLAUDE_PROJECT_DIR` set. Their `matcher` is matched against
   Claude Code's tool name, and an `updatedInput` they return is mapped back into our argument names.
 """
 
@@ -38,16 +38,16 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.config.schema import HookConfig, HooksConfig
-from architect_nb.execution.claude_settings import ClaudeEvent, ClaudeHook
-from architect_nb.execution.claude_shape import ClaudeCall, claude_call, claude_response, our_changes
-from architect_nb.execution.hook_protocol import (
+from architect_nb.execution.hooks.claude_settings import ClaudeEvent, ClaudeHook
+from architect_nb.execution.hooks.claude_shape import ClaudeCall, claude_call, claude_response, our_changes
+from architect_nb.execution.hooks.protocol import (
     HookDecision,
     HookEvent,
     HookResult,
     interpret_output,
     trim,
 )
-from architect_nb.execution.hook_transcript import HookTranscript
+from architect_nb.execution.hooks.transcript import HookTranscript
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 

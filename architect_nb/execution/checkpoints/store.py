@@ -32,10 +32,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.execution.checkpoint_files import CheckpointFiles
-from architect_nb.execution.person_repo import PersonRepo, RepoState, find_repo
-from architect_nb.execution.restore import plan_paths, restore
-from architect_nb.execution.shadow_git import ShadowRepo, SnapshotError
+from architect_nb.execution.checkpoints.files import CheckpointFiles
+from architect_nb.execution.checkpoints.person_repo import PersonRepo, RepoState, find_repo
+from architect_nb.execution.checkpoints.restore import plan_paths, restore
+from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError
 
 if TYPE_CHECKING:
     from architect_nb.tools.notebook_files.backend import DocumentBackend
@@ -348,7 +348,7 @@ class CheckpointStore:
         changes = []
         documents = _document_changes(steps)
         if documents:
-            from architect_nb.execution.document_steps import review_diff
+            from architect_nb.execution.checkpoints.document_steps import review_diff
 
             for path in dict.fromkeys(p for p, _ in documents):
                 if path not in firsts:
@@ -415,7 +415,7 @@ class CheckpointStore:
         firsts = {p: t for p, t in firsts.items() if p not in run.reverted}
         lasts = {p: lasts[p] for p in firsts}
         if documents_changed:
-            from architect_nb.execution.document_steps import revert_documents
+            from architect_nb.execution.checkpoints.document_steps import revert_documents
 
             assert self.workspace is not None
             reverted = revert_documents(self.workspace, documents_changed, documents)

@@ -1,6 +1,6 @@
 """Claude Code's permission rules (`permissions.deny/ask/allow` of `.claude/settings.json`), applied here.
 
-A rule is `Tool` or `Tool(specifier)`, in Claude Code's tool names (`architect_nb.execution.claude_shape`):
+A rule is `Tool` or `Tool(specifier)`, in Claude Code's tool names (`execution.hooks.claude_shape`):
 
 | rule | here |
 |---|---|
@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.config.schema import GuardrailsConfig
-from architect_nb.execution.claude_settings import ClaudeSettings, read_claude_settings
-from architect_nb.execution.claude_shape import ClaudeCall, claude_call
-from architect_nb.execution.guardrails import PathGlobs
+from architect_nb.execution.guardrails.rails import PathGlobs
+from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
+from architect_nb.execution.hooks.claude_shape import ClaudeCall, claude_call
 
 __all__ = ["ClaudePermissions", "claude_status"]
 

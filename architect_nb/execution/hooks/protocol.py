@@ -10,7 +10,7 @@
   is reported like any other failure.
 * Any other exit code, a timeout or bad JSON is a *warning*: it is shown in the result and never blocks.
 
-Running hooks (matching, the process, the environment, async hooks) is `architect_nb.execution.hooks`.
+Running hooks (matching, the process, the environment, async hooks) is `execution.hooks.executor`.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from architect_nb.execution.shadow_git import Entry, ShadowRepo
+from architect_nb.execution.checkpoints.shadow_git import Entry, ShadowRepo
 from architect_nb.tools.filesystem.fileio import atomic_write_bytes
 
 __all__ = ["PathPlan", "RestoreReport", "plan_paths", "restore"]

@@ -1,0 +1,18 @@
+"""Quality gates: checks run when the agent says it is done; a failed required gate sends it back to work.
+
+- `kernel_checks`: `run_kernel_check`, a Python expression evaluated in the notebook's kernel.
+
+Depends on `architect_nb.config` and `architect_nb.tools.kernel`; on no other execution family.
+"""
+
+from __future__ import annotations
+
+from architect_nb._lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from architect_nb.execution.gates.kernel_checks import run_kernel_check
+
+__all__ = ["run_kernel_check"]
+
+__getattr__ = lazy_exports(__name__, {"run_kernel_check": ".kernel_checks"})
