@@ -45,8 +45,6 @@ PUBLIC = {
     "architect_nb.execution.guardrails.rails": [
         "CodeRuleHit",
         "GuardrailsEngine",
-        "PathGlobs",
-        "QualityGateResult",
     ],
     "architect_nb.execution.checkpoints.store": [
         "AlreadyUndoneError",

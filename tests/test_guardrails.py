@@ -185,24 +185,3 @@ def test_active_defaults(workspace: Path) -> None:
     assert not GuardrailsConfig().active
     assert GuardrailsConfig(max_lines_changed=5).active
     assert not GuardrailsConfig(enabled=False, protected_files=["x"]).active
-
-
-def test_quality_gates(workspace: Path) -> None:
-    guard = rails(
-        workspace,
-        quality_gates=[
-            {"name": "ok", "command": "echo fine", "required": True},
-            {"name": "lint", "command": "echo 'E1 bad' && exit 1", "required": False},
-            {"name": "slow", "command": "sleep 30", "required": True, "timeout": 1},
-        ],
-    )
-    results = guard.run_quality_gates()
-    assert [(r.name, r.passed, r.exit_code) for r in results] == [
-        ("ok", True, 0),
-        ("lint", False, 1),
-        ("slow", False, None),
-    ]
-    assert results[1].report() == "[Quality gate lint: failed (optional)]\nE1 bad"
-    assert "timed out after 1s" in results[2].output
-    assert not GuardrailsEngine.gates_passed(results)
-    assert GuardrailsEngine.gates_passed(results[:2])

@@ -1,17 +1,48 @@
-"""The package's shape holds: the notebook layer alone imports IPython, and tool families meet only at public
-names (a family's modules may use each other's underscored names; a sibling family may not)."""
+"""The package's shape holds: its layers and the execution families import one way only, the notebook layer
+alone imports IPython, and tool families meet only at public names (a family's modules may use each other's
+underscored names; a sibling family may not).
+
+Every import counts, the lazy ones inside functions and those only for type checkers included: an arrow
+that points the wrong way is a cycle waiting for its first eager import.
+"""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 import architect_nb
 
 PACKAGE = Path(architect_nb.__file__).parent
 TOOLS = PACKAGE / "tools"
+EXECUTION = PACKAGE / "execution"
 FAMILIES = sorted(p.name for p in TOOLS.iterdir() if (p / "__init__.py").is_file())
 IPYTHON_LIBRARIES = {"IPython", "ipykernel", "ipywidgets", "jupyter_ui_poll", "comm"}
+
+# The layers of `architect_nb`, bottom first. A module may import its own layer's parts and the layers below;
+# two parts of one layer never import each other. `paths` is the leaf that tools and execution both use.
+LAYERS: list[set[str]] = [
+    {"_lazy"},
+    {"paths", "process_group", "redaction_prefilter"},
+    {"redaction", "config"},
+    {"log"},
+    {"tools"},
+    {"execution", "mcp"},
+    {"agent"},
+    {"testing"},
+    {"notebook"},
+    {"__init__", "demo"},
+]
+# The execution package: its families, bottom first, and the pipeline (its top-level modules) above them.
+EXECUTION_LAYERS: list[set[str]] = [
+    {"checkpoints", "confirmation", "gates"},
+    {"hooks"},
+    {"guardrails"},
+    {"<pipeline>"},
+]
 
 
 def imports(path: Path) -> list[tuple[str, list[str]]]:
@@ -25,6 +56,120 @@ def imports(path: Path) -> list[tuple[str, list[str]]]:
     return found
 
 
+def part_of(module: str) -> str | None:
+    """The top-level part of `architect_nb` a module belongs to (`tools`, `log`, ...), None outside it.
+
+    The bare package is none: every module's parent package is imported before it (for `__version__`)."""
+    parts = module.split(".")
+    if parts[0] != "architect_nb" or len(parts) == 1:
+        return None
+    return parts[1]
+
+
+def execution_part(module: str) -> str | None:
+    """The execution family of a module (`hooks`, ...), `<pipeline>` for the package's own modules."""
+    parts = module.split(".")
+    if parts[:2] != ["architect_nb", "execution"]:
+        return None
+    if len(parts) > 3 or (len(parts) == 3 and (EXECUTION / parts[2] / "__init__.py").is_file()):
+        return parts[2]
+    return "<pipeline>"
+
+
+def rank(layers: list[set[str]], part: str) -> int:
+    return next(i for i, layer in enumerate(layers) if part in layer)
+
+
+def wrong_arrows(
+    source: str, targets: list[str], layers: list[set[str]], part: Callable[[str], str | None]
+) -> list[str]:
+    """The imports of module `source` that point up a layer, or across to a sibling of the same layer."""
+    mine = part(source)
+    bad = []
+    for target in targets:
+        theirs = part(target)
+        if mine is None or theirs is None or theirs == mine:
+            continue
+        if rank(layers, theirs) >= rank(layers, mine):
+            bad.append(f"{source} -> {target}")
+    return bad
+
+
+def module_name(path: Path) -> str:
+    """`architect_nb.tools.base` for tools/base.py; `architect_nb.__init__` for the package's own file."""
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 2:
+        parts.pop()
+    return ".".join(parts)
+
+
+def all_wrong_arrows() -> list[str]:
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if "labextension" in path.relative_to(PACKAGE).parts:
+            continue
+        source = module_name(path)
+        targets = [module for module, _ in imports(path)]
+        offenders += wrong_arrows(source, targets, LAYERS, part_of)
+        offenders += wrong_arrows(source, targets, EXECUTION_LAYERS, execution_part)
+    return offenders
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    parts = {p.stem for p in PACKAGE.glob("*.py")} | {
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()
+    }
+    assert parts == set().union(*LAYERS)
+    families = {p.name for p in EXECUTION.iterdir() if (p / "__init__.py").is_file()}
+    assert families == {"checkpoints", "confirmation", "gates", "guardrails", "hooks"}
+
+
+def test_the_layers_and_the_execution_families_import_one_way() -> None:
+    assert all_wrong_arrows() == []
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [
+        ("architect_nb.tools.search.results", "architect_nb.execution.validators"),  # tools -> execution
+        ("architect_nb.execution.engine", "architect_nb.agent.loop"),  # execution -> agent
+        ("architect_nb.agent.llm", "architect_nb.testing.scripted"),  # agent -> testing
+        ("architect_nb.execution.steps", "architect_nb.mcp.adapter"),  # a sibling of the same layer
+        ("architect_nb.paths.validators", "architect_nb.log"),  # the leaf reaching up
+        ("architect_nb.execution.hooks.executor", "architect_nb.execution.guardrails.rails"),  # family upward
+        (
+            "architect_nb.execution.gates.kernel_checks",
+            "architect_nb.execution.confirmation.policy",
+        ),  # sibling
+        ("architect_nb.execution.checkpoints.store", "architect_nb.execution.engine"),  # family -> pipeline
+    ],
+)
+def test_the_layout_check_catches_a_wrong_arrow(tmp_path: Path, source: str, target: str) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(f"def lazy():\n    from {target} import something\n")
+    found = [module for module, _ in imports(sample)]
+    caught = wrong_arrows(source, found, LAYERS, part_of) + wrong_arrows(
+        source, found, EXECUTION_LAYERS, execution_part
+    )
+    assert caught == [f"{source} -> {target}"]
+
+
+def test_the_layout_check_lets_downward_arrows_pass() -> None:
+    allowed = [
+        ("architect_nb.execution.engine", "architect_nb.execution.hooks.executor"),
+        (
+            "architect_nb.execution.guardrails.claude_permissions",
+            "architect_nb.execution.hooks.claude_settings",
+        ),
+        ("architect_nb.execution.hooks.transcript", "architect_nb.execution.checkpoints.files"),
+        ("architect_nb.tools.workspace", "architect_nb.paths.validators"),
+        ("architect_nb.notebook.state", "architect_nb.execution.engine"),
+    ]
+    for source, target in allowed:
+        assert wrong_arrows(source, [target], LAYERS, part_of) == []
+        assert wrong_arrows(source, [target], EXECUTION_LAYERS, execution_part) == []
+
+
 def family_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[:2] == ["architect_nb", "tools"] and len(parts) > 2 and parts[2] in FAMILIES:
@@ -36,9 +181,21 @@ def test_the_families_are_the_documented_ones() -> None:
     assert FAMILIES == ["commands", "filesystem", "kernel", "notebook_files", "patch", "search"]
     top = sorted(p.stem for p in TOOLS.glob("*.py"))
     assert top == ["__init__", "base", "registry", "setup", "workspace"]
-    for family in FAMILIES:
-        doc = ast.get_docstring(ast.parse((TOOLS / family / "__init__.py").read_text()))
-        assert doc and "Depends on" in doc, f"tools/{family}/__init__.py must say what it holds and needs"
+    packages = [TOOLS / family for family in FAMILIES] + [
+        p for p in EXECUTION.iterdir() if (p / "__init__.py").is_file()
+    ]
+    for package in [*packages, PACKAGE / "paths"]:
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text()))
+        assert doc and "depends on" in doc.lower(), (
+            f"{package.relative_to(PACKAGE)}/__init__.py must say what it holds and what it depends on"
+        )
+
+
+def test_the_tool_core_imports_no_family() -> None:
+    """`base`, `registry` and `workspace` are what every family builds on; `setup` is where they meet."""
+    for name in ("base", "registry", "workspace"):
+        families = {family_of(module) for module, _ in imports(TOOLS / f"{name}.py")} - {None}
+        assert not families, f"tools/{name}.py imports {families}"
 
 
 def test_only_the_notebook_layer_imports_ipython() -> None:

@@ -99,8 +99,6 @@ PUBLIC = {
     "architect_nb.execution.guardrails.rails": [
         "CodeRuleHit",
         "GuardrailsEngine",
-        "PathGlobs",
-        "QualityGateResult",
     ],
     "architect_nb.execution.hooks.executor": [
         "HookDecision",

@@ -45,8 +45,9 @@ from architect_nb.execution.confirmation.confirmers import (
     show,
 )
 from architect_nb.execution.confirmation.policy import ConfirmationPolicy, NoTTYError, classify_command_call
+from architect_nb.execution.gates.quality_gates import QualityGateResult, run_quality_gates
 from architect_nb.execution.guardrails.claude_permissions import ClaudePermissions
-from architect_nb.execution.guardrails.rails import GuardrailsEngine, QualityGateResult
+from architect_nb.execution.guardrails.rails import GuardrailsEngine
 from architect_nb.execution.guardrails.secret_files import secret_values
 from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
 from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookExecutor
@@ -176,17 +177,8 @@ class ExecutionEngine:
         """Run the configured quality gates, in order; the agent loop calls this when the agent is done.
 
         Command gates run in the workspace; kernel checks (`python:`) in the kernel."""
-        if self.guardrails is None:
-            return []
-        from architect_nb.execution.gates.kernel_checks import run_kernel_check
-
-        root = self.guardrails.workspace_root
-        return [
-            run_kernel_check(gate, self.kernel, root)
-            if gate.python is not None
-            else self.guardrails.run_quality_gates([gate])[0]
-            for gate in self.guardrails.config.quality_gates
-        ]
+        gates = self.config.guardrails.quality_gates
+        return run_quality_gates(gates, self.config.workspace.root.resolve(), self.kernel)
 
     # ------------------------------------------------------------------ the pipeline
 

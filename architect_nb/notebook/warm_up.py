@@ -14,6 +14,7 @@ off.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -69,4 +70,6 @@ def _warm(pause: float) -> None:
     except Exception as exc:  # the first cell imports them itself, and says what is wrong
         from architect_nb.log import get_logger
 
-        get_logger(__name__).warning("warm_up_failed", problem=f"{type(exc).__name__}: {exc}")
+        # A kernel shut down during the warm-up fails it too, and its log stream may be closed by then.
+        with contextlib.suppress(Exception):
+            get_logger(__name__).warning("warm_up_failed", problem=f"{type(exc).__name__}: {exc}")

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from architect_nb.config.schema import QualityGateConfig
-from architect_nb.execution.guardrails.rails import QualityGateResult
+from architect_nb.execution.gates.quality_gates import QualityGateResult
 from architect_nb.tools.kernel.execute import Outcome, run_code
 from architect_nb.tools.kernel.kernel_tools import fresh_workspace_modules
 from architect_nb.tools.kernel.namespace import ScratchNamespace

@@ -12,7 +12,6 @@ Every check returns `(allowed, reason)`; the reason is a sentence for the model.
 * **Blocked commands**: regexes (plain text works) searched in the command.
 * **Limits** per run: commands executed, files modified, lines changed (counted from the preview diff).
 * **Code rules**: regexes checked on the text a call is about to write; `warn` or `block`.
-* **Quality gates**: shell commands run when the agent completes (`run_quality_gates`).
 
 Globs match the path relative to the workspace, each of its parent folders, and the file name, ignoring case:
 over-matching a protected path is the safe mistake. Command checks are a best-effort lexical scan (a shell
@@ -21,24 +20,19 @@ can always disguise a name); what a command changes in the workspace is snapshot
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
-import signal
-import subprocess
 import threading
-import time
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from architect_nb.config.schema import GuardrailsConfig, QualityGateConfig
+from architect_nb.config.schema import GuardrailsConfig
 from architect_nb.execution.guardrails.unnamed_reads import SensitiveFiles, unnamed_read
 from architect_nb.paths.globs import PathGlobs
 from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceScanner
 
-__all__ = ["CodeRuleHit", "GuardrailsEngine", "PathGlobs", "QualityGateResult"]
+__all__ = ["CodeRuleHit", "GuardrailsEngine"]
 
 # A word that could be a file name inside a shell command or a snippet of code in one.
 _WORD = re.compile(r"[^\s'\"`;|&<>(){}=,:]+")
@@ -65,26 +59,12 @@ class CodeRuleHit:
     pattern: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QualityGateResult:
-    name: str
-    passed: bool
-    required: bool
-    exit_code: int | None
-    output: str
-    duration: float
-
-    def report(self) -> str:
-        state = "passed" if self.passed else ("FAILED" if self.required else "failed (optional)")
-        return f"[Quality gate {self.name}: {state}]" + (f"\n{self.output}" if not self.passed else "")
-
-
 class GuardrailsEngine:
     """Deterministic rules with per-run counters. Thread-safe.
 
     Args:
         config: The `guardrails:` section.
-        workspace_root: Paths are judged relative to it; quality gates run in it.
+        workspace_root: Paths are judged relative to it.
     """
 
     def __init__(self, config: GuardrailsConfig, workspace_root: Path) -> None:
@@ -280,23 +260,6 @@ class GuardrailsEngine:
             if regex.search(content)
         ]
 
-    # ------------------------------------------------------------------ completion
-
-    def run_quality_gates(self, gates: Iterable[QualityGateConfig] | None = None) -> list[QualityGateResult]:
-        """Run the command gates in the workspace, in order. Call when the agent says it is done.
-
-        Kernel checks (`python:` gates) need the kernel: `ExecutionEngine.run_quality_gates` runs those."""
-        return [
-            _run_gate(gate, self.workspace_root)
-            for gate in (gates or self.config.quality_gates)
-            if gate.command is not None
-        ]
-
-    @staticmethod
-    def gates_passed(results: Iterable[QualityGateResult]) -> bool:
-        """True when every required gate passed."""
-        return all(r.passed or not r.required for r in results)
-
 
 def _compile(pattern: str) -> re.Pattern[str]:
     try:
@@ -343,37 +306,3 @@ def _operands_written(segment: list[str]) -> list[str]:
     if verb in _WRITES_ALL or in_place:
         return operands
     return []
-
-
-def _run_gate(gate: QualityGateConfig, cwd: Path) -> QualityGateResult:
-    started = time.perf_counter()
-    proc = subprocess.Popen(  # noqa: S602 - quality gates are shell commands the user configured
-        gate.command or "",
-        shell=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        out, _ = proc.communicate(timeout=gate.timeout)
-        code: int | None = proc.returncode
-        text = out.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.communicate(timeout=5)
-        code, text = None, f"timed out after {gate.timeout}s and was stopped"
-    text = text.strip()
-    if len(text) > 4000:
-        text = "[...]\n" + text[-4000:]
-    return QualityGateResult(
-        name=gate.name,
-        passed=code == 0,
-        required=gate.required,
-        exit_code=code,
-        output=text,
-        duration=time.perf_counter() - started,
-    )

@@ -26,8 +26,6 @@ import json
 import os
 import re
 import shlex
-import signal
-import subprocess
 import tempfile
 import threading
 import time
@@ -49,6 +47,7 @@ from architect_nb.execution.hooks.protocol import (
 )
 from architect_nb.execution.hooks.transcript import HookTranscript
 from architect_nb.log import get_logger
+from architect_nb.process_group import process_group, wait_or_kill
 from architect_nb.redaction import default_redactor
 
 __all__ = ["LEGACY_POST_EDIT_MATCHER", "HookDecision", "HookEvent", "HookExecutor", "HookResult"]
@@ -294,7 +293,7 @@ class HookExecutor:
             # never reads its stdin cannot block us on a full pipe.
             stdin.write(json.dumps(payload, default=str, ensure_ascii=False).encode("utf-8", "replace"))
             stdin.seek(0)
-            proc = subprocess.Popen(  # noqa: S602 - hooks are shell commands the user configured
+            with process_group(  # noqa: S604 - hooks are shell commands the person configured
                 command,
                 shell=True,
                 cwd=self.workspace_root,
@@ -302,18 +301,9 @@ class HookExecutor:
                 stdin=stdin,
                 stdout=stdout,
                 stderr=stderr,
-                start_new_session=True,
-            )
-            timed_out = False
-            try:
-                code: int | None = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                code = None
-                _kill_group(proc.pid)
-                proc.wait()
-            finally:
-                _kill_group(proc.pid)  # whatever the hook left running in its group goes with it
+            ) as proc:
+                code = wait_or_kill(proc, timeout)
+            timed_out = code is None
             out = _read(stdout)
             err = _read(stderr)
         duration = time.perf_counter() - started
@@ -408,11 +398,6 @@ class HookExecutor:
     def __repr__(self) -> str:
         counts = {event.value: len(hooks) for event, hooks in self._hooks.items()}
         return f"<HookExecutor {counts}>"
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def _read(fh: Any) -> str:

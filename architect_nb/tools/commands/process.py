@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import selectors
-import signal
 import subprocess
 import threading
 import time
@@ -18,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from architect_nb.process_group import kill_group, process_group
 from architect_nb.redaction import default_redactor
 
 __all__ = ["OutputBuffer", "ProcessOutcome", "kill_running_processes", "run_process"]
@@ -35,7 +35,7 @@ def kill_running_processes() -> int:
     with _live_lock:
         groups = list(_live_groups)
     for pgid in groups:
-        _kill_group(pgid)
+        kill_group(pgid)
     return len(groups)
 
 
@@ -175,14 +175,13 @@ def run_process(
     timed_out = limited = False
     deadline = time.monotonic() + timeout
     with (
-        subprocess.Popen(
+        process_group(
             list(argv),
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
         ) as proc,
         _tracked(proc),
     ):
@@ -197,7 +196,7 @@ def run_process(
                 if not finished and (proc.poll() is not None or now >= deadline):
                     timed_out = proc.returncode is None
                     finished = True
-                    _kill_group(proc.pid)  # the whole tree; background jobs do not outlive the call
+                    kill_group(proc.pid)  # the whole tree; background jobs do not outlive the call
                     drain_until = now + EXIT_GRACE_SECONDS
                 elif finished and now >= drain_until:
                     break  # something outside the group still holds the pipe open
@@ -210,13 +209,13 @@ def run_process(
                 buffer.feed(chunk)
                 if buffer.total_bytes > max_bytes and not limited:
                     limited = True
-                    _kill_group(proc.pid)
+                    kill_group(proc.pid)
         if not finished:  # end of output: let the main process finish within its deadline
             try:
                 proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
             except subprocess.TimeoutExpired:
                 timed_out = True
-        _kill_group(proc.pid)
+        kill_group(proc.pid)
         exit_code = proc.wait()
     output, omitted = buffer.render()
     return ProcessOutcome(
@@ -227,8 +226,3 @@ def run_process(
         total_bytes=buffer.total_bytes,
         output_limited=limited,
     )
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
