@@ -40,7 +40,7 @@ from architect_nb.agent.config import resolve_agent  # noqa: E402
 from architect_nb.agent.llm import LLMResponse, ToolCall, Usage  # noqa: E402
 from architect_nb.agent.loop import AgentLoop  # noqa: E402
 from architect_nb.config import load_config  # noqa: E402
-from architect_nb.execution.engine import build_engine  # noqa: E402
+from architect_nb.execution.build import build_engine  # noqa: E402
 
 FILE = "".join(f"def helper_{n}(x):\n    return x * {n}  # a line of a 2 KB module\n" for n in range(30))
 GOAL = 1.5

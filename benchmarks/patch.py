@@ -35,7 +35,7 @@ from patch_corpus import DAMAGES, Case, build_corpus
 from patch_history import VARIANTS, HistoryCase, build_history, history_available
 
 from architect_nb.config.schema import AppConfig
-from architect_nb.execution.engine import build_engine
+from architect_nb.execution.build import build_engine
 from architect_nb.tools.filesystem.fileio import atomic_write_bytes
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from architect_nb.agent import AgentLoop, LiteLLMClient, resolve_agent  # noqa: E402
 from architect_nb.agent.scripted import load_script  # noqa: E402
 from architect_nb.config import LLMConfig, load_config  # noqa: E402
-from architect_nb.execution.engine import build_engine  # noqa: E402
+from architect_nb.execution.build import build_engine  # noqa: E402
 from architect_nb.testing.anthropic_server import AnthropicStubServer, Reply  # noqa: E402
 
 MODEL = "anthropic/claude-sonnet-4-5"

@@ -21,7 +21,7 @@ from pathlib import Path
 from search import copy_stdlib, tree_size
 
 from architect_nb.config import load_config
-from architect_nb.execution.engine import build_engine
+from architect_nb.execution.build import build_engine
 
 
 def small_tree(root: Path, files: int = 2000) -> Path:

@@ -26,7 +26,7 @@ from architect_nb.agent.loop import AgentLoop
 from architect_nb.agent.thread import Thread
 from architect_nb.agent.thread_store import ThreadStore
 from architect_nb.config import load_config
-from architect_nb.execution.engine import build_engine
+from architect_nb.execution.build import build_engine
 
 RUNS = 30
 FILE = "".join(f"def helper_{n}(x):\n    return x * {n}  # a line of a 2 KB module\n" for n in range(30))

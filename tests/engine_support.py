@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from architect_nb.config.schema import AppConfig, GuardrailsConfig, HookConfig, HooksConfig
-from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
+from architect_nb.execution.confirmation.confirmers import Confirmer, ScriptedConfirmer
 from architect_nb.execution.confirmation.policy import ConfirmationPolicy
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.guardrails.rails import GuardrailsEngine
 from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.tools.base import BaseTool, ToolResult
+from architect_nb.tools.commands.classifier import CommandVerdict
 from architect_nb.tools.filesystem.file_tools import DeleteFileTool, ReadFileTool, WriteFileTool
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.workspace import ToolArgs
@@ -61,13 +63,20 @@ class FakeCommandTool(BaseTool):
     def __init__(self) -> None:
         self.ran: list[str] = []
 
-    def classify_sensitivity(self, command: str) -> str:
+    def classify(self, command: str, env: Mapping[str, str] | None = None) -> CommandVerdict:
+        """An integrator's own shell tool: it joins the engine's command checks through `CommandTool`."""
         word = command.split(maxsplit=1)[0] if command.strip() else ""
-        if word in self.SAFE:
-            return "safe"
+        if word in self.SAFE and not env:
+            return CommandVerdict(sensitivity="safe")
         if word in self.DEV:
-            return "dev"
-        return "dangerous"
+            return CommandVerdict(sensitivity="dev", reason="a development tool")
+        return CommandVerdict(sensitivity="dangerous", reason="not on the fake's lists")
+
+    def runs_contained(self) -> bool:
+        return False
+
+    def hides_sensitive_files(self) -> bool:
+        return False
 
     def execute(self, **kwargs: Any) -> ToolResult:
         self.ran.append(kwargs["command"])
@@ -108,8 +117,10 @@ def make_engine(
     guardrails: dict[str, Any] | None = None,
     dry_run: bool = False,
     extra_tools: list[BaseTool] | None = None,
+    confirmer: Confirmer | None = None,
 ) -> tuple[ExecutionEngine, ScriptedConfirmer]:
-    """An engine on `workspace` with the filesystem tools, test tools and a scripted confirmer."""
+    """An engine on `workspace` with the filesystem tools, test tools and a scripted confirmer (answering
+    `answers`), or `confirmer` instead (the scripted one is then returned unused)."""
     root = Path(os.path.realpath(workspace))
     registry = ToolRegistry()
     for tool in (
@@ -126,7 +137,7 @@ def make_engine(
     config = AppConfig.model_validate({"workspace": {"root": str(root)}})
     hooks = HookExecutor(HooksConfig(pre_tool_use=pre or [], post_tool_use=post or []), root)
     rails = GuardrailsEngine(GuardrailsConfig.model_validate(guardrails), root) if guardrails else None
-    confirmer = ScriptedConfirmer(answers or [])
+    scripted = ScriptedConfirmer(answers or [])
     engine = ExecutionEngine(
         registry,
         config,
@@ -134,6 +145,6 @@ def make_engine(
         dry_run=dry_run,
         hook_executor=hooks,
         guardrails=rails,
-        confirmer=confirmer,
+        confirmer=confirmer or scripted,
     )
-    return engine, confirmer
+    return engine, scripted

@@ -134,7 +134,7 @@ def test_without_a_state_folder_undo_works_in_memory(workspace: Path, tmp_path: 
             "checkpoints": {"persist": False, "dir": str(tmp_path / "cp")},
         }
     )
-    from architect_nb.execution.engine import build_engine
+    from architect_nb.execution.build import build_engine
 
     (workspace / "a.py").write_text("original\n")
     engine = build_engine(config, mode="yolo")

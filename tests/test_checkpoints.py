@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from architect_nb.config import load_config
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.checkpoints.store import AlreadyUndoneError, CheckpointError, CheckpointStore
-from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.engine import ExecutionEngine
 
 
 def engine_for(workspace: Path, **overrides: Any) -> ExecutionEngine:
@@ -31,8 +32,7 @@ def engine_for(workspace: Path, **overrides: Any) -> ExecutionEngine:
 
 
 def run(engine: ExecutionEngine, tool: str, step: int = 1, **arguments: Any) -> Any:
-    engine.step = step
-    result = engine.execute_tool_call(tool, arguments)
+    result = engine.execute_tool_call(tool, arguments, step=step)
     assert result.success, result.error
     return result
 

@@ -28,7 +28,7 @@ from claude_support import (
 from IPython.core.interactiveshell import InteractiveShell
 
 from architect_nb.agent.events import AgentEvent, ToolResultEvent, Warning
-from architect_nb.execution.engine import build_engine
+from architect_nb.execution.build import build_engine
 from architect_nb.notebook.state import reset_session
 from architect_nb.redaction import default_redactor
 

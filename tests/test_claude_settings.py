@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from architect_nb.agent.events import AgentEvent, Warning
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.checkpoints.files import CheckpointFiles
-from architect_nb.execution.engine import build_engine
 from architect_nb.execution.guardrails.claude_permissions import ClaudePermissions, claude_status
 from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
 from architect_nb.execution.hooks.claude_shape import claude_call, our_changes
@@ -243,12 +243,17 @@ def test_without_saved_checkpoints_the_transcript_lives_in_a_private_temporary_f
     workspace: Path,
 ) -> None:
     transcript = HookTranscript(None, workspace)
-    transcript.source = lambda run_id: {"run_id": run_id, "events": [{"kind": "x", "text": "hi"}]}
-    path = Path(transcript.write("abc123"))
+    path = Path(
+        transcript.write("abc123", lambda: {"run_id": "abc123", "events": [{"kind": "x", "text": "hi"}]})
+    )
     assert json.loads(path.read_text()) == {"run_id": "abc123", "events": [{"kind": "x", "text": "hi"}]}
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.parent.parent.stat().st_mode) == 0o700
     folder = path.parent.parent
+    assert json.loads(Path(transcript.write("abc123", None)).read_text()) == {
+        "run_id": "abc123",
+        "events": [],
+    }
     del transcript
     gc.collect()
     assert not folder.exists()
@@ -266,11 +271,14 @@ def test_a_rewritten_transcript_is_current_and_redacted_item_by_item(
         files = CheckpointFiles(tmp_path / "state", workspace)
         transcript = HookTranscript(files, workspace)
         events: list[dict[str, Any]] = [{"kind": "text", "text": f"key {secret}"}]
-        transcript.source = lambda run_id: {"version": 1, "run_id": run_id, "events": list(events)}
-        first = json.loads(Path(transcript.write("run1")).read_text())
+
+        def source() -> dict[str, Any]:
+            return {"version": 1, "run_id": "run1", "events": list(events)}
+
+        first = json.loads(Path(transcript.write("run1", source)).read_text())
         events[0] = {"kind": "text", "text": f"key {secret} and more"}  # a streamed text grows
         events.append({"kind": "tool", "arguments": {"content": secret}})
-        second = json.loads(Path(transcript.write("run1")).read_text())
+        second = json.loads(Path(transcript.write("run1", source)).read_text())
     finally:
         monkeypatch.delenv("SHOP_TOKEN")
         default_redactor().refresh()

@@ -15,8 +15,9 @@ from claude_support import RECORD, claude_config, claude_workspace, command_hook
 from engine_support import NoopTool
 
 from architect_nb.config.schema import MCPConfig, MCPServerConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks.claude_shape import TOOLS, markdown_table
 from architect_nb.mcp import MCPManager
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from architect_nb.config import load_config
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.execution.engine import build_engine
 from architect_nb.tools.commands.git_config_risk import risky_git_config
 from architect_nb.tools.commands.run_command import RunCommandTool
 

@@ -11,13 +11,15 @@ import pytest
 from engine_support import LinesTool, NoopTool, hook, make_engine, script
 
 from architect_nb.config.schema import AppConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import (
     ConfirmationAnswer,
     ConfirmationRequest,
     ScriptedConfirmer,
+    TerminalConfirmer,
 )
 from architect_nb.execution.confirmation.policy import NoTTYError
-from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.base import ToolResult
 
 
@@ -67,8 +69,9 @@ def test_full_order_of_steps(workspace: Path, tmp_path: Path) -> None:
                 fh.write("confirm\n")
             return ConfirmationAnswer.approve()
 
-    engine, _ = make_engine(workspace, mode="confirm-all", pre=[hook(pre, "pre")], post=[hook(post, "post")])
-    engine.confirmer = Recorder()
+    engine, _ = make_engine(
+        workspace, mode="confirm-all", pre=[hook(pre, "pre")], post=[hook(post, "post")], confirmer=Recorder()
+    )
     tool = engine.registry.get("noop")
     assert isinstance(tool, NoopTool)
     original = tool.execute
@@ -166,8 +169,7 @@ def test_widget_style_confirmer_answered_from_another_thread(workspace: Path) ->
                 pass
             return box["answer"]  # type: ignore[no-any-return]
 
-    engine, _ = make_engine(workspace, mode="confirm-all")
-    engine.confirmer = Widget()
+    engine, _ = make_engine(workspace, mode="confirm-all", confirmer=Widget())
     with ThreadPoolExecutor(1) as pool:
         future = pool.submit(engine.execute_tool_call, "noop", {"value": "from the worker"})
         assert asked.wait(5)
@@ -296,8 +298,7 @@ def test_confirmer_sees_the_diff_before_anything_is_written(workspace: Path) -> 
             assert request.sensitivity == "sensitive"
             return ConfirmationAnswer.approve()
 
-    engine, _ = make_engine(workspace, mode="confirm-sensitive")
-    engine.confirmer = Peek()
+    engine, _ = make_engine(workspace, mode="confirm-sensitive", confirmer=Peek())
     assert engine.execute_tool_call("write_file", {"path": "a.py", "content": "x = 2\n"}).success
     assert seen == ["x = 1\n"] and target.read_text() == "x = 2\n"
 
@@ -322,7 +323,7 @@ def test_abort_stops_the_run_until_a_new_one(workspace: Path) -> None:
 
 def test_no_tty_is_a_readable_failure(workspace: Path) -> None:
     engine, _ = make_engine(workspace, mode="confirm-all")
-    engine.confirmer = None  # the terminal confirmer; pytest's stdin is not a TTY
+    engine.start_run(confirmer=TerminalConfirmer())  # pytest's stdin is not a TTY
     result = engine.execute_tool_call("noop", {})
     assert not result.success and result.metadata["needs_confirmation"]
     assert "interactive terminal" in (result.error or "") and "noop was not run" in (result.error or "")
@@ -337,10 +338,9 @@ def test_confirmer_that_raises_refuses_the_call(workspace: Path) -> None:
         def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
             raise KeyError("x")
 
-    engine, _ = make_engine(workspace, mode="confirm-all")
-    engine.confirmer = Broken()
+    engine, _ = make_engine(workspace, mode="confirm-all", confirmer=Broken())
     assert "widget gone" in (engine.execute_tool_call("noop", {}).error or "")
-    engine.confirmer = Crashing()
+    engine.start_run(confirmer=Crashing())  # a run's own confirmer stands in for the engine's
     result = engine.execute_tool_call("noop", {})
     assert not result.success and "Asking for confirmation failed (KeyError" in (result.error or "")
 

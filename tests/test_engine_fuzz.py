@@ -80,8 +80,8 @@ def test_execute_tool_call_never_raises(
             "max_lines_changed": 50,
             "code_rules": [{"pattern": "eval", "message": "no eval", "severity": "block"}],
         },
+        confirmer=RandomConfirmer(list(answers)),
     )
-    engine.confirmer = RandomConfirmer(list(answers))
     for name, args in calls:
         result = engine.execute_tool_call(name, args)
         assert isinstance(result, ToolResult)

@@ -8,8 +8,9 @@ import pytest
 from sandbox_support import require_bwrap
 
 from architect_nb.config.schema import AppConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.engine import ExecutionEngine
 
 
 def engine_for(

@@ -160,7 +160,7 @@ def test_search_tools_withhold_a_sensitive_notebook_through_the_engine(workspace
     import nbformat
 
     from architect_nb.config import load_config
-    from architect_nb.execution.engine import build_engine
+    from architect_nb.execution.build import build_engine
 
     (workspace / "conf").mkdir()
     nb = nbformat.v4.new_notebook()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from architect_nb.config import load_config
-from architect_nb.execution.engine import build_engine
+from architect_nb.execution.build import build_engine
 
 
 def test_post_hook_results_are_in_the_metadata(workspace: Path) -> None:

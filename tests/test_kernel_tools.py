@@ -19,8 +19,8 @@ from architect_nb.agent.context import ContextBuilder, estimate_tokens
 from architect_nb.agent.llm import ToolCall
 from architect_nb.config import load_config
 from architect_nb.config.schema import QualityGateConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.execution.engine import build_engine
 from architect_nb.execution.gates.kernel_checks import run_kernel_check
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.kernel import (

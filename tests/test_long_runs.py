@@ -22,7 +22,7 @@ from architect_nb.agent.events import (
     Transcript,
 )
 from architect_nb.config import load_config
-from architect_nb.execution.engine import build_engine
+from architect_nb.execution.build import build_engine
 from architect_nb.notebook.live import LIVE_STEPS, LiveView
 from architect_nb.notebook.saved_record import SAVED_OUTPUT_CHARS, for_notebook, save_whole
 

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from architect_nb.config.schema import AppConfig, MCPConfig, MCPServerConfig, WorkspaceConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.policy import ConfirmationPolicy
-from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.mcp import MCPManager, MCPToolAdapter, inject_mcp_tools, register_mcp_tools
 from architect_nb.tools.registry import ToolRegistry
 

@@ -17,9 +17,10 @@ from nb_factory import write_v45
 
 from architect_nb.agent import create_loop
 from architect_nb.config import load_config
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.checkpoints.document_steps import inverse_ops
 from architect_nb.execution.confirmation.confirmers import ConfirmationRequest, ScriptedConfirmer
-from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.notebook.approval import ApprovalPrompt
 from architect_nb.redaction import default_redactor
 from architect_nb.testing.open_notebooks import OpenDocument, OpenNotebooks
@@ -419,8 +420,7 @@ def test_undo_puts_the_open_documents_cells_back_and_keeps_the_persons_edits(
         ),
     ]
     for step, (tool, args) in enumerate(calls, 1):
-        engine.step = step
-        result = engine.execute_tool_call(tool, args)
+        result = engine.execute_tool_call(tool, args, step=step)
         assert result.success, result.error
         assert result.metadata["changed_files"] == ["analysis.ipynb"]
         assert "document_change" not in result.metadata

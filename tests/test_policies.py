@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from engine_support import FakeCommandTool, NoopTool, SensitiveNoopTool, make_engine
 
-from architect_nb.execution.confirmation import policy as policies
+from architect_nb.config import load_config
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import (
     Approval,
     ConfirmationAnswer,
@@ -23,6 +23,9 @@ from architect_nb.execution.confirmation.confirmers import (
     show_block,
 )
 from architect_nb.execution.confirmation.policy import ConfirmationPolicy, NoTTYError, classify_command_call
+from architect_nb.tools.commands import RunCommandTool
+from architect_nb.tools.commands.classifier import CommandVerdict
+from architect_nb.tools.commands.command_tool import as_command_tool
 
 # The document's table: run_command classification x mode -> asks?
 TABLE = {
@@ -81,52 +84,52 @@ def test_unknown_mode_is_named() -> None:
 
 def test_unknown_classification_counts_as_dangerous() -> None:
     class Odd(FakeCommandTool):
-        def classify_sensitivity(self, command: str) -> str:
-            return "weird"
+        def classify(self, command: str, env: Any = None) -> Any:
+            return CommandVerdict(sensitivity="weird")  # type: ignore[arg-type]
 
     check = classify_command_call(Odd(), "x")
-    assert check is not None and check.sensitivity == "dangerous"
+    assert check.sensitivity == "dangerous"
     assert ConfirmationPolicy("confirm-sensitive").should_confirm(Odd(), check)
 
 
-class BlockingRunCommand(FakeCommandTool):
-    name = "run_command"
-
-
 @pytest.mark.parametrize("mode", ["yolo", "confirm-sensitive", "confirm-all"])
-def test_blocked_commands_are_refused_in_every_mode(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch, mode: str
-) -> None:
-    def classify_command(command: str, config: Any) -> Any:
-        blocked = command.startswith("sudo")
-        return SimpleNamespace(
-            blocked=blocked, reason="sudo is never run" if blocked else "", sensitivity="safe"
-        )
-
-    monkeypatch.setattr(policies, "_module_classifier", lambda: classify_command)
-    tool = BlockingRunCommand()
-    engine, confirmer = make_engine(workspace, mode=mode, answers=["y"], extra_tools=[tool])
-    result = engine.execute_tool_call("run_command", {"command": "sudo rm -rf /"})
-    assert not result.success
-    assert result.error == (
-        "Guardrail: the command is blocked in every mode (sudo is never run). "
-        "Do not retry it; find a safer way."
-    )
-    assert confirmer.requests == [] and tool.ran == []
-    assert engine.execute_tool_call("run_command", {"command": "ls"}).success
+def test_blocked_commands_are_refused_in_every_mode(workspace: Path, mode: str) -> None:
+    """The real run_command and its real blocklist, through the engine: refused before anyone is asked."""
+    config = load_config(overrides={"workspace.root": str(workspace), "sandbox.mode": "off"}, environ={})
+    confirmer = ScriptedConfirmer(default="approve")
+    engine = build_engine(config, mode=mode, confirmer=confirmer)
+    (workspace / "keep.txt").write_text("kept\n")
+    result = engine.execute_tool_call("run_command", {"command": "ls && sudo rm -f keep.txt"})
+    assert not result.success and result.metadata.get("guardrail")
+    assert (result.error or "").startswith("Guardrail: the command is blocked in every mode (")
+    assert "Do not retry it; find a safer way." in (result.error or "")
+    assert confirmer.requests == [] and (workspace / "keep.txt").read_text() == "kept\n"
+    ran = engine.execute_tool_call("run_command", {"command": "cat keep.txt"})
+    assert ran.success and "kept" in ran.output
 
 
-def test_module_classifier_is_used_for_run_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[Any] = []
+def test_a_tool_is_a_command_tool_by_what_it_offers_not_by_its_name(workspace: Path) -> None:
+    class NamedLikeOne(NoopTool):
+        """Called run_command, but offers no classifier: the engine judges it as any other tool."""
 
-    def classify_command(command: str, config: Any) -> Any:
-        seen.append(config)
-        return SimpleNamespace(blocked=False, reason="", sensitivity="dev")
+        name = "run_command"
 
-    monkeypatch.setattr(policies, "_module_classifier", lambda: classify_command)
-    check = classify_command_call(BlockingRunCommand(), "make")
-    assert check is not None and check.sensitivity == "dev" and not check.blocked
-    assert seen and seen[0].__class__.__name__ == "CommandsConfig"
+    assert as_command_tool(NamedLikeOne()) is None
+    assert as_command_tool(FakeCommandTool()) is not None
+    assert as_command_tool(RunCommandTool(workspace)) is not None
+    engine, confirmer = make_engine(workspace, mode="confirm-sensitive", extra_tools=[NamedLikeOne()])
+    assert engine.execute_tool_call("run_command", {"value": "rm -rf /"}).success  # not sensitive: no ask
+    assert confirmer.requests == []
+    engine, confirmer = make_engine(workspace, mode="confirm-sensitive", answers=["n"])
+    refused = engine.execute_tool_call("fake_command", {"command": "curl example.invalid"})
+    assert refused.metadata.get("denied") and confirmer.requests[0].command is not None
+    assert confirmer.requests[0].command.sensitivity == "dangerous"
+
+
+def test_the_classifier_sees_the_extra_environment(workspace: Path) -> None:
+    tool = RunCommandTool(workspace)
+    assert classify_command_call(tool, "ls").sensitivity == "safe"
+    assert classify_command_call(tool, "ls", {"LD_PRELOAD": "x.so"}).sensitivity == "dangerous"
 
 
 # ---------------------------------------------------------------- confirmers

@@ -25,8 +25,9 @@ from sandbox_support import require_bwrap
 
 from architect_nb.config import SandboxConfig
 from architect_nb.config.schema import AppConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.execution.engine import ExecutionEngine, build_engine
+from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.commands.process import run_process
 from architect_nb.tools.commands.sandbox import Sandbox, prepare_sandbox, sandbox_summary, start_failure

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from architect_nb.config.schema import AppConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.execution.engine import build_engine
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.file_tools import ListFilesTool
 from architect_nb.tools.search.grep import BACKENDS, make_backend

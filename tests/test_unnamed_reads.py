@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from architect_nb.config.schema import AppConfig, GuardrailsConfig
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.execution.engine import build_engine
 from architect_nb.execution.guardrails.rails import GuardrailsEngine
 
 ENV_SECRET = "sk-live-ENVVALUE-31f7c2a9"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 from architect_nb.agent.events import ConfirmationAnswered, ConfirmationAsked, EventSink
 from architect_nb.execution.confirmation.confirmers import (
     ConfirmationAnswer,
@@ -16,24 +14,21 @@ __all__ = ["EventedConfirmer"]
 
 
 class EventedConfirmer:
-    """Wraps the person-facing confirmer so each question and answer is also an event."""
+    """Wraps the person-facing confirmer so each question and answer is also an event.
 
-    def __init__(
-        self, inner: Confirmer | None, emit: EventSink, run_id: str, current: threading.local
-    ) -> None:
+    The request names its run and the model's id for the call (`ConfirmationRequest.run_id`, `call_id`), so
+    the events tie each question to the tool call it is about, with calls running side by side too.
+    """
+
+    def __init__(self, inner: Confirmer | None, emit: EventSink) -> None:
         self.inner = inner
         self.emit = emit
-        self.run_id = run_id
-        self.current = current  # the model's id for the call this thread is running
-
-    def _call_id(self, request: ConfirmationRequest) -> str:
-        return str(getattr(self.current, "call_id", "") or request.call_id)
 
     def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
         self.emit(
             ConfirmationAsked(
-                run_id=self.run_id,
-                call_id=self._call_id(request),
+                run_id=request.run_id,
+                call_id=request.call_id,
                 tool=request.tool_name,
                 arguments=dict(request.args),
                 sensitivity=request.sensitivity,
@@ -45,23 +40,18 @@ class EventedConfirmer:
         try:
             answer = ConfirmationAnswer.parse(inner.confirm(request))
         except Exception as exc:
-            self.emit(
-                ConfirmationAnswered(
-                    run_id=self.run_id,
-                    call_id=self._call_id(request),
-                    tool=request.tool_name,
-                    decision="deny",
-                    reason=f"nobody could be asked ({type(exc).__name__})",
-                )
-            )
+            self._answered(request, "deny", f"nobody could be asked ({type(exc).__name__})")
             raise
+        self._answered(request, str(answer.decision), answer.reason)
+        return answer
+
+    def _answered(self, request: ConfirmationRequest, decision: str, reason: str) -> None:
         self.emit(
             ConfirmationAnswered(
-                run_id=self.run_id,
-                call_id=self._call_id(request),
+                run_id=request.run_id,
+                call_id=request.call_id,
                 tool=request.tool_name,
-                decision=str(answer.decision),
-                reason=answer.reason,
+                decision=decision,
+                reason=reason,
             )
         )
-        return answer

@@ -16,12 +16,14 @@ __all__ = [
     "RUN_MIME_TYPE",
     "TRANSCRIPT_VERSION",
     "AgentEvent",
+    "CallStatus",
     "ConfirmationAnswered",
     "ConfirmationAsked",
     "CostUpdate",
     "EventSink",
     "RunFinished",
     "RunStarted",
+    "RunStatus",
     "StepStarted",
     "StopReason",
     "TextDelta",
@@ -38,6 +40,10 @@ TRANSCRIPT_VERSION = 1
 StopReason = Literal[
     "completed", "max_steps", "budget", "timeout", "aborted", "interrupted", "llm_error", "script_error"
 ]
+#: How a run ended: it completed, it stopped at a limit (steps, budget, time), or it failed.
+RunStatus = Literal["success", "partial", "failed"]
+#: How one tool call ended: ran (ok or failed), or refused by a person, a rule, a dry run or an abort.
+CallStatus = Literal["ok", "failed", "denied", "blocked", "dry_run", "aborted"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,7 +142,7 @@ class ToolResultEvent(AgentEvent):
     step: int
     call_id: str
     tool: str
-    status: str  # ok, failed, denied, blocked, dry_run, aborted
+    status: CallStatus
     success: bool
     output: str
     error: str | None
@@ -173,7 +179,7 @@ class Warning(AgentEvent):
 @dataclass(frozen=True, kw_only=True)
 class RunFinished(AgentEvent):
     kind: ClassVar[str] = "run_finished"
-    status: Literal["success", "partial", "failed"]
+    status: RunStatus
     stop_reason: StopReason
     message: str
     steps: int

@@ -10,8 +10,9 @@ from architect_nb.agent.events import EventSink
 from architect_nb.agent.llm import LiteLLMClient
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.config.schema import AppConfig, ConfirmMode
+from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import Confirmer
-from architect_nb.execution.engine import build_engine
+from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.commands.sandbox import sandbox_summary, sandbox_unavailable_reason
 from architect_nb.tools.kernel.session import KernelSession
 
@@ -49,16 +50,25 @@ def create_loop(
     costs = (
         config.costs.model_copy(update={"budget_usd": budget_usd}) if budget_usd is not None else config.costs
     )
-    loop = AgentLoop(
-        engine, llm, agent_config, costs=costs, on_event=on_event, timeout_s=timeout_s, record_to=record_to
-    )
-    commands = engine.registry.has_tool("run_command") and config.sandbox.mode != "off"
-    if commands and sandbox_unavailable_reason(config.sandbox) is not None:
-        loop.startup_warnings.append(("sandbox", f"OS sandbox {sandbox_summary(config.sandbox)}"))
+    warnings: list[tuple[str, str]] = []
+    commands = any(as_command_tool(tool) is not None for tool in engine.registry.list_all())
+    if commands and config.sandbox.mode != "off" and sandbox_unavailable_reason(config.sandbox) is not None:
+        warnings.append(("sandbox", f"OS sandbox {sandbox_summary(config.sandbox)}"))
+    manager = None
     if config.mcp.servers:
         from architect_nb.mcp import MCPManager
 
         # A server that is down leaves its tools out with a warning; the run goes on without them.
-        loop.mcp_manager = MCPManager(config.mcp)
-        loop.startup_warnings.extend(("mcp", w) for w in loop.mcp_manager.register_tools(engine.registry))
-    return loop
+        manager = MCPManager(config.mcp)
+        warnings.extend(("mcp", w) for w in manager.register_tools(engine.registry))
+    return AgentLoop(
+        engine,
+        llm,
+        agent_config,
+        costs=costs,
+        on_event=on_event,
+        timeout_s=timeout_s,
+        record_to=record_to,
+        startup_warnings=warnings,
+        mcp_manager=manager,
+    )

@@ -4,11 +4,8 @@ Each step calls the model with the agent's tool schemas, runs every tool call th
 and appends the results in the OpenAI message format. The run stops when the model answers without tool calls,
 or on max steps, budget, timeout, abort, interrupt or a model error; every stop ends in one `RunFinished`
 event with a plain status. Everything the loop does is also an event, so the same stream drives the
-notebook's live view and becomes the run's transcript.
-
-Hooks join in at the run's edges: what `session_start` hooks say (Claude Code's SessionStart and
-UserPromptSubmit among them) reaches the model with the task, a UserPromptSubmit hook can refuse the task,
-and a Claude Code Stop hook that blocks sends the model back to work with its reason.
+notebook's live view and becomes the run's transcript. Hooks and quality gates join in at the run's edges
+(`run_edges`); what a run leaves is `run_result.RunResult`.
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +33,31 @@ from architect_nb.agent.events import (
     StepStarted,
     StopReason,
     TextDelta,
-    ThreadInfo,
     ToolCallRequested,
     ToolResultEvent,
     Transcript,
     Warning,
 )
 from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError, ToolCall
+from architect_nb.agent.run_edges import RunEdges
+from architect_nb.agent.run_result import (
+    RunResult,
+    call_status,
+    ran_sandboxed,
+    relative,
+    review_list,
+    run_status,
+    thread_info,
+)
 from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.config.schema import CostsConfig
+from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.execution.engine import ExecutionEngine
-from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookResult
+from architect_nb.execution.hooks.executor import HookEvent
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
+from architect_nb.tools.commands.command_tool import as_command_tool
 
 __all__ = ["AgentLoop", "RunResult"]
 
@@ -58,21 +66,23 @@ _MAX_PARALLEL = 4
 
 
 @dataclass
-class RunResult:
-    """The outcome of one run."""
+class _Run:
+    """One run as it goes: its conversation and how it is ending."""
 
-    run_id: str
-    status: str
-    stop_reason: StopReason
-    message: str
-    final_text: str
-    steps: int
+    task: str
+    thread: Thread
+    started: float
     messages: list[dict[str, Any]]
-    transcript: Transcript
-    files_changed: list[str] = field(default_factory=list)
-    total_tokens: int = 0
-    cost_usd: float = 0.0
-    thread: Thread | None = None  # pass it to the next `run` to follow up on this one
+    schemas: list[dict[str, Any]]
+    task_message: dict[str, Any] | None  # never compressed away
+    position: tuple[int, int]  # (assistant turns, runs) the thread held before this run
+    steps: int = 0
+    stop: StopReason = "completed"
+    message: str = ""
+    final_text: str = ""
+
+    def ends(self, stop: StopReason, message: str) -> None:
+        self.stop, self.message = stop, message
 
 
 class AgentLoop:
@@ -88,6 +98,9 @@ class AgentLoop:
         timeout_s: Wall-clock limit for the run.
         record_to: Write the thread's runs (tasks and assistant turns) to this YAML file after each run, as a
             script that replays them run by run.
+        startup_warnings: (category, message) pairs shown when each run starts: MCP servers left out, no OS
+            sandbox here.
+        mcp_manager: Owns the MCP connections whose tools are in the engine's registry; `close` stops them.
     """
 
     def __init__(
@@ -101,6 +114,8 @@ class AgentLoop:
         context: ContextBuilder | None = None,
         timeout_s: float | None = None,
         record_to: Path | None = None,
+        startup_warnings: Sequence[tuple[str, str]] = (),
+        mcp_manager: Any = None,
     ) -> None:
         self.engine = engine
         self.llm = llm
@@ -112,20 +127,16 @@ class AgentLoop:
         self.context = context or ContextBuilder()
         self.timeout_s = timeout_s
         self.record_to = record_to
+        self.startup_warnings = tuple(startup_warnings)
+        self.mcp_manager = mcp_manager
         self.transcript = Transcript()
         self._sink = on_event
         self._cancel = threading.Event()
         self._cancel_reason: StopReason = "interrupted"
-        self._current = threading.local()
+        self._edges = RunEdges(engine, self.emit, self.transcript.to_payload)
         self.thread: Thread | None = None  # the conversation of the current (or last) run
-        self._turns_before = self._run_index = 0  # where this run starts in its thread
-        self._task_message: dict[str, Any] | None = None  # never compressed away
         self._images: bool | None = None  # whether the model accepts images (asked once)
         self.run_id = ""
-        self._stop_hook_active = False  # a Stop hook already sent the model back to work in this run
-        # (category, message), shown when each run starts: MCP servers left out, no OS sandbox here.
-        self.startup_warnings: list[tuple[str, str]] = []
-        self.mcp_manager: Any = None  # owns MCP connections when the config names servers
 
     # ------------------------------------------------------------------ control
 
@@ -151,6 +162,17 @@ class AgentLoop:
             except Exception:  # a broken renderer must not break the run
                 log.exception("event_sink_failed", kind=event.kind)
 
+    def undo(
+        self, run_id: str | None = None, *, step: int | None = None, path: str | None = None
+    ) -> UndoReport:
+        """Put back what run `run_id` (default the last one) changed, as `%architect undo` does: every file,
+        or with `step` what that step and the later ones changed, or with `path` that one file.
+
+        A file changed since the run is a conflict, reported and left alone. Raises `CheckpointError` (or
+        `AlreadyUndoneError`) when there is nothing left to undo.
+        """
+        return self.engine.checkpoints.undo(run_id or self.run_id, from_step=step, path=path)
+
     # ------------------------------------------------------------------ the run
 
     def run(self, task: str, *, thread: Thread | None = None) -> RunResult:
@@ -160,6 +182,21 @@ class AgentLoop:
         An empty `task` is allowed only for a thread forked in the middle of a run: the model carries on
         from that step. Raises `ThreadError` for a thread of another workspace.
         """
+        run = self._begin(task, self._thread_for(task, thread))
+        try:
+            if run.stop == "completed":  # a session_start hook may have refused the task
+                self._steps(run)
+        except RunCancelledError:
+            run.ends(self._cancel_reason, "The run was interrupted.")
+        except LLMError as exc:
+            run.ends("script_error" if exc.kind == "script" else "llm_error", str(exc))
+            self._edges.notify(self.run_id, HookEvent.ON_ERROR, {"error": run.message})
+        finally:
+            self.engine.end_run()
+        self._edges.notify(self.run_id, HookEvent.SESSION_END, {"stop_reason": run.stop})
+        return self._finish(run)
+
+    def _thread_for(self, task: str, thread: Thread | None) -> Thread:
         workspace = str(self.engine.config.workspace.root)
         if thread is None:
             thread = Thread(name="main", workspace=workspace)
@@ -169,15 +206,17 @@ class AgentLoop:
             )
         if not task.strip() and not (thread.messages and thread.messages[-1].get("role") == "tool"):
             raise ThreadError("the task is empty; write what the agent should do")
-        self.run_id = self.engine.start_run()
+        return thread
+
+    def _begin(self, task: str, thread: Thread) -> _Run:
+        """Start the run: the engine's run (its confirmer reports each question as an event), the opening
+        messages, the RunStarted event, the start-up warnings and the session_start hooks."""
+        confirmer = EventedConfirmer(self.engine.confirmer, self.emit)
+        self.run_id = self.engine.start_run(confirmer=confirmer, transcript=self.transcript.to_payload)
         self.thread = thread
-        started = time.monotonic()
-        tools = self._allowed_tools()
-        schemas = self.engine.registry.get_schemas(tools)
-        original_confirmer = self.engine.confirmer
-        self.engine.confirmer = EventedConfirmer(original_confirmer, self.emit, self.run_id, self._current)
-        header = _thread_info(thread)
-        self._turns_before, self._run_index = thread.turns, len(thread.runs)
+        schemas = self.engine.registry.get_schemas(self._allowed_tools())
+        header = thread_info(thread)
+        position = (thread.turns, len(thread.runs))
         messages: list[dict[str, Any]] = [{"role": "system", "content": self.agent.system_prompt}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
         model = str(getattr(self.llm, "display_name", self.llm.model))
@@ -186,7 +225,15 @@ class AgentLoop:
         )
         if task_message is not None:
             messages.append(dict(task_message))
-        self._task_message = messages[-1] if task_message is not None else None
+        run = _Run(
+            task=task,
+            thread=thread,
+            started=time.monotonic(),
+            messages=messages,
+            schemas=schemas,
+            task_message=messages[-1] if task_message is not None else None,
+            position=position,
+        )
         self.emit(
             RunStarted(
                 run_id=self.run_id,
@@ -202,63 +249,58 @@ class AgentLoop:
         )
         for category, warning in self.startup_warnings:
             self.emit(Warning(run_id=self.run_id, message=warning, category=category))
-        self._bind_hooks()
-        steps = 0
-        final_text = ""
-        stop: StopReason = "completed"
-        message = ""
-        before = len(messages)
-        refused = self._session_start(task, messages)
-        thread.add(messages[before:])  # what session_start hooks said stays in the conversation
+        said, refused = self._edges.start(self.run_id, task, self.agent.name, follow_up=position[1] > 0)
+        if said is not None:  # what session_start hooks said stays in the conversation
+            messages.append({"role": "user", "content": said})
+            thread.add(messages[-1:])
         if refused is not None:
-            stop, message = "aborted", refused
-        self._stop_hook_active = False
-        try:
-            while refused is None:
-                if (reason := self._should_stop(steps, started)) is not None:
-                    stop, message = reason
-                    break
-                steps += 1
-                self.emit(StepStarted(run_id=self.run_id, step=steps))
-                self._compress(messages)
-                if (blocked := self._pre_llm_blocked(steps)) is not None:
-                    stop, message = "aborted", blocked
-                    break
-                response = self._call_model(messages, schemas, steps)
-                self._notify(HookEvent.POST_LLM_CALL, {"step": steps, "content": response.content or ""})
-                if (spent := self.costs.exceeded) is not None:
-                    stop, message = "budget", f"Stopped: {spent}."
-                    final_text = response.content or ""
-                    break
-                mark = len(messages)
-                if not response.tool_calls:
-                    final_text = response.content or ""
-                    self.context.append_assistant(messages, response)
-                    thread.add(messages[mark:], step_done=True)
-                    if self._quality_gates_failed(messages) or self._stop_hook_continues(
-                        final_text, messages
-                    ):
-                        thread.add(messages[mark + 1 :])
-                        continue
-                    break
-                results = self._run_tools(response.tool_calls, steps)
-                self.context.append_tool_results(
-                    messages, response.tool_calls, results, response.content, images=self._sees_images()
-                )
-                thread.add(messages[mark:], step_done=True)
-                if self.engine.aborted:
-                    stop, message = "aborted", self.engine.abort_reason or "The user aborted the run."
-                    break
-        except RunCancelledError:
-            stop, message = self._cancel_reason, "The run was interrupted."
-        except LLMError as exc:
-            stop = "script_error" if exc.kind == "script" else "llm_error"
-            message = str(exc)
-            self._notify(HookEvent.ON_ERROR, {"error": message})
-        finally:
-            self.engine.confirmer = original_confirmer
-        self._notify(HookEvent.SESSION_END, {"stop_reason": stop})
-        return self._finish(task, stop, message, final_text, steps, messages, started)
+            run.ends("aborted", refused)
+        return run
+
+    def _steps(self, run: _Run) -> None:
+        """Model turns until the model is done or something stops the run."""
+        while (reason := self._should_stop(run)) is None:
+            run.steps += 1
+            self.emit(StepStarted(run_id=self.run_id, step=run.steps))
+            if not self._step(run):
+                return
+        run.ends(*reason)
+
+    def _step(self, run: _Run) -> bool:
+        """One model turn and the tools it asks for. False when the run is over."""
+        messages, step = run.messages, run.steps
+        self._compress(run)
+        if (blocked := self._edges.llm_call_blocked(self.run_id, step)) is not None:
+            run.ends("aborted", blocked)
+            return False
+        response = self._call_model(run)
+        self._edges.notify(
+            self.run_id, HookEvent.POST_LLM_CALL, {"step": step, "content": response.content or ""}
+        )
+        if (spent := self.costs.exceeded) is not None:
+            run.ends("budget", f"Stopped: {spent}.")
+            run.final_text = response.content or ""
+            return False
+        mark = len(messages)
+        if not response.tool_calls:
+            run.final_text = response.content or ""
+            self.context.append_assistant(messages, response)
+            run.thread.add(messages[mark:], step_done=True)
+            feedback = self._edges.back_to_work(self.run_id, run.final_text)
+            if feedback is None:
+                return False
+            messages.append({"role": "user", "content": feedback})
+            run.thread.add(messages[mark + 1 :])
+            return True
+        results = self._run_tools(response.tool_calls, step)
+        self.context.append_tool_results(
+            messages, response.tool_calls, results, response.content, images=self._sees_images()
+        )
+        run.thread.add(messages[mark:], step_done=True)
+        if self.engine.aborted:
+            run.ends("aborted", self.engine.abort_reason or "The user aborted the run.")
+            return False
+        return True
 
     def _sees_images(self) -> bool:
         if self._images is None:
@@ -277,31 +319,32 @@ class AgentLoop:
         # MCP tools discovered at start-up join an explicit list (the design document's v0.16.2 rule).
         return inject_mcp_tools(list(allowed), self.engine.registry)
 
-    def _should_stop(self, steps: int, started: float) -> tuple[StopReason, str] | None:
+    def _should_stop(self, run: _Run) -> tuple[StopReason, str] | None:
         if self._cancel.is_set():
             return self._cancel_reason, "The run was interrupted."
-        if steps >= self.agent.max_steps:
-            return "max_steps", f"Stopped after {steps} steps (the agent's max_steps)."
-        if self.timeout_s is not None and time.monotonic() - started > self.timeout_s:
+        if run.steps >= self.agent.max_steps:
+            return "max_steps", f"Stopped after {run.steps} steps (the agent's max_steps)."
+        if self.timeout_s is not None and time.monotonic() - run.started > self.timeout_s:
             return "timeout", f"Stopped: the run took longer than {self.timeout_s:g} s."
         return None
 
-    def _call_model(
-        self, messages: list[dict[str, Any]], schemas: Sequence[dict[str, Any]], step: int
-    ) -> LLMResponse:
+    def _call_model(self, run: _Run) -> LLMResponse:
+        step = run.steps
+
         def on_text(text: str) -> None:
             self.emit(TextDelta(run_id=self.run_id, step=step, text=text))
 
         response = self.llm.complete(
-            messages,
-            schemas,
+            run.messages,
+            run.schemas,
             on_text=on_text,
             should_stop=self._cancel.is_set,
-            thread_position=(self._turns_before, self._run_index),
+            thread_position=run.position,
         )
         for warning in self.costs.add(response.usage):
             self.emit(Warning(run_id=self.run_id, message=warning, category="budget"))
-            self._notify(HookEvent.BUDGET_WARNING, {"message": warning, "cost_usd": self.costs.cost_usd})
+            context = {"message": warning, "cost_usd": self.costs.cost_usd}
+            self._edges.notify(self.run_id, HookEvent.BUDGET_WARNING, context)
         self.emit(
             CostUpdate(
                 run_id=self.run_id,
@@ -318,10 +361,29 @@ class AgentLoop:
         )
         return response
 
+    def _compress(self, run: _Run) -> None:
+        window = self.llm.context_window()
+        messages = run.messages
+        if not self.context.needs_compression(messages, window):
+            return
+        self._edges.notify(self.run_id, HookEvent.CONTEXT_COMPRESS, {"messages": len(messages)})
+        pinned = next((i for i, m in enumerate(messages) if m is run.task_message), 0)
+        report = self.context.compress(messages, window, pinned=pinned)
+        if report is not None:
+            self.emit(
+                Warning(
+                    run_id=self.run_id,
+                    message=(
+                        f"Context compressed ({report.stage} {report.steps_affected} older step(s)): "
+                        f"~{report.tokens_before} → ~{report.tokens_after} tokens."
+                    ),
+                    category="context",
+                )
+            )
+
     # ------------------------------------------------------------------ tools
 
     def _run_tools(self, calls: Sequence[ToolCall], step: int) -> list[ToolResult]:
-        self.engine.step = step  # which step changed which files, for rewind
         for call in calls:
             self.emit(
                 ToolCallRequested(
@@ -348,7 +410,7 @@ class AgentLoop:
         return (
             not tool.sensitive
             and not tool.mutates_files
-            and call.name != "run_command"
+            and as_command_tool(tool) is None
             and (self.engine.policy.mode != "confirm-all")
         )
 
@@ -359,18 +421,15 @@ class AgentLoop:
                 f"The call to {call.name} was not run: {call.parse_error}. Send valid JSON."
             )
         else:
-            self._current.call_id = call.id
-            try:
-                result = self.engine.execute_tool_call(call.name, call.arguments)
-            finally:
-                self._current.call_id = ""
+            result = self.engine.execute_tool_call(call.name, call.arguments, step=step, tool_call_id=call.id)
+        status = call_status(result)
         self.emit(
             ToolResultEvent(
                 run_id=self.run_id,
                 step=step,
                 call_id=call.id,
                 tool=call.name,
-                status=_status(result),
+                status=status,
                 success=result.success,
                 output=result.output,
                 error=result.error,
@@ -379,239 +438,60 @@ class AgentLoop:
                 duration_s=round(time.monotonic() - started, 4),
                 images=tuple(result.metadata.get("images", ())),
                 changed_files=tuple(result.metadata.get("changed_files", ())),
-                sandboxed=_sandboxed(result),
+                sandboxed=ran_sandboxed(result),
             )
         )
-        if _status(result) == "failed":  # a tool that broke, not a person's or a rule's refusal
-            self._notify(HookEvent.ON_ERROR, {"tool_name": call.name, "error": result.error or ""})
+        if status == "failed":  # a tool that broke, not a person's or a rule's refusal
+            context = {"tool_name": call.name, "error": result.error or ""}
+            self._edges.notify(self.run_id, HookEvent.ON_ERROR, context)
         return result
-
-    # ------------------------------------------------------------------ hooks, gates, compression
-
-    def _notify(self, event: HookEvent, context: dict[str, Any]) -> list[HookResult]:
-        """Run the hooks of `event`; their failures become warnings. Returns what they decided."""
-        hooks = self.engine.hook_executor
-        if hooks is None or not hooks.has_hooks(event):
-            return []
-        try:
-            results = hooks.run_event(event, {"run_id": self.run_id, **context})
-        except Exception:
-            log.exception("hook_event_failed", hook_event=str(event))
-            return []
-        for r in results:
-            if r.warning:
-                self.emit(Warning(run_id=self.run_id, message=r.report() or str(r.warning), category="hook"))
-        return results
-
-    def _bind_hooks(self) -> None:
-        """Claude-style hooks read the run's transcript (`transcript_path`): this loop's, and its problems."""
-        hooks = self.engine.hook_executor
-        if hooks is not None and hooks.transcript is not None:
-            hooks.transcript.source = lambda _run_id: self.transcript.to_payload()
-        settings = self.engine.claude_settings
-        for problem in settings.unreadable if settings is not None else ():
-            said = f"Claude Code settings: {problem}"
-            self.emit(Warning(run_id=self.run_id, message=said, category="hook"))
-
-    def _session_start(self, task: str, messages: list[dict[str, Any]]) -> str | None:
-        """session_start hooks: what they say joins the task; why a hook refused the task, or None."""
-        source = "resume" if self._run_index else "startup"  # a follow-up cell continues its thread
-        results = self._notify(
-            HookEvent.SESSION_START, {"task": task, "agent": self.agent.name, "source": source}
-        )
-        for r in results:
-            if r.decision is HookDecision.BLOCK:  # only Claude Code's UserPromptSubmit hooks can
-                return f"The hook {r.name} refused the task: {r.reason}"
-        said = [f"[Hook {r.name}]\n{r.additional_context}" for r in results if r.additional_context]
-        if said:
-            messages.append({"role": "user", "content": "\n\n".join(said)})
-        return None
-
-    def _stop_hook_continues(self, final_text: str, messages: list[dict[str, Any]]) -> bool:
-        """agent_complete hooks, when the model says it is done; a Claude Code Stop hook that blocks sends it
-        back to work with its reason (it is told `stop_hook_active` the next time, as in Claude Code)."""
-        context = {"final_text": final_text, "stop_hook_active": self._stop_hook_active}
-        for r in self._notify(HookEvent.AGENT_COMPLETE, context):
-            if r.decision is HookDecision.BLOCK:
-                self._stop_hook_active = True
-                said = f"Stop hook {r.name}: {r.reason}"
-                self.emit(Warning(run_id=self.run_id, message=said, category="hook"))
-                messages.append({"role": "user", "content": f"[Stop hook {r.name}]\n{r.reason}"})
-                return True
-        return False
-
-    def _pre_llm_blocked(self, step: int) -> str | None:
-        hooks = self.engine.hook_executor
-        if hooks is None or not hooks.has_hooks(HookEvent.PRE_LLM_CALL):
-            return None
-        for r in hooks.run_event(HookEvent.PRE_LLM_CALL, {"run_id": self.run_id, "step": step}):
-            if r.decision == HookDecision.BLOCK:
-                return f"A pre_llm_call hook ({r.name}) stopped the run: {r.reason}"
-        return None
-
-    def _quality_gates_failed(self, messages: list[dict[str, Any]]) -> bool:
-        """Run the quality gates; a failed required gate goes back to the model as feedback."""
-        results = self.engine.run_quality_gates()
-        failed = [r for r in results if r.required and not r.passed]
-        for r in results:
-            if not r.passed:
-                self.emit(
-                    Warning(
-                        run_id=self.run_id, message=f"Quality gate {r.name} failed.", category="quality_gate"
-                    )
-                )
-        if not failed:
-            return False
-        redact = default_redactor().redact
-        report = "\n\n".join(f"Quality gate '{r.name}' failed:\n{redact(r.output)[-2000:]}" for r in failed)
-        messages.append({"role": "user", "content": f"{report}\n\nFix these before you finish."})
-        return True
-
-    def _compress(self, messages: list[dict[str, Any]]) -> None:
-        window = self.llm.context_window()
-        if not self.context.needs_compression(messages, window):
-            return
-        self._notify(HookEvent.CONTEXT_COMPRESS, {"messages": len(messages)})
-        pinned = next((i for i, m in enumerate(messages) if m is self._task_message), 0)
-        report = self.context.compress(messages, window, pinned=pinned)
-        if report is not None:
-            self.emit(
-                Warning(
-                    run_id=self.run_id,
-                    message=(
-                        f"Context compressed ({report.stage} {report.steps_affected} older step(s)): "
-                        f"~{report.tokens_before} → ~{report.tokens_after} tokens."
-                    ),
-                    category="context",
-                )
-            )
 
     # ------------------------------------------------------------------ the end
 
-    def _finish(
-        self,
-        task: str,
-        stop: StopReason,
-        message: str,
-        final_text: str,
-        steps: int,
-        messages: list[dict[str, Any]],
-        started: float,
-    ) -> RunResult:
-        files = sorted(self._rel(path) for path in self.engine.checkpoints.files(self.run_id))
-        status = (
-            "success"
-            if stop == "completed"
-            else ("partial" if stop in ("max_steps", "budget", "timeout") else "failed")
-        )
-        if not message:
-            message = "Done." if stop == "completed" else stop
+    def _finish(self, run: _Run) -> RunResult:
+        root = self.engine.config.workspace.root
+        files = sorted(relative(path, root) for path in self.engine.checkpoints.files(self.run_id))
+        status = run_status(run.stop)
+        message = run.message or ("Done." if run.stop == "completed" else run.stop)
         self.emit(
             RunFinished(
                 run_id=self.run_id,
-                status=status,  # type: ignore[arg-type]
-                stop_reason=stop,
+                status=status,
+                stop_reason=run.stop,
                 message=message,
-                steps=steps,
-                final_text=final_text,
+                steps=run.steps,
+                final_text=run.final_text,
                 files_changed=tuple(files),
                 total_tokens=self.costs.total_tokens,
                 total_cost_usd=self.costs.cost_usd,
-                duration_s=round(time.monotonic() - started, 3),
+                duration_s=round(time.monotonic() - run.started, 3),
                 undo_note=self.engine.checkpoints.coverage_note(self.run_id),
-                changes=_review(self.engine, self.run_id),
+                changes=review_list(self.engine.checkpoints, self.run_id),
                 total_cached_tokens=self.costs.cached_tokens,
             )
         )
-        assert self.thread is not None
-        self.thread.end_run(status=status, tokens=self.costs.total_tokens, cost_usd=self.costs.cost_usd)
+        run.thread.end_run(status=status, tokens=self.costs.total_tokens, cost_usd=self.costs.cost_usd)
         if self.record_to is not None:
-            self._record(self.thread)
+            self._record(run.thread, self.record_to)
         return RunResult(
             run_id=self.run_id,
             status=status,
-            stop_reason=stop,
+            stop_reason=run.stop,
             message=message,
-            final_text=final_text,
-            steps=steps,
-            messages=messages,
+            final_text=run.final_text,
+            steps=run.steps,
+            messages=run.messages,
             transcript=self.transcript,
             files_changed=files,
             total_tokens=self.costs.total_tokens,
             cost_usd=self.costs.cost_usd,
-            thread=self.thread,
+            thread=run.thread,
         )
 
-    def _rel(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.engine.config.workspace.root).as_posix()
-        except ValueError:
-            return str(path)
-
-    def _record(self, thread: Thread) -> None:
+    @staticmethod
+    def _record(thread: Thread, path: Path) -> None:
         from architect_nb.agent.scripted import script_from_thread
 
         script = default_redactor().redact_data(script_from_thread(thread))
-        assert self.record_to is not None
-        self.record_to.parent.mkdir(parents=True, exist_ok=True)
-        self.record_to.write_text(
-            yaml.safe_dump(script, sort_keys=False, allow_unicode=True), encoding="utf-8"
-        )
-
-
-_REVIEW_FILES = 200
-_REVIEW_DIFF_LINES = 400
-
-
-def _review(engine: ExecutionEngine, run_id: str) -> tuple[dict[str, str], ...]:
-    """Each file the run changed with its diff, for the review list (capped: the run record is saved)."""
-    try:
-        changes = engine.checkpoints.review(run_id)
-    except Exception:  # the review is an extra; the run's record must still be written
-        log.exception("review_failed", run_id=run_id)
-        return ()
-    out = []
-    for change in changes[:_REVIEW_FILES]:
-        lines = change.diff.splitlines(keepends=True)
-        diff = "".join(lines[:_REVIEW_DIFF_LINES])
-        if len(lines) > _REVIEW_DIFF_LINES:
-            diff += f"[... {len(lines) - _REVIEW_DIFF_LINES} more lines: %architect review {run_id}]\n"
-        out.append({"path": change.path, "status": change.status, "diff": diff})
-    return tuple(out)
-
-
-def _thread_info(thread: Thread) -> ThreadInfo:
-    """What the run header says about the conversation it continues, before the run adds to it."""
-    last = thread.last_run
-    fork = thread.forked_from
-    just_forked = fork is not None and last is not None and last.run_id == fork.run_id
-    return ThreadInfo(
-        name=thread.name,
-        id=thread.id,
-        follows_run=last.run_id if last is not None and not just_forked else None,
-        forked_from=fork.describe() if just_forked and fork is not None else None,
-        runs=len(thread.runs),
-        turns=thread.turns,
-        context_tokens=thread.context_tokens(),
-        cost_usd=round(thread.cost_usd, 6),
-    )
-
-
-def _status(result: ToolResult) -> str:
-    meta = result.metadata
-    for key, status in (
-        ("aborted", "aborted"),
-        ("denied", "denied"),
-        ("guardrail", "blocked"),
-        ("blocked", "blocked"),
-        ("dry_run", "dry_run"),
-    ):
-        if meta.get(key):
-            return status
-    return "ok" if result.success else "failed"
-
-
-def _sandboxed(result: ToolResult) -> bool | None:
-    """Whether a command ran in the OS sandbox; None when nothing ran or the tool is not a command."""
-    value = result.metadata.get("sandboxed")
-    return value if isinstance(value, bool) and "exit_code" in result.metadata else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(script, sort_keys=False, allow_unicode=True), encoding="utf-8")

@@ -136,7 +136,7 @@ class HooksConfig(_Section):
     )
     post_edit: list[HookConfig] = Field(
         default_factory=list,
-        description="Legacy: mapped to post_tool_use for write_file|edit_file|apply_patch.",
+        description="After an edit: post_tool_use hooks on write_file|edit_file|apply_patch by default.",
     )
     claude_settings: Literal["off", "permissions", "all"] = Field(
         "permissions",

@@ -2,7 +2,9 @@
 
 The pipeline, at the top of the package:
 
-- `engine`: `ExecutionEngine`, the ten-step pipeline, and `build_engine(config)`, which builds one whole.
+- `engine`: `ExecutionEngine`, the ten-step pipeline, and `RunContext`, what belongs to one run.
+- `build`: `build_engine(config)`, which builds an engine whole from a config.
+- `snapshots`: which calls are snapshotted for undo, of what, and the change records they leave.
 - `steps`: one call's state and the pipeline steps that need no engine state.
 - `audit`: `AuditLog`, one record per call, and the run's transcript of them.
 - `validators`: the design document's path of `validate_path`, which lives in the leaf `architect_nb.paths`.
@@ -39,10 +41,11 @@ from architect_nb._lazy import lazy_exports
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from architect_nb.execution.build import build_engine
     from architect_nb.execution.checkpoints.store import CheckpointStore
     from architect_nb.execution.confirmation.confirmers import Confirmer, ScriptedConfirmer, TerminalConfirmer
     from architect_nb.execution.confirmation.policy import ConfirmationPolicy
-    from architect_nb.execution.engine import ExecutionEngine, build_engine
+    from architect_nb.execution.engine import ExecutionEngine
     from architect_nb.execution.guardrails.rails import GuardrailsEngine
     from architect_nb.execution.hooks.executor import HookExecutor
     from architect_nb.paths.validators import PathTraversalError, validate_path
@@ -73,7 +76,7 @@ __getattr__ = lazy_exports(
         "PathTraversalError": "architect_nb.paths.validators",
         "ScriptedConfirmer": ".confirmation.confirmers",
         "TerminalConfirmer": ".confirmation.confirmers",
-        "build_engine": ".engine",
+        "build_engine": ".build",
         "validate_path": "architect_nb.paths.validators",
     },
 )

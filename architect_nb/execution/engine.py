@@ -10,10 +10,14 @@ The ten steps, in the design document's order::
     5 confirm     policy, hooks' and Claude Code's ask     deny → refused with the reason; abort → run stops
                   rules, then the Confirmer (unless dry-run)
     6 dry-run     "[DRY-RUN] would run tool(args)" + diff
-    7 execute     checkpoint the files, then tool.execute
-    8 post-hooks  POST_TOOL_USE (and legacy post_edit); their reports are appended to the result
+    7 execute     snapshot the files (`snapshots`), then tool.execute
+    8 post-hooks  POST_TOOL_USE (post_edit among them); their reports are appended to the result
     9 log         one audit record per call, through structlog
     10 return     hook and guardrail warnings appended to the result
+
+The engine is built whole (`build.build_engine` builds one from a config); what belongs to one run (its id,
+who is asked, the transcript hooks read) comes with `start_run`, and what belongs to one call (the loop's
+step, the model's id for it) comes with `execute_tool_call`.
 
 Abort: when a person answers abort, the call returns a failed `ToolResult` with `metadata["aborted"] = True`
 and `engine.aborted` becomes True; every later call is refused the same way until `start_run()`. The agent
@@ -22,18 +26,15 @@ loop checks either and stops. Nothing raises and nothing exits.
 
 from __future__ import annotations
 
-import contextlib
 import time
 import uuid
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
 
-from architect_nb.config.schema import AppConfig, SandboxConfig
+from architect_nb.config.schema import AppConfig
 from architect_nb.execution.audit import AuditLog, AuditRecord
-from architect_nb.execution.checkpoints.files import checkpoint_files
-from architect_nb.execution.checkpoints.shadow_git import SnapshotError, forget_runs
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.execution.confirmation.confirmers import (
     Approval,
@@ -48,10 +49,9 @@ from architect_nb.execution.confirmation.policy import ConfirmationPolicy, NoTTY
 from architect_nb.execution.gates.quality_gates import QualityGateResult, run_quality_gates
 from architect_nb.execution.guardrails.claude_permissions import ClaudePermissions
 from architect_nb.execution.guardrails.rails import GuardrailsEngine
-from architect_nb.execution.guardrails.secret_files import secret_values
-from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
-from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookExecutor
-from architect_nb.execution.hooks.transcript import HookTranscript
+from architect_nb.execution.hooks.claude_settings import ClaudeSettings
+from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookExecutor, TranscriptSource
+from architect_nb.execution.snapshots import CallSnapshots
 from architect_nb.execution.steps import (
     CallState,
     dry_run_result,
@@ -61,35 +61,49 @@ from architect_nb.execution.steps import (
     parse_arguments,
 )
 from architect_nb.log import get_logger
-from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult, format_validation_error
+from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.kernel.session import KernelSession
 from architect_nb.tools.registry import ToolNotFoundError, ToolRegistry
-from architect_nb.tools.setup import register_all_tools, register_kernel_tools
 from architect_nb.tools.workspace import WorkspaceTool
 
-__all__ = ["ExecutionEngine", "build_engine"]
+__all__ = ["ExecutionEngine", "RunContext"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext:
+    """What belongs to one run: its id, who is asked during it, and the transcript its hooks read.
+
+    Attributes:
+        run_id: The run's id (in checkpoints, the audit log and every confirmation request).
+        confirmer: Who is asked during this run; None asks the engine's own confirmer.
+        transcript: The run's transcript for Claude-style hooks; None gives them the audit records.
+    """
+
+    run_id: str
+    confirmer: Confirmer | None = None
+    transcript: TranscriptSource | None = None
 
 
 class ExecutionEngine:
-    """Runs tool calls through validation, guardrails, hooks, confirmation, checkpoints and the audit log.
+    """Runs tool calls through validation, guardrails, hooks, confirmation, snapshots and the audit log.
 
     Args:
         registry: Where tools are looked up.
-        config: The application config (`commands` is used to classify run_command).
+        config: The application config.
         policy: Which calls need approval (default: confirm-sensitive).
         dry_run: Describe calls (and their diffs) instead of running them.
         hook_executor: Lifecycle hooks; None runs none.
         guardrails: Deterministic rules; None checks none (the command blocklist still applies).
-        confirmer: Who is asked; default a `TerminalConfirmer` (which needs a TTY).
+        confirmer: Who is asked, unless a run names its own; default a `TerminalConfirmer` (needs a TTY).
         claude_rules: The workspace's Claude Code permission rules: its deny rules on whole tools and on
             commands refuse calls at step 3 (its path rules are in `guardrails` already), its ask rules add
             reasons to ask at step 5.
-
-    Attributes:
         claude_settings: The workspace's Claude Code settings as read (None when `hooks.claude_settings` is
-            off), for `%architect status`.
+            off), for `%architect status` and the problems a run reports.
+        checkpoints: The change records undo reads; default the ones `config` names.
+        kernel: The live kernel, for the kernel tools and kernel checks.
     """
 
     def __init__(
@@ -103,10 +117,12 @@ class ExecutionEngine:
         guardrails: GuardrailsEngine | None = None,
         confirmer: Confirmer | None = None,
         claude_rules: ClaudePermissions | None = None,
+        claude_settings: ClaudeSettings | None = None,
+        checkpoints: CheckpointStore | None = None,
         kernel: KernelSession | None = None,
     ) -> None:
         self.registry = registry
-        self.kernel = kernel  # the live kernel, for the kernel tools and kernel checks
+        self.kernel = kernel
         self.config = config
         self.policy = policy or ConfirmationPolicy()
         self.dry_run = dry_run
@@ -114,31 +130,20 @@ class ExecutionEngine:
         self.guardrails = guardrails
         self.confirmer = confirmer
         self.claude_rules = claude_rules
-        self.claude_settings: ClaudeSettings | None = None
-        files = checkpoint_files(config)
-        if files is not None:
-            with contextlib.suppress(OSError):
-                forget_runs(files.snapshots, files.prune())
-        if hook_executor is not None and hook_executor.transcript is not None:
-            # Claude-style hooks read the run's transcript: kept with the run's checkpoints. Without the
-            # agent loop (which points it at its own transcript) it holds the run's audit records.
-            hook_executor.transcript = HookTranscript(files, hook_executor.workspace_root)
-            hook_executor.transcript.source = self._audit_transcript
-        self.checkpoints = CheckpointStore(
-            config.workspace.root,
-            on_disk=files,
-            max_bytes=config.checkpoints.max_file_bytes,
-            include=config.checkpoints.include,
-            exclude=config.guardrails.sensitive_files,
-        )
-        self.step = 0  # the agent loop's step, for the change records (rewind goes back to a step)
-        self._uncovered: str | bool | None = False  # why snapshots cannot be taken (False: not checked)
+        self.claude_settings = claude_settings
+        self.checkpoints = checkpoints if checkpoints is not None else CheckpointStore.for_config(config)
+        self._snapshots = CallSnapshots(self.checkpoints)
         self.audit = AuditLog()
         self.aborted = False
         self.abort_reason = ""
-        self.run_id = ""
+        self._run = RunContext("")
         self._log = get_logger(__name__)
         self.start_run()
+
+    @property
+    def run_id(self) -> str:
+        """The current (or last) run's id."""
+        return self._run.run_id
 
     @property
     def _hooked(self) -> bool:
@@ -149,14 +154,31 @@ class ExecutionEngine:
 
     # ------------------------------------------------------------------ runs
 
-    def start_run(self, run_id: str | None = None) -> str:
-        """Begin a new run: fresh guardrail counters and checkpoints, abort cleared. Returns the run id."""
-        self.run_id = run_id or uuid.uuid4().hex[:12]
+    def start_run(
+        self,
+        run_id: str | None = None,
+        *,
+        confirmer: Confirmer | None = None,
+        transcript: TranscriptSource | None = None,
+    ) -> str:
+        """Begin a new run: fresh guardrail counters, abort cleared. Returns the run id.
+
+        Args:
+            run_id: The run's id; default a new one.
+            confirmer: Who is asked during this run (the agent loop's, which also reports each question);
+                default the engine's own.
+            transcript: The run's transcript for Claude-style hooks; default the run's audit records.
+        """
+        self._run = RunContext(run_id or uuid.uuid4().hex[:12], confirmer, transcript)
         self.aborted = False
         self.abort_reason = ""
         if self.guardrails is not None:
             self.guardrails.reset()
         return self.run_id
+
+    def end_run(self) -> None:
+        """The run is over: later calls ask the engine's own confirmer again (the run id stays)."""
+        self._run = RunContext(self.run_id)
 
     def abort(self, reason: str = "") -> None:
         """Stop the run from any thread (a Stop button): later calls are refused until `start_run`."""
@@ -170,8 +192,10 @@ class ExecutionEngine:
         failed = sum(not r.success for r in records)
         return f"Run {rid}: {len(records)} tool call(s), {failed} failed. " + self.checkpoints.summary(rid)
 
-    def _audit_transcript(self, run_id: str) -> dict[str, Any]:
-        return {"run_id": run_id, "tool_calls": self.audit.to_transcript(run_id)}
+    def _transcript(self) -> Any:
+        if self._run.transcript is not None:
+            return self._run.transcript()
+        return {"run_id": self.run_id, "tool_calls": self.audit.to_transcript(self.run_id)}
 
     def run_quality_gates(self) -> list[QualityGateResult]:
         """Run the configured quality gates, in order; the agent loop calls this when the agent is done.
@@ -182,12 +206,22 @@ class ExecutionEngine:
 
     # ------------------------------------------------------------------ the pipeline
 
-    def execute_tool_call(self, tool_name: str, args: Any) -> ToolResult:
-        """Run one tool call through the pipeline. Never raises; every failure is a `ToolResult`."""
+    def execute_tool_call(
+        self, tool_name: str, args: Any, *, step: int = 0, tool_call_id: str = ""
+    ) -> ToolResult:
+        """Run one tool call through the pipeline. Never raises; every failure is a `ToolResult`.
+
+        Args:
+            tool_name: The tool to call.
+            args: Its arguments: a dict, or JSON text of one.
+            step: The agent loop's step the call belongs to (its change records say so; rewind goes back
+                to a step).
+            tool_call_id: The model's id for the call, so a confirmation names the call the model made.
+        """
         started = time.perf_counter()
         record = self.audit.new_record(self.run_id, tool_name, args if isinstance(args, dict) else {})
         try:
-            result = self._pipeline(tool_name, args, record)
+            result = self._pipeline(tool_name, args, record, step, tool_call_id)
         except Exception as exc:  # the contract: the engine never raises
             self._log.exception("engine_error", tool=str(tool_name))
             record.step("engine", "error", f"{type(exc).__name__}: {exc}")
@@ -205,7 +239,9 @@ class ExecutionEngine:
             self._log.exception("audit_error")
         return result
 
-    def _pipeline(self, tool_name: str, raw_args: Any, record: AuditRecord) -> ToolResult:
+    def _pipeline(
+        self, tool_name: str, raw_args: Any, record: AuditRecord, step: int, tool_call_id: str
+    ) -> ToolResult:
         if self.aborted:
             record.step("run", "aborted")
             return self._aborted_result()
@@ -222,7 +258,9 @@ class ExecutionEngine:
                 f"Arguments for {tool.name} must be a JSON object of named arguments, not "
                 f"{type(raw_args).__name__}. Check the tool's schema and retry."
             )
-        call = CallState(tool=tool, args=args)
+        call = CallState(
+            tool=tool, args=args, step=step, audit_id=str(record.call_id), tool_call_id=tool_call_id
+        )
         # A refusal still carries what was said on the way (hook warnings, a rewrite), via `finish`.
         refused = self._check(call, record, rewritten=False)  # 2 validate + 3 guardrails
         if refused is not None:
@@ -264,11 +302,10 @@ class ExecutionEngine:
         ):  # resolving paths costs syscalls: only when something will look at them
             call.files = tool.target_paths(call.kwargs)
         command = call.kwargs.get("command")
-        if isinstance(command, str) and (tool.name == "run_command" or hasattr(tool, "classify_sensitivity")):
+        shell = as_command_tool(tool)
+        if shell is not None and isinstance(command, str):
             env = call.kwargs.get("env")
-            call.command = classify_command_call(
-                tool, command, self.config.commands, env if isinstance(env, dict) else None
-            )
+            call.command = classify_command_call(shell, command, env if isinstance(env, dict) else None)
         if tool.mutates_files:
             try:
                 call.preview = tool.preview(**call.kwargs)
@@ -289,7 +326,9 @@ class ExecutionEngine:
             record.step("pre_hooks", "none")
             return None
         context = hook_context(call, self.hook_executor, self.run_id)
-        results = hooks.run_event(HookEvent.PRE_TOOL_USE, context, tool=call.tool)
+        results = hooks.run_event(
+            HookEvent.PRE_TOOL_USE, context, tool=call.tool, transcript=self._transcript
+        )
         updates: dict[str, Any] = {}
         for r in results:
             if r.decision is HookDecision.BLOCK:
@@ -325,27 +364,9 @@ class ExecutionEngine:
         if self.policy.should_confirm(call.tool, call.command):
             kind = f"command classified '{call.command.sensitivity}'" if call.command else call.tool.name
             reasons.insert(0, f"mode {self.policy.mode} asks before {kind}")
-        if (why := self._undo_cannot_cover(call)) is not None and self.policy.mode != "yolo":
+        if (why := self._snapshots.cannot_cover(call)) is not None and self.policy.mode != "yolo":
             reasons.append(f"undo cannot cover this call ({why})")
         return reasons
-
-    @staticmethod
-    def _snapshot_scope(call: CallState) -> tuple[bool, list[Path] | None]:
-        """Whether to snapshot around the call, and what: its files (a file tool), or everything (None: a
-        command, code run in the kernel, an MCP tool). Read-only tools change nothing."""
-        tool = call.tool
-        if tool.mutates_files:
-            return True, call.files
-        if call.command is not None or tool.runs_code or tool.name.startswith("mcp_"):
-            return True, None
-        return False, None
-
-    def _undo_cannot_cover(self, call: CallState) -> str | None:
-        if not self._snapshot_scope(call)[0]:
-            return None
-        if self._uncovered is False:
-            self._uncovered = self.checkpoints.available()
-        return self._uncovered if isinstance(self._uncovered, str) else None
 
     def _confirm(self, call: CallState, record: AuditRecord, reasons: list[str]) -> ToolResult | None:
         tool = call.tool
@@ -359,9 +380,9 @@ class ExecutionEngine:
             reasons=tuple(reasons),
             warnings=tuple(call.rule_notes + call.notes),
             run_id=self.run_id,
-            call_id=str(record.call_id),
+            call_id=call.tool_call_id or call.audit_id,
         )
-        confirmer = self.confirmer if self.confirmer is not None else TerminalConfirmer()
+        confirmer = self._run.confirmer or self.confirmer or TerminalConfirmer()
         try:
             answer = ConfirmationAnswer.parse(confirmer.confirm(request))
         except NoTTYError as exc:
@@ -398,37 +419,7 @@ class ExecutionEngine:
 
     def _execute(self, call: CallState, record: AuditRecord) -> ToolResult:
         tool = call.tool
-        changes, scope = self._snapshot_scope(call)
-        mark = None
-        if changes:
-            try:
-                mark = self.checkpoints.before(
-                    self.run_id, step=self.step, call_id=str(record.call_id), tool=tool.name, paths=scope
-                )
-            except SnapshotError as exc:
-                self.checkpoints.not_covered(self.run_id, f"{tool.name} at step {self.step}")
-                call.notes.append(
-                    f"[Undo warning: no snapshot could be taken ({exc}); undo will not cover it]"
-                )
-        try:
-            result = tool.execute(**call.kwargs)
-        finally:
-            if mark is not None:
-                try:
-                    changed = self.checkpoints.after(mark)
-                except SnapshotError as exc:
-                    changed = []
-                    call.notes.append(f"[Undo warning: the snapshot after the call failed ({exc})]")
-        if mark is not None:
-            result.metadata["changed_files"] = changed
-        document = result.metadata.pop("document_change", None)  # an open notebook's cells: no file changed
-        if isinstance(document, dict) and call.files and result.success:
-            rel = self.checkpoints.record_document(
-                self.run_id, step=self.step, call_id=str(record.call_id), tool=tool.name, path=call.files[0],
-                change=document,
-            )  # fmt: skip
-            if rel is not None:
-                result.metadata["changed_files"] = sorted({*result.metadata.get("changed_files", ()), rel})
+        result = self._snapshots.around(call, self.run_id, lambda: tool.execute(**call.kwargs))
         record.step("execute", "ok" if result.success else "failed")
         rails = self.guardrails
         if call.command is not None and rails is not None:
@@ -456,7 +447,9 @@ class ExecutionEngine:
             return
         context = hook_context(call, self.hook_executor, self.run_id)
         context["tool_output"] = result.output
-        results = hooks.run_event(HookEvent.POST_TOOL_USE, context, tool=call.tool)
+        results = hooks.run_event(
+            HookEvent.POST_TOOL_USE, context, tool=call.tool, transcript=self._transcript
+        )
         result.metadata["hooks"] = [r.to_dict(HookEvent.POST_TOOL_USE.value) for r in results]
         for r in results:
             report = r.report()
@@ -470,68 +463,3 @@ class ExecutionEngine:
             f"<ExecutionEngine tools={self.registry.count()} mode={self.policy.mode!r} "
             f"dry_run={self.dry_run} run={self.run_id}>"
         )
-
-
-def build_engine(
-    config: AppConfig,
-    *,
-    mode: str | None = None,
-    dry_run: bool = False,
-    confirmer: Confirmer | None = None,
-    kernel: KernelSession | None = None,
-) -> ExecutionEngine:
-    """Build the registry (`register_all_tools`), hooks and guardrails from `config`, in one call.
-
-    Unless `hooks.claude_settings` is off, the workspace's Claude Code settings are read too: their deny and
-    ask rules apply, and with `all` their hooks run.
-
-    Args:
-        config: The application config.
-        mode: 'yolo', 'confirm-sensitive' (default) or 'confirm-all'.
-        dry_run: Describe calls instead of running them.
-        confirmer: Who approves calls; default the terminal.
-        kernel: The live kernel (a notebook's, or `PlainKernel(namespace)`): adds the kernel tools unless
-            `kernel.tools` is off, and runs kernel checks.
-    """
-    registry = ToolRegistry()
-    register_all_tools(
-        registry,
-        config.workspace,
-        config.commands,
-        sandbox_config=_with_state_hidden(config),
-        guardrails_config=config.guardrails,
-        documents=kernel.documents if kernel is not None else None,
-    )
-    if kernel is not None and config.kernel.tools:
-        register_kernel_tools(registry, config, kernel)
-    root = config.workspace.root.resolve()
-    if config.guardrails.sensitive_files:  # their values are redacted wherever they turn up
-        default_redactor().add(secret_values(root, config.guardrails.sensitive_files))
-    use = config.hooks.claude_settings
-    claude = read_claude_settings(root) if use != "off" else None
-    rules = ClaudePermissions(claude, root) if claude is not None else None
-    rails = rules.guardrails(config.guardrails) if rules is not None else config.guardrails
-    engine = ExecutionEngine(
-        registry,
-        config,
-        policy=ConfirmationPolicy(mode or "confirm-sensitive"),
-        dry_run=dry_run,
-        hook_executor=HookExecutor(
-            config.hooks, root, claude_hooks=claude.hooks if claude is not None and use == "all" else ()
-        ),
-        guardrails=GuardrailsEngine(rails, root) if rails.active else None,
-        confirmer=confirmer,
-        claude_rules=rules,
-        kernel=kernel,
-    )
-    engine.claude_settings = claude
-    return engine
-
-
-def _with_state_hidden(config: AppConfig) -> SandboxConfig:
-    """The sandbox config, hiding a `checkpoints.dir` set outside the default state folder too: it holds
-    snapshots of the workspace, sensitive files included, which sandboxed commands must not read."""
-    if config.checkpoints.dir is None:
-        return config.sandbox
-    hidden = [*config.sandbox.hide, str(config.checkpoints.dir.expanduser())]
-    return config.sandbox.model_copy(update={"hide": hidden})

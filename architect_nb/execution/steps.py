@@ -39,6 +39,9 @@ class CallState:
 
     Attributes:
         tool: The tool being called.
+        step: The agent loop's step the call belongs to (0 outside a loop): undo rewinds to a step.
+        audit_id: The call's id in the audit log, and in the change records.
+        tool_call_id: The model's id for the call, when a model made it.
         args: The arguments as received (or as rewritten by a hook), before validation.
         kwargs: The validated arguments, as passed to `tool.execute`.
         files: The resolved files the call touches (when something needs to know).
@@ -51,6 +54,9 @@ class CallState:
 
     tool: BaseTool
     args: dict[str, Any]
+    step: int = 0
+    audit_id: str = ""
+    tool_call_id: str = ""
     kwargs: dict[str, Any] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     preview: str | None = None
@@ -148,6 +154,8 @@ def dry_run_result(call: CallState, reasons: list[str]) -> ToolResult:
         text += "\n(would ask for confirmation first: " + "; ".join(show(r) for r in reasons) + ")"
     if call.preview:
         text += "\n" + call.preview.rstrip("\n")
+    if call.preview is None:
+        return ToolResult.ok(text, dry_run=True)
     return ToolResult.ok(text, dry_run=True, diff=call.preview)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 from architect_nb.mcp.client import MCPServerError
 from architect_nb.mcp.schema_model import MCPArgsModel, build_args_model, clean_input_schema
 from architect_nb.tools.base import BaseTool, ToolResult, parameters_schema
+from architect_nb.tools.metadata import ToolMetadata
 
 if TYPE_CHECKING:
     from mcp.types import CallToolResult, Tool
@@ -67,6 +68,7 @@ class MCPToolAdapter(BaseTool):
     """
 
     sensitive: ClassVar[bool] = True
+    unknown_effects: ClassVar[bool] = True
     server_name: ClassVar[str]
     original_name: ClassVar[str]
     input_schema: ClassVar[dict[str, Any]]
@@ -151,7 +153,7 @@ class MCPToolAdapter(BaseTool):
 def result_to_tool_result(result: CallToolResult, name: str, server: str, original: str) -> ToolResult:
     """The text of a `CallToolResult` as a `ToolResult`; `isError` results become failures."""
     text = content_text(result)
-    metadata: dict[str, Any] = {"server": server, "tool": original}
+    metadata: ToolMetadata = {"server": server, "tool": original}
     if result.structured_content is not None:
         metadata["structured_content"] = result.structured_content
     if result.is_error:

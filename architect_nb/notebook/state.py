@@ -186,7 +186,7 @@ class Session:
 
     def _status(self) -> MessageOutput:
         config = self.config()
-        from architect_nb.execution.engine import build_engine
+        from architect_nb.execution.build import build_engine
 
         engine = build_engine(config, mode=self.mode or "confirm-sensitive")
         servers = ", ".join(s.name for s in config.mcp.servers) or "none"
@@ -206,7 +206,7 @@ class Session:
         return MessageOutput("\n".join(lines), level="info")
 
     def _tools(self) -> MessageOutput:
-        from architect_nb.execution.engine import build_engine
+        from architect_nb.execution.build import build_engine
 
         engine = build_engine(self.config(), mode=self.mode or "confirm-sensitive")
         blocks = []

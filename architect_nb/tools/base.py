@@ -11,11 +11,12 @@ import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from pydantic import BaseModel, ValidationError
 
 from architect_nb.log import get_logger
+from architect_nb.tools.metadata import ToolMetadata
 
 __all__ = ["BaseTool", "ToolResult", "format_validation_error"]
 
@@ -28,21 +29,21 @@ class ToolResult:
         success: Whether the tool did what it was asked.
         output: What the tool produced (file text, matches, a diff, command output).
         error: On failure, a sentence saying what went wrong and what to do next.
-        metadata: Structured extras for the engine and the notebook (a diff, counts, truncation flags).
-            Never sent to the model.
+        metadata: Structured extras for the engine and the notebook (a diff, counts, truncation flags), each
+            key typed in `ToolMetadata`. Never sent to the model.
     """
 
     success: bool
     output: str = ""
     error: str | None = None
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: ToolMetadata = field(default_factory=lambda: ToolMetadata())  # noqa: PLW0108 - a TypedDict is no factory to mypy
 
     @classmethod
-    def ok(cls, output: str, **metadata: Any) -> ToolResult:
+    def ok(cls, output: str, **metadata: Unpack[ToolMetadata]) -> ToolResult:
         return cls(success=True, output=output, metadata=metadata)
 
     @classmethod
-    def fail(cls, error: str, output: str = "", **metadata: Any) -> ToolResult:
+    def fail(cls, error: str, output: str = "", **metadata: Unpack[ToolMetadata]) -> ToolResult:
         return cls(success=False, output=output, error=error, metadata=metadata)
 
     def to_model_text(self) -> str:
@@ -107,6 +108,9 @@ class BaseTool(ABC):
     #: True for tools that run their `code` argument in the person's kernel: the guardrails check the code,
     #: the approval shows it highlighted, and "approve all like this" never covers it.
     runs_code: ClassVar[bool] = False
+    #: True for tools whose effects on the workspace cannot be known beforehand (MCP tools): the engine
+    #: snapshots the whole workspace around them, as around a command.
+    unknown_effects: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

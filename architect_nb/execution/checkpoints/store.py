@@ -32,12 +32,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.execution.checkpoints.files import CheckpointFiles
+from architect_nb.execution.checkpoints.files import CheckpointFiles, checkpoint_files
 from architect_nb.execution.checkpoints.person_repo import PersonRepo, RepoState, find_repo
 from architect_nb.execution.checkpoints.restore import plan_paths, restore
-from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError
+from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError, forget_runs
 
 if TYPE_CHECKING:
+    from architect_nb.config.schema import AppConfig
     from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = [
@@ -195,6 +196,22 @@ class CheckpointStore:
         self._shadow: ShadowRepo | None = None
         self._max_bytes = max_bytes
         self._person: PersonRepo | bool | None = False  # False: not looked up yet
+
+    @classmethod
+    def for_config(cls, config: AppConfig) -> CheckpointStore:
+        """The store `config` asks for (`checkpoints:`), after removing saved runs older than `keep_days`
+        and the snapshots only they needed. Sensitive files are never snapshotted."""
+        files = checkpoint_files(config)
+        if files is not None:
+            with contextlib.suppress(OSError):
+                forget_runs(files.snapshots, files.prune())
+        return cls(
+            config.workspace.root,
+            on_disk=files,
+            max_bytes=config.checkpoints.max_file_bytes,
+            include=config.checkpoints.include,
+            exclude=config.guardrails.sensitive_files,
+        )
 
     # ------------------------------------------------------------------ during a run
 

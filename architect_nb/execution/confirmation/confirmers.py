@@ -117,7 +117,7 @@ class ConfirmationRequest:
         reasons: Why approval is asked (the mode, a hook that asked).
         warnings: Hook and guardrail warnings raised so far.
         run_id: The run this call belongs to.
-        call_id: This call's id in the audit log.
+        call_id: The model's id for the call, or its id in the audit log when no model made it.
     """
 
     tool_name: str

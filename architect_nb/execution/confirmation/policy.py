@@ -18,13 +18,12 @@ Other tools follow their static `sensitive` flag in `confirm-sensitive`. A comma
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
-from architect_nb.config.schema import CommandsConfig
 from architect_nb.tools.base import BaseTool
+from architect_nb.tools.commands.command_tool import CommandTool
 
 __all__ = [
     "MODES",
@@ -72,68 +71,22 @@ class CommandCheck:
 
 
 def classify_command_call(
-    tool: BaseTool, command: str, commands_config: Any = None, env: Mapping[str, str] | None = None
-) -> CommandCheck | None:
-    """Judge `command` (run with extra `env`) with the tool's own classifier; None when it has none.
+    tool: CommandTool, command: str, env: Mapping[str, str] | None = None
+) -> CommandCheck:
+    """Judge `command` (run with extra `env`) with the tool's own classifier.
 
-    By duck typing, in order: the tool's `classify(command, env)` returning a `CommandVerdict` (run_command
-    has one), `architect_nb.tools.commands.classify_command(command, config)` for a tool named run_command,
-    or the tool's `classify_sensitivity(command)`. Anything unexpected from a classifier counts as
-    'dangerous', so an unknown command is always asked about.
+    A sensitivity other than safe, dev and dangerous counts as dangerous, so an unknown class is always asked
+    about.
     """
-    verdict: Any = None
-    classify = getattr(tool, "classify", None)
-    if callable(classify) and hasattr(tool, "classify_sensitivity"):
-        verdict = classify(command, env)
-    elif tool.name == "run_command":
-        module_classify = _module_classifier()
-        if module_classify is not None:
-            configs = (getattr(tool, "commands_config", None), getattr(tool, "config", None), commands_config)
-            config = next((c for c in configs if isinstance(c, CommandsConfig)), None) or CommandsConfig()
-            try:
-                verdict = (
-                    module_classify(command, config, env=env) if env else module_classify(command, config)
-                )
-            except TypeError:  # a classifier with another signature: fall back to the tool's method
-                verdict = None
-    runs_contained = getattr(tool, "runs_contained", None)
-    contained = bool(runs_contained()) if callable(runs_contained) else False
-    if verdict is not None:
-        sensitivity = getattr(verdict, "sensitivity", "dangerous")
-        return CommandCheck(
-            command=command,
-            sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous",
-            blocked=bool(getattr(verdict, "blocked", False)),
-            reason=str(getattr(verdict, "reason", "") or ""),
-            contained=contained,
-        )
-    classify_sensitivity = getattr(tool, "classify_sensitivity", None)
-    if classify_sensitivity is None:
-        return None
-    sensitivity = classify_sensitivity(command)
-    if env and sensitivity == "safe":
-        sensitivity = "dangerous"  # extra variables can make a read-only command run other code
+    verdict = tool.classify(command, env)
+    sensitivity = verdict.sensitivity if verdict.sensitivity in _SENSITIVITIES else "dangerous"
     return CommandCheck(
         command=command,
-        sensitivity=sensitivity if sensitivity in _SENSITIVITIES else "dangerous",
-        contained=contained,
+        sensitivity=sensitivity,
+        blocked=verdict.blocked,
+        reason=verdict.reason or "",
+        contained=tool.runs_contained(),
     )
-
-
-_classifier: Any = None
-_classifier_loaded = False
-
-
-def _module_classifier() -> Any:
-    global _classifier, _classifier_loaded  # noqa: PLW0603 - an import looked up once
-    if not _classifier_loaded:
-        try:
-            module = importlib.import_module("architect_nb.tools.commands.run_command")
-            _classifier = getattr(module, "classify_command", None)
-        except ImportError:
-            _classifier = None
-        _classifier_loaded = True
-    return _classifier
 
 
 class ConfirmationPolicy:

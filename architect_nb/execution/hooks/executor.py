@@ -29,7 +29,7 @@ import shlex
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,9 +50,12 @@ from architect_nb.log import get_logger
 from architect_nb.process_group import process_group, wait_or_kill
 from architect_nb.redaction import default_redactor
 
-__all__ = ["LEGACY_POST_EDIT_MATCHER", "HookDecision", "HookEvent", "HookExecutor", "HookResult"]
+__all__ = ["POST_EDIT_MATCHER", "HookDecision", "HookEvent", "HookExecutor", "HookResult", "TranscriptSource"]
 
-LEGACY_POST_EDIT_MATCHER = "write_file|edit_file|apply_patch"
+#: What a `hooks.post_edit` entry matches unless it sets its own matcher: the editing tools.
+POST_EDIT_MATCHER = "write_file|edit_file|apply_patch"
+#: The run's transcript, as JSON-able data, for the Claude-style hooks that read it (`transcript_path`).
+TranscriptSource = Callable[[], Any]
 _MAX_OUTPUT_BYTES = 64 * 1024  # read at most this much of a hook's stdout or stderr
 _MAX_ENV_VALUE = 32 * 1024  # the kernel refuses single environment strings much longer than 128 KiB
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
@@ -112,15 +115,13 @@ class HookExecutor:
     """Runs the configured hooks of each event, in order. Thread-safe; never raises from `run_event`.
 
     Args:
-        config: The `hooks:` section. The legacy `post_edit` list is appended to `post_tool_use` with the
-            matcher `write_file|edit_file|apply_patch` (unless it set its own).
+        config: The `hooks:` section. Its `post_edit` list (the design document's hooks after edits) joins
+            `post_tool_use`, matching `write_file|edit_file|apply_patch` unless an entry sets its matcher.
         workspace_root: Where hooks run, and what `{file}` paths are relative to.
         extra_env: Variables added to every hook's environment.
         claude_hooks: Claude-style hooks, run after the native ones of their event.
-
-    Attributes:
-        transcript: Writes the run's transcript for Claude-style hooks (None when there are none); the engine
-            and the agent loop point it at the run's own.
+        transcript: Where the run's transcript is written for Claude-style hooks (`transcript_path`); by
+            default a private temporary folder. Unused without Claude-style hooks.
     """
 
     def __init__(
@@ -130,6 +131,7 @@ class HookExecutor:
         *,
         extra_env: Mapping[str, str] | None = None,
         claude_hooks: Sequence[ClaudeHook] = (),
+        transcript: HookTranscript | None = None,
     ) -> None:
         self.workspace_root = Path(os.path.realpath(workspace_root))
         self.extra_env = dict(extra_env or {})
@@ -140,7 +142,7 @@ class HookExecutor:
                 configs += [
                     hook
                     if "matcher" in hook.model_fields_set
-                    else hook.model_copy(update={"matcher": LEGACY_POST_EDIT_MATCHER})
+                    else hook.model_copy(update={"matcher": POST_EDIT_MATCHER})
                     for hook in config.post_edit
                 ]
             hooks = []
@@ -156,7 +158,7 @@ class HookExecutor:
             matcher = _compile_matcher(claude.matcher, name)
             hook = _Hook(settings, name, matcher, claude.event)
             self._hooks.setdefault(claude.event.event, []).append(hook)
-        self.transcript = HookTranscript(None, self.workspace_root) if claude_hooks else None
+        self._transcript = (transcript or HookTranscript(None, self.workspace_root)) if claude_hooks else None
         self._pool: ThreadPoolExecutor | None = None
         self._pending: set[Future[HookResult]] = set()
         self._finished: list[HookResult] = []
@@ -167,14 +169,20 @@ class HookExecutor:
         return event in self._hooks
 
     def run_event(
-        self, event: HookEvent, context: Mapping[str, Any], *, tool: object | None = None
+        self,
+        event: HookEvent,
+        context: Mapping[str, Any],
+        *,
+        tool: object | None = None,
+        transcript: TranscriptSource | None = None,
     ) -> list[HookResult]:
         """Run the hooks of `event` that match `context`, in configured order.
 
         `context` may hold `tool_name`, `tool_input` (a dict), `tool_output` (text), `files` (paths relative
         to the workspace) and any other JSON-able values, which reach the hook on stdin and, when scalar,
         as `ARCHITECT_<KEY>` variables. `tool` is the tool object, from which Claude-style hooks learn an MCP
-        tool's server. For pre-events the first BLOCK stops the chain, and each rewrite is merged into
+        tool's server; `transcript` gives the run's transcript to Claude-style hooks that read it (none: an
+        empty one). For pre-events the first BLOCK stops the chain, and each rewrite is merged into
         `tool_input` before the next hook runs, so rewrites compose.
         """
         hooks = self._hooks.get(event)
@@ -192,7 +200,7 @@ class HookExecutor:
             if hook.config.async_:
                 self._submit(hook, event, dict(ctx), files)
                 continue
-            result = self._run_one(hook, event, ctx, files, call=call)
+            result = self._run_one(hook, event, ctx, files, call=call, transcript=transcript)
             results.append(result)
             if result.decision is HookDecision.BLOCK:
                 break
@@ -253,9 +261,10 @@ class HookExecutor:
         background: bool = False,
         *,
         call: ClaudeCall | None = None,
+        transcript: TranscriptSource | None = None,
     ) -> HookResult:
         try:
-            return self._spawn(hook, event, ctx, files, background, call)
+            return self._spawn(hook, event, ctx, files, background, call, transcript)
         except Exception as exc:  # a hook never breaks the caller
             return HookResult(
                 name=hook.name,
@@ -271,12 +280,13 @@ class HookExecutor:
         files: list[str],
         background: bool,
         call: ClaudeCall | None,
+        transcript: TranscriptSource | None,
     ) -> HookResult:
         command = hook.config.command
         if hook.needs_file:
             command = command.replace("{file}", shlex.quote(str(self.workspace_root / files[0])))
         if hook.claude is not None:
-            payload = self._claude_payload(hook.claude, ctx, call)
+            payload = self._claude_payload(hook.claude, ctx, call, transcript)
         else:
             payload = {"hook_event_name": event.value, "cwd": str(self.workspace_root), **ctx}
             if "tool_output" in payload:
@@ -340,13 +350,18 @@ class HookExecutor:
         return claude_call(tool, arguments if isinstance(arguments, Mapping) else {}, self.workspace_root)
 
     def _claude_payload(
-        self, claude: ClaudeEvent, ctx: Mapping[str, Any], call: ClaudeCall | None
+        self,
+        claude: ClaudeEvent,
+        ctx: Mapping[str, Any],
+        call: ClaudeCall | None,
+        transcript: TranscriptSource | None,
     ) -> dict[str, Any]:
         """Claude Code's hook input: what a hook written for Claude Code reads on stdin."""
         run_id = str(ctx.get("run_id") or "")
+        path = self._transcript.write(run_id, transcript) if self._transcript is not None else ""
         payload: dict[str, Any] = {
             "session_id": run_id,
-            "transcript_path": self.transcript.write(run_id) if self.transcript is not None else "",
+            "transcript_path": path,
             "cwd": str(self.workspace_root),
             "hook_event_name": claude.name,
         }

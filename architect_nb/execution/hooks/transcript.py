@@ -29,12 +29,6 @@ from architect_nb.redaction import default_redactor
 
 __all__ = ["HookTranscript"]
 
-TranscriptSource = Callable[[str], Any]
-
-
-def _no_events(run_id: str) -> dict[str, Any]:
-    return {"run_id": run_id, "events": []}
-
 
 class HookTranscript:
     """Writes one run's transcript where its hooks can read it. Thread-safe.
@@ -42,9 +36,6 @@ class HookTranscript:
     Args:
         files: The run folders to write in; None makes a private temporary folder when first needed.
         workspace_root: The workspace the runs belong to.
-
-    Attributes:
-        source: Returns the transcript of a run (by id) as JSON-able data; the agent loop sets its own.
     """
 
     def __init__(self, files: CheckpointFiles | None, workspace_root: Path) -> None:
@@ -53,13 +44,14 @@ class HookTranscript:
         self._lock = threading.Lock()
         self._run = ""
         self._done: list[tuple[str, str]] = []  # this run's list items so far: (as JSON, redacted JSON)
-        self.source: TranscriptSource = _no_events
 
-    def write(self, run_id: str) -> str:
-        """Write the current transcript of `run_id`; its path, or '' when it could not be written."""
+    def write(self, run_id: str, source: Callable[[], Any] | None) -> str:
+        """Write the current transcript of `run_id`, as `source` gives it (None: a transcript with no events);
+        its path, or '' when it could not be written."""
         name = run_id if RUN_ID_PATTERN.match(run_id) else "run"
         try:
-            text = self._render(run_id, self.source(run_id))
+            data = source() if source is not None else {"run_id": run_id, "events": []}
+            text = self._render(run_id, data)
             return str(self._store().save_transcript(name, text.encode("utf-8", "replace")))
         except Exception as exc:  # a transcript the hook cannot read is no reason to skip the hook
             get_logger(__name__).warning("hook_transcript_failed", problem=f"{type(exc).__name__}: {exc}")

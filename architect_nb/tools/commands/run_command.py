@@ -43,6 +43,7 @@ from architect_nb.tools.commands.sandbox import (
     sandbox_unavailable_reason,
     start_failure,
 )
+from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
 
 __all__ = ["CommandVerdict", "RunCommandArgs", "RunCommandTool", "Sensitivity", "classify_command"]
@@ -174,7 +175,7 @@ class RunCommandTool(WorkspaceTool):
     def execute(self, **kwargs: Any) -> ToolResult:
         args = RunCommandArgs.model_validate(kwargs)
         verdict = self.classify(args.command, args.env)
-        meta: dict[str, Any] = {"sensitivity": verdict.sensitivity, "blocked": verdict.blocked}
+        meta: ToolMetadata = {"sensitivity": verdict.sensitivity, "blocked": verdict.blocked}
         if verdict.blocked:
             return ToolResult.fail(
                 f"{verdict.reason} This command is refused in every mode; do not retry it, find a safer way.",
@@ -200,9 +201,9 @@ class RunCommandTool(WorkspaceTool):
         if not cwd.is_dir():
             return ToolResult.fail(f"cwd '{self.rel(cwd)}' is not a directory in the workspace.", **meta)
         sandbox = self.sandbox_for(cwd)
+        meta["sandboxed"] = sandbox is not None and not isinstance(sandbox, SandboxUnavailable)
         if isinstance(sandbox, SandboxUnavailable):
-            return ToolResult.fail(sandbox.reason, **meta, sandboxed=False)
-        meta["sandboxed"] = sandbox is not None
+            return ToolResult.fail(sandbox.reason, **meta)
         bash = shutil.which("bash") or "/bin/bash"
         env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV and k not in _COLOR_FORCING_ENV}
         env.update(_NO_COLOR_ENV)
@@ -223,10 +224,12 @@ class RunCommandTool(WorkspaceTool):
             where = "the sandbox" if sandbox is not None else "the command"
             return ToolResult.fail(f"Could not start {where}: {exc}. The command did not run.", **meta)
         meta.update(
-            exit_code=outcome.exit_code,
-            timed_out=outcome.timed_out,
-            lines_omitted=outcome.lines_omitted,
-            cwd=self.rel(cwd),
+            {
+                "exit_code": outcome.exit_code,
+                "timed_out": outcome.timed_out,
+                "lines_omitted": outcome.lines_omitted,
+                "cwd": self.rel(cwd),
+            }
         )
         if sandbox is not None and (failed := _sandbox_failure(outcome)) is not None:
             return ToolResult.fail(failed, output=outcome.output, **meta)
@@ -249,9 +252,7 @@ def _sandbox_failure(outcome: ProcessOutcome) -> str | None:
     return None
 
 
-def _result(
-    outcome: ProcessOutcome, timeout: int, sandbox: Sandbox | None, meta: dict[str, Any]
-) -> ToolResult:
+def _result(outcome: ProcessOutcome, timeout: int, sandbox: Sandbox | None, meta: ToolMetadata) -> ToolResult:
     output = outcome.output
     if outcome.timed_out:
         return ToolResult.fail(

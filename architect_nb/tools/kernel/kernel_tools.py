@@ -20,6 +20,7 @@ from architect_nb.tools.kernel.describe import PathError, describe, resolve_path
 from architect_nb.tools.kernel.execute import Outcome, forbidden_call, run_code
 from architect_nb.tools.kernel.namespace import person_variables
 from architect_nb.tools.kernel.session import KernelSession
+from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.workspace import ToolArgs
 
 __all__ = [
@@ -254,7 +255,7 @@ def _result(outcome: Outcome, seconds: float) -> ToolResult:
     if outcome.cleanup:
         parts.append("[note] " + "; ".join(outcome.cleanup))
     output = "\n".join(parts)
-    meta: dict[str, Any] = {"images": images} if images else {}
+    meta: ToolMetadata = {"images": images} if images else {}
     if outcome.timed_out:
         return ToolResult.fail(
             f"The code was stopped after {seconds:g} s (the time bound, kernel.timeout). Do the work in "
@@ -263,9 +264,8 @@ def _result(outcome: Outcome, seconds: float) -> ToolResult:
             **meta,
         )
     if outcome.interrupted:
-        return ToolResult.fail(
-            "The user interrupted the code (the kernel's stop button).", output, interrupted=True, **meta
-        )
+        meta["interrupted"] = True
+        return ToolResult.fail("The user interrupted the code (the kernel's stop button).", output, **meta)
     if outcome.exited:
         return ToolResult.fail(
             f"The code called sys.exit({outcome.exit_code!r}); it stopped there, and the kernel runs on.",

@@ -22,6 +22,7 @@ from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.filesystem.edit_file import EditError, plan_edit
 from architect_nb.tools.filesystem.fileio import FileAccessError
+from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.notebook_files.backend import DocumentError, Loaded, NotebookDocuments
 from architect_nb.tools.notebook_files.celldiff import cell_diff
 from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, check_ops
@@ -116,18 +117,16 @@ class ReadNotebookTool(_NotebookTool):
             return ToolResult.fail(str(exc))
         notebook = loaded.notebook
         text, cells_shown = outline(notebook, args.include_outputs, self.max_chars)
-        metadata: dict[str, Any] = {}
+        metadata: ToolMetadata = {
+            "path": notebook.shown,
+            "cells": len(notebook.cells),
+            "cells_shown": cells_shown,
+            "nbformat": "{}.{}".format(*notebook.version),
+        }
         if loaded.live is not None and loaded.state is not None:
             text += "\n" + _open_note(loaded)
             metadata["open_in"] = loaded.live.where
-        return ToolResult.ok(
-            text,
-            path=notebook.shown,
-            cells=len(notebook.cells),
-            cells_shown=cells_shown,
-            nbformat="{}.{}".format(*notebook.version),
-            **metadata,
-        )
+        return ToolResult.ok(text, **metadata)
 
 
 def _open_note(loaded: Loaded) -> str:
@@ -174,7 +173,7 @@ class _CellEditTool(_NotebookTool):
         return self._plan(kwargs)[2].diff
 
     def execute(self, **kwargs: Any) -> ToolResult:
-        metadata: dict[str, Any] = {}
+        metadata: ToolMetadata = {}
         try:
             target, loaded, change = self._plan(kwargs)
             shown = loaded.notebook.shown
@@ -193,12 +192,9 @@ class _CellEditTool(_NotebookTool):
                 f"Could not write '{visible(str(kwargs.get('path')))}': {exc.strerror or exc}."
             )
         added, removed = count_changes(change.diff)
-        return ToolResult.ok(
-            f"{change.summary} (+{added} -{removed} lines).{note}\n{change.diff}",
-            path=shown,
-            diff=change.diff,
-            **metadata,
-        )
+        metadata.update({"path": shown, "diff": change.diff})
+        text = f"{change.summary} (+{added} -{removed} lines).{note}\n{change.diff}"
+        return ToolResult.ok(text, **metadata)
 
 
 class EditNotebookCellTool(_CellEditTool):

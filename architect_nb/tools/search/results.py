@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from architect_nb.paths.validators import visible
 from architect_nb.redaction import default_redactor
+from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.search.scan import Line
 
 __all__ = ["FileHits", "Outcome", "format_outcome", "plural", "shown", "shown_line"]
@@ -76,7 +77,7 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "es" if word.endswith("ch") else "s")
 
 
-def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[str, dict[str, object]]:
+def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[str, ToolMetadata]:
     """The text for the model and the metadata for the notebook."""
     out: list[str] = []
     shown_count = 0
@@ -109,7 +110,7 @@ def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[st
             f"... {plural(left, 'more match')} in {plural(files_left, 'file')}; narrow the pattern or path."
         )
     out.extend(outcome.trailer())
-    metadata: dict[str, object] = {
+    metadata: ToolMetadata = {
         "matches": total,
         "files_with_matches": len(outcome.hits),
         "shown": shown_count,

@@ -234,7 +234,8 @@ class GrepTool(_SearchTool):
         if not outcome.hits:
             return self._no_matches(f"{shown(args.pattern)!r}", start, len(files), args.file_pattern, outcome)
         text, metadata = format_outcome(outcome, args.max_results, 0)
-        return ToolResult.ok(text, backend=backend.name, **metadata)
+        metadata["backend"] = backend.name
+        return ToolResult.ok(text, **metadata)
 
     def _notebooks(
         self, rels: list[str], needle: Needle, outputs: bool, deadline: float
