@@ -242,12 +242,15 @@ def test_a_command_card_says_whether_it_ran_sandboxed() -> None:
     assert "- run_command: ok 0.01s (sandboxed)" in bundle["text/plain"]
 
 
-def test_an_older_transcript_keeps_its_note_and_file_names() -> None:
-    """Saved notebooks from kernels before the review list: no `changes`, the old note, shown as before."""
-    note = "Files changed by run_command are not tracked by undo."
-    bundle = RunOutput.from_payload(_payload(untracked_changes_note=note))._repr_mimebundle_()
+def test_a_transcript_without_a_review_list_names_its_files_and_says_its_undo_note() -> None:
+    """No `changes` (a run whose kernel kept no review list): the file names instead, and `undo_note` only."""
+    note = "Undo does not cover files over the size limit (big.bin)."
+    older = "Files changed by run_command are not tracked by undo."  # the unreleased key, no longer read
+    payload = _payload(undo_note=note, untracked_changes_note=older)
+    bundle = RunOutput.from_payload(payload)._repr_mimebundle_()
     html = bundle["text/html"]
     assert note in html and note in bundle["text/plain"]
+    assert older not in html and older not in bundle["text/plain"]
     assert "Files changed: <code>x.py</code>" in html and "Review:" not in html
     assert "Rewind to before step" not in html  # its tool results say nothing of what they changed
 

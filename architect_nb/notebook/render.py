@@ -254,8 +254,7 @@ def summary_html(finished: Mapping[str, Any]) -> str:
     changes = _changes(finished)
     files = finished.get("files_changed") or []
     file_list = ", ".join(f"<code>{_e(f)}</code>" for f in files) or "none"
-    # Transcripts from older kernels say what undo did not track; newer ones what it does not cover.
-    note = finished.get("undo_note") or finished.get("untracked_changes_note") or ""
+    note = finished.get("undo_note") or ""
     run_id = str(finished.get("run_id") or "")
     return (
         f'<div style="{_CARD};background:#f6f8fa">'
@@ -467,7 +466,7 @@ def _plain(payload: Mapping[str, Any]) -> str:
                 f"{tokens_text(event.get('total_tokens'), event.get('total_cached_tokens', 0))}, "
                 f"${float(event.get('total_cost_usd', 0.0)):.4f}"
             )
-            if note := event.get("undo_note") or event.get("untracked_changes_note"):
+            if note := event.get("undo_note"):
                 lines.append(str(note))
             run_id = payload.get("run_id")
             lines += [
