@@ -7,16 +7,24 @@ The same fragments (`tool_card_html`, `diff_html`, ...) draw the live view, so l
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from architect_nb.agent.events import RUN_MIME_TYPE
+from architect_nb.notebook.event_view import (
+    _DECISIONS,
+    _changes,
+    _rewinds,
+    _undoable,
+    thread_line,
+    tokens_text,
+    typed_path,
+)
+from architect_nb.notebook.text_render import _plain
 from architect_nb.redaction import default_redactor
 
 __all__ = [
@@ -45,7 +53,6 @@ _NOTE = "color:#6e7781;font-size:12px"
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 _PRE = f"margin:4px 0;padding:6px;white-space:pre-wrap;word-break:break-word;{_MONO}"
 _CARD = "border:1px solid #d0d7de;border-radius:6px;padding:6px 8px;margin:4px 0"
-_DECISIONS = {"approve": "approved", "deny": "denied", "abort": "aborted the run"}
 _STATUS_COLOURS = {
     "ok": "#1a7f37",
     "success": "#1a7f37",
@@ -241,13 +248,6 @@ def _sandbox_label(sandboxed: bool | None) -> str:
     return ' <span style="color:#9a6700;font-size:11px">not sandboxed</span>'
 
 
-def tokens_text(total: object, cached: object = 0) -> str:
-    """ "12,400 tokens, 9,800 cached": the tokens used, and how many of them the provider's prompt cache
-    served (priced at its cached rate)."""
-    text = f"{total if isinstance(total, int) else 0:,} tokens"
-    return text + (f", {int(cached):,} cached" if isinstance(cached, int) and cached > 0 else "")
-
-
 def summary_html(finished: Mapping[str, Any]) -> str:
     """The final summary: status, stop reason, tokens, cost and time, what undo does not cover, and the review
     list (or, from kernels before it, the names of the files changed)."""
@@ -269,25 +269,6 @@ def summary_html(finished: Mapping[str, Any]) -> str:
         + (review_html(run_id, changes, len(files)) if changes else "")
         + "</div>"
     )
-
-
-def typed_path(path: str) -> str:
-    """A path as a person types it after `%architect revert RUN` (the magic splits its line like a shell):
-    bare when safe, quoted otherwise, and as `b64:` when it holds characters that end a line or cannot be
-    seen. The labextension's `typedPath` makes the same text."""
-    from architect_nb.execution.confirmation.confirmers import show
-
-    if show(path) != path:
-        try:
-            return "b64:" + base64.urlsafe_b64encode(path.encode("utf-8")).decode("ascii").rstrip("=")
-        except UnicodeEncodeError:  # a name that is not valid UTF-8 cannot be sent at all
-            return shlex.quote(path)
-    return shlex.quote(path)
-
-
-def _changes(finished: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    raw = finished.get("changes") or ()
-    return [c for c in raw if isinstance(c, Mapping) and c.get("path")]
 
 
 def review_html(run_id: str, changes: Sequence[Mapping[str, Any]], files_changed: int = 0) -> str:
@@ -378,26 +359,6 @@ def _event_html(
     return ""
 
 
-def thread_line(thread: object) -> str:
-    """The header's line about the conversation: "continues run ab12..., thread `refactor` · 2 runs, ..."."""
-    if not isinstance(thread, Mapping) or not thread.get("name"):
-        return ""
-    name = f"thread `{thread['name']}`"
-    if thread.get("forked_from"):
-        where = f"forked from {thread['forked_from']} into {name}"
-    elif thread.get("follows_run"):
-        where = f"continues run {thread['follows_run']}, {name}"
-    else:
-        return f"new {name}"
-    runs, turns = int(thread.get("runs") or 0), int(thread.get("turns") or 0)
-    size = (
-        f"{runs} earlier run{'s' if runs != 1 else ''}, {turns} turn{'s' if turns != 1 else ''}, "
-        f"~{int(thread.get('context_tokens') or 0):,} tokens of context"
-    )
-    cost = float(thread.get("cost_usd") or 0.0)
-    return f"{where} · {size}" + (f", ${cost:.4f} so far" if cost else "")
-
-
 def events_html(events: Sequence[Mapping[str, Any]]) -> str:
     """The run's events (as in the transcript payload) as HTML: text, one card per tool call (a finished
     run's step that changed files ends with the magic that rewinds to before it), summary."""
@@ -407,82 +368,6 @@ def events_html(events: Sequence[Mapping[str, Any]]) -> str:
         for call_id, step, magic in _rewinds(events, results)
     }
     return "".join(_event_html(e, results, rewinds) for e in events)
-
-
-def _rewinds(
-    events: Sequence[Mapping[str, Any]], results: Mapping[str, Mapping[str, Any]]
-) -> list[tuple[str, int, str]]:
-    """For a finished run, each step that changed files: its last call, its number and the rewind magic."""
-    if not any(e.get("kind") == "run_finished" for e in events):
-        return []  # a run still going cannot be rewound (the labextension offers rewind on finished runs)
-    last_call: dict[int, str] = {}
-    changed: set[int] = set()
-    run_id = ""
-    for event in events:
-        if event.get("kind") != "tool_call" or not isinstance(event.get("step"), int):
-            continue
-        step, call_id = int(event["step"]), str(event.get("call_id"))
-        run_id = run_id or str(event.get("run_id") or "")
-        last_call[step] = call_id
-        if results.get(call_id, {}).get("changed_files"):
-            changed.add(step)
-    return [(last_call[s], s, f"%architect undo {run_id}:{s}") for s in sorted(changed) if run_id]
-
-
-def _plain(payload: Mapping[str, Any]) -> str:
-    from architect_nb.execution.confirmation.confirmers import show
-
-    lines: list[str] = []
-    results = {str(e.get("call_id")): e for e in payload["events"] if e.get("kind") == "tool_result"}
-    rewinds = _rewinds(payload["events"], results)
-    for event in payload["events"]:
-        kind = event.get("kind")
-        if kind == "run_started":
-            lines.append(
-                f"architect run {payload.get('run_id')} · {event.get('model')} · {event.get('mode')}"
-            )
-            if thread := thread_line(event.get("thread")):
-                lines.append(thread)
-            lines.append(f"Task: {event.get('task', '') or '(carries on from the fork step)'}")
-        elif kind == "text_delta" and str(event.get("text", "")).strip():
-            lines.append(str(event["text"]).strip())
-        elif kind == "tool_call":
-            r = results.get(str(event.get("call_id")), {})
-            took = f" {r['duration_s']:.2f}s" if "duration_s" in r else ""
-            sandboxed = r.get("sandboxed")
-            box = " (sandboxed)" if sandboxed is True else " (not sandboxed)" if sandboxed is False else ""
-            changed = (
-                f"; changed {', '.join(map(show, r['changed_files']))}" if r.get("changed_files") else ""
-            )
-            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}{box}{changed}")
-            lines += [f"  rewind to before step {s}: {m}" for c, s, m in rewinds if c == event.get("call_id")]
-        elif kind == "warning":
-            lines.append(f"! {event.get('message')}")
-        elif kind == "run_finished":
-            files = ", ".join(event.get("files_changed") or []) or "none"
-            lines.append(
-                f"{event.get('status')}: {event.get('message')} (stop reason: {event.get('stop_reason')}); "
-                f"files changed: {files}; "
-                f"{tokens_text(event.get('total_tokens'), event.get('total_cached_tokens', 0))}, "
-                f"${float(event.get('total_cost_usd', 0.0)):.4f}"
-            )
-            if note := event.get("undo_note"):
-                lines.append(str(note))
-            run_id = payload.get("run_id")
-            lines += [
-                f"  {c.get('status')} {show(str(c['path']))}: "
-                f"%architect revert {run_id} {typed_path(str(c['path']))}"
-                for c in _changes(event)
-            ]
-    if _undoable(payload):
-        lines.append(f"Undo this run: %architect undo {payload['run_id']}")
-    return "\n".join(lines)
-
-
-def _undoable(payload: Mapping[str, Any]) -> bool:
-    """A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs)."""
-    finished = [e for e in payload.get("events", []) if e.get("kind") == "run_finished"]
-    return bool(payload.get("run_id")) and bool(finished and finished[-1].get("files_changed"))
 
 
 @dataclass(frozen=True)
