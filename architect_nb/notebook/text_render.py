@@ -1,67 +1,62 @@
-"""The plain text of a run's output: its `text/plain`, for terminals and front ends without HTML."""
+"""The plain text of a run's output: its `text/plain`, for terminals, CI logs and front ends without HTML.
+
+It lays out the words of `event_view`, which also feed the HTML, one line per thing said; the lines that
+belong to a tool call or to the summary's review list are indented under it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from architect_nb.notebook.event_view import (
-    _changes,
-    _rewinds,
-    _undoable,
-    thread_line,
-    tokens_text,
-    typed_path,
+    Decision,
+    Header,
+    RunView,
+    RunWarning,
+    Said,
+    Summary,
+    ToolCall,
+    View,
+    Words,
 )
 
-__all__ = ["_plain"]
+__all__ = ["run_text", "view_lines"]
+
+_UNDER = "  "  # what belongs to the line above it
 
 
-def _plain(payload: Mapping[str, Any]) -> str:
-    from architect_nb.execution.confirmation.confirmers import show
+def run_text(view: RunView) -> str:
+    """A run's whole text: its events, then how to undo and review it."""
+    lines = [line for part in view.parts for line in view_lines(part)]
+    return "\n".join(lines + ([_text(view.footer)] if view.footer else []))
 
-    lines: list[str] = []
-    results = {str(e.get("call_id")): e for e in payload["events"] if e.get("kind") == "tool_result"}
-    rewinds = _rewinds(payload["events"], results)
-    for event in payload["events"]:
-        kind = event.get("kind")
-        if kind == "run_started":
-            lines.append(
-                f"architect run {payload.get('run_id')} · {event.get('model')} · {event.get('mode')}"
-            )
-            if thread := thread_line(event.get("thread")):
-                lines.append(thread)
-            lines.append(f"Task: {event.get('task', '') or '(carries on from the fork step)'}")
-        elif kind == "text_delta" and str(event.get("text", "")).strip():
-            lines.append(str(event["text"]).strip())
-        elif kind == "tool_call":
-            r = results.get(str(event.get("call_id")), {})
-            took = f" {r['duration_s']:.2f}s" if "duration_s" in r else ""
-            sandboxed = r.get("sandboxed")
-            box = " (sandboxed)" if sandboxed is True else " (not sandboxed)" if sandboxed is False else ""
-            changed = (
-                f"; changed {', '.join(map(show, r['changed_files']))}" if r.get("changed_files") else ""
-            )
-            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}{box}{changed}")
-            lines += [f"  rewind to before step {s}: {m}" for c, s, m in rewinds if c == event.get("call_id")]
-        elif kind == "warning":
-            lines.append(f"! {event.get('message')}")
-        elif kind == "run_finished":
-            files = ", ".join(event.get("files_changed") or []) or "none"
-            lines.append(
-                f"{event.get('status')}: {event.get('message')} (stop reason: {event.get('stop_reason')}); "
-                f"files changed: {files}; "
-                f"{tokens_text(event.get('total_tokens'), event.get('total_cached_tokens', 0))}, "
-                f"${float(event.get('total_cost_usd', 0.0)):.4f}"
-            )
-            if note := event.get("undo_note"):
-                lines.append(str(note))
-            run_id = payload.get("run_id")
-            lines += [
-                f"  {c.get('status')} {show(str(c['path']))}: "
-                f"%architect revert {run_id} {typed_path(str(c['path']))}"
-                for c in _changes(event)
-            ]
-    if _undoable(payload):
-        lines.append(f"Undo this run: %architect undo {payload['run_id']}")
-    return "\n".join(lines)
+
+def view_lines(view: View) -> list[str]:
+    """The lines of one view."""
+    if isinstance(view, Header):
+        return [view.title, *([view.thread] if view.thread else []), f"{view.task_label}: {view.task}"]
+    if isinstance(view, Said):
+        return [view.text.strip()]
+    if isinstance(view, ToolCall):
+        head = f"- {view.tool}: {view.status}" + (f" {view.took}" if view.took else "")
+        head += f" ({view.sandbox})" if view.sandbox else ""
+        return [head] + [_UNDER + _text(words) for words in (view.changed, view.rewind) if words]
+    if isinstance(view, Decision):
+        return [f"{_UNDER}{view.tool}: {view.decision}" + (f": {view.reason}" if view.reason else "")]
+    if isinstance(view, RunWarning):
+        return [f"{view.mark} {view.message}"]
+    return _summary_lines(view)
+
+
+def _summary_lines(summary: Summary) -> list[str]:
+    lines = [f"{summary.status}: {summary.message} {summary.stop}"]
+    lines += [_text(summary.files)] if summary.files else []
+    lines.append(summary.cost)
+    lines += [summary.note] if summary.note else []
+    if summary.changes:
+        lines.append(f"{summary.review_title} · {_text(summary.revert_all)}")
+        lines += [f"{_UNDER}{c.status} {c.path} · {_text(c.revert)}" for c in summary.changes]
+        lines += [_UNDER + _text(summary.more_files)] if summary.more_files else []
+    return lines
+
+
+def _text(words: Words) -> str:
+    return "".join(words)
