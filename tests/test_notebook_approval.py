@@ -12,6 +12,7 @@ import pytest
 from architect_nb.execution.confirmation.confirmers import Approval, ConfirmationAnswer, ConfirmationRequest
 from architect_nb.execution.confirmation.policy import CommandCheck
 from architect_nb.notebook.approval import BUTTON_LABELS, ApprovalPrompt, WidgetConfirmer, like_key
+from architect_nb.notebook.event_view import call_view
 from architect_nb.notebook.render import MessageOutput, RunOutput, diff_html, hooks_html, tool_card_html
 
 DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-total = 0\n+total = 0.0\n"
@@ -205,7 +206,7 @@ def test_secrets_are_redacted_in_the_bundle(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_a_long_diff_is_cut_in_the_run_html_but_whole_in_the_prompt() -> None:
     diff = "--- a/g.py\n+++ b/g.py\n@@ -0,0 +1,5000 @@\n" + "".join(f"+line {i}\n" for i in range(5000))
-    card = tool_card_html(tool="write_file", arguments={"path": "g.py"}, status="ok", diff=diff)
+    card = tool_card_html(call_view(tool="write_file", arguments={"path": "g.py"}, status="ok", diff=diff))
     assert card.count("<span") <= 402 and "+line 396" in card and "+line 397" not in card
     assert "4,603 more lines" in card and "transcript" in card
     payload = _payload()
@@ -222,14 +223,20 @@ def test_fragments() -> None:
     assert hooks_html([{"name": "fmt", "exit_code": 0}]).count(">ok</span>") == 1
     failed = hooks_html([{"name": "lint", "passed": False, "warning": "exit code 1", "output": "E1"}])
     assert ">failed</span>" in failed and "exit code 1" in failed and "E1" in failed
-    card = tool_card_html(tool="run_command", arguments={"command": "ls"}, status="blocked", error="nope")
+    card = tool_card_html(
+        call_view(tool="run_command", arguments={"command": "ls"}, status="blocked", error="nope")
+    )
     assert "blocked" in card and "nope" in card
 
 
 def test_a_command_card_says_whether_it_ran_sandboxed() -> None:
-    boxed = tool_card_html(tool="run_command", arguments={"command": "pytest"}, status="ok", sandboxed=True)
-    plain = tool_card_html(tool="run_command", arguments={"command": "pytest"}, status="ok", sandboxed=False)
-    other = tool_card_html(tool="read_file", arguments={"path": "a"}, status="ok")
+    boxed = tool_card_html(
+        call_view(tool="run_command", arguments={"command": "pytest"}, status="ok", sandboxed=True)
+    )
+    plain = tool_card_html(
+        call_view(tool="run_command", arguments={"command": "pytest"}, status="ok", sandboxed=False)
+    )
+    other = tool_card_html(call_view(tool="read_file", arguments={"path": "a"}, status="ok"))
     assert ">sandboxed</span>" in boxed and ">not sandboxed</span>" in plain
     assert "sandboxed" not in other
     payload = _payload()
@@ -239,15 +246,18 @@ def test_a_command_card_says_whether_it_ran_sandboxed() -> None:
     ]
     bundle = RunOutput.from_payload(payload)._repr_mimebundle_()
     assert ">sandboxed</span>" in bundle["text/html"]
-    assert "- run_command: ok 0.01s (sandboxed)" in bundle["text/plain"]
+    assert "- run_command: ok 0.01 s (sandboxed)" in bundle["text/plain"]
 
 
-def test_an_older_transcript_keeps_its_note_and_file_names() -> None:
-    """Saved notebooks from kernels before the review list: no `changes`, the old note, shown as before."""
-    note = "Files changed by run_command are not tracked by undo."
-    bundle = RunOutput.from_payload(_payload(untracked_changes_note=note))._repr_mimebundle_()
+def test_a_transcript_without_a_review_list_names_its_files_and_says_its_undo_note() -> None:
+    """No `changes` (a run whose kernel kept no review list): the file names instead, and `undo_note` only."""
+    note = "Undo does not cover files over the size limit (big.bin)."
+    older = "Files changed by run_command are not tracked by undo."  # the unreleased key, no longer read
+    payload = _payload(undo_note=note, untracked_changes_note=older)
+    bundle = RunOutput.from_payload(payload)._repr_mimebundle_()
     html = bundle["text/html"]
     assert note in html and note in bundle["text/plain"]
+    assert older not in html and older not in bundle["text/plain"]
     assert "Files changed: <code>x.py</code>" in html and "Review:" not in html
     assert "Rewind to before step" not in html  # its tool results say nothing of what they changed
 
@@ -275,8 +285,12 @@ def test_the_review_lists_every_file_and_caps_its_diffs_in_the_html() -> None:
     assert html.count("Rewind to before step 1: <code>%architect undo r1:1</code>") == 1
     assert "Changed: <code>x.py</code>" in html
     plain = bundle["text/plain"]
-    assert "  rewind to before step 1: %architect undo r1:1" in plain
-    assert "  modified gen/f7.py: %architect revert r1 gen/f7.py" in plain
+    assert (
+        "- edit_file: ok 0.01 s\n  Changed: x.py\n  Rewind to before step 1: %architect undo r1:1\n" in plain
+    )
+    assert "Review: 31 file(s) changed · revert all: %architect undo r1" in plain
+    assert "  modified gen/f7.py · revert: %architect revert r1 gen/f7.py" in plain
+    assert "  1 more file(s) not listed: %architect review r1 lists them all." in plain
     running = {**payload, "events": payload["events"][:-1]}
     assert "Rewind to before" not in RunOutput.from_payload(running).html()
 

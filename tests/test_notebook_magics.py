@@ -411,7 +411,7 @@ def test_the_output_lists_the_review_and_its_typed_lines_work(shell: tuple[Inter
     shown = html.replace("&#x27;", "'").replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
     assert all(f"<code>{line}</code>" in shown for line in reverts)
     assert "two\\x0alines.txt" in plain  # the name is shown with its newline escaped, on one line
-    rewinds = _typed_lines(plain, "rewind to before step")
+    rewinds = _typed_lines(plain, "Rewind to before step")
     assert rewinds == [f"%architect undo {run_id}:{step}" for step in (1, 2, 3)]
 
     # Revert the file whose name has a newline, as the line says; only it goes.

@@ -10,7 +10,8 @@ cell stays busy until the run ends while its buttons still answer. Modules, one 
 - `pump`: how the cell waits, by ipykernel version (native concurrent comms on 7.4+, jupyter-ui-poll before);
 - `approval`: the widget confirmer (Approve, Deny, Abort run, Approve all like this; deny on timeout);
 - `live`: the live view, widgets created by the starting cell and updated from the worker;
-- `render`: the static output (`_repr_mimebundle_`: the run's JSON, HTML and plain text);
+- `render`: the static output (`_repr_mimebundle_`: the run's JSON, HTML and plain text), drawn from
+  `event_view` (what is said about each event) as HTML, and as plain text by `text_render`;
 - `context_vars`: `--context` descriptions of kernel variables;
 - `state`: the per-kernel session (defaults, run history, undo) and the line magic's subcommands.
 

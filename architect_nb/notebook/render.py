@@ -1,22 +1,41 @@
 """The static output of a run: `_repr_mimebundle_` with the transcript JSON, HTML and plain text.
 
-The HTML uses inline styles only (no script, no stylesheet, no network resource), so a saved notebook reads
-the same on GitHub, in nbviewer, VS Code and nbconvert. Everything passes the secret redactor and is escaped.
-The same fragments (`tool_card_html`, `diff_html`, ...) draw the live view, so live and saved look alike.
+The words come from `event_view`, which decides what is said about each event; this module lays them out as
+HTML, and `text_render` as plain text. The HTML uses inline styles only (no script, no stylesheet, no network
+resource), so a saved notebook reads the same on GitHub, in nbviewer, VS Code and nbconvert. Everything
+passes the secret redactor and is escaped. The same fragments (`tool_card_html`, `diff_html`, ...) draw the
+live view, so live and saved look alike.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import json
 import re
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from architect_nb.agent.events import RUN_MIME_TYPE
+from architect_nb.notebook.event_view import (
+    Code,
+    Decision,
+    Header,
+    Hook,
+    RunView,
+    RunWarning,
+    Said,
+    Summary,
+    ToolCall,
+    View,
+    Words,
+    hook_view,
+    run_view,
+    summary_view,
+    tokens_text,
+    typed_path,
+)
+from architect_nb.notebook.text_render import run_text
 from architect_nb.redaction import default_redactor
 
 __all__ = [
@@ -26,11 +45,13 @@ __all__ = [
     "events_html",
     "hooks_html",
     "review_html",
+    "run_html",
     "status_badge",
     "summary_html",
     "tokens_text",
     "tool_card_html",
     "typed_path",
+    "view_html",
 ]
 
 _OUTPUT_CAP = 4000  # characters of a tool's output shown in the HTML (the JSON keeps it whole)
@@ -45,7 +66,6 @@ _NOTE = "color:#6e7781;font-size:12px"
 _MONO = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px"
 _PRE = f"margin:4px 0;padding:6px;white-space:pre-wrap;word-break:break-word;{_MONO}"
 _CARD = "border:1px solid #d0d7de;border-radius:6px;padding:6px 8px;margin:4px 0"
-_DECISIONS = {"approve": "approved", "deny": "denied", "abort": "aborted the run"}
 _STATUS_COLOURS = {
     "ok": "#1a7f37",
     "success": "#1a7f37",
@@ -159,20 +179,23 @@ def _visible(text: str) -> str:
     return show_block(text)
 
 
+def _words_html(words: Words) -> str:
+    """Words from the view, escaped, with their `Code` pieces in `<code>`."""
+    return "".join(f"<code>{_e(w)}</code>" if isinstance(w, Code) else _e(w) for w in words)
+
+
 def hooks_html(hooks: Sequence[Mapping[str, Any]]) -> str:
-    """Hook results: pass or fail with the hook's name; long output collapsed."""
+    """Hook results (as the engine or a hook runner reports them): pass or fail; long output collapsed."""
+    return _hooks_html([hook_view(hook) for hook in hooks])
+
+
+def _hooks_html(hooks: Sequence[Hook]) -> str:
     parts = []
     for hook in hooks:
-        if "passed" in hook:  # the engine's HookResult.to_dict()
-            failed = not hook["passed"]
-        else:
-            failed = bool(hook.get("warning")) or hook.get("exit_code") not in (0, None)
-        name = _e(hook.get("name", "hook"))
-        badge = status_badge("failed" if failed else "ok")
-        warning = f' <span style="color:#9a6700">{_e(hook["warning"])}</span>' if hook.get("warning") else ""
-        output = str(hook.get("output") or hook.get("reason") or "")
+        warning = f' <span style="color:#9a6700">{_e(hook.warning)}</span>' if hook.warning else ""
         parts.append(
-            f"<div>hook {name} {badge}{warning}</div>" + _text_block(f"hook {hook.get('name', '')}", output)
+            f"<div>hook {_e(hook.name)} {status_badge(hook.status)}{warning}</div>"
+            + _text_block(f"hook {hook.name}", hook.output)
         )
     return "".join(parts)
 
@@ -191,299 +214,117 @@ def _args_text(arguments: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def tool_card_html(
-    *,
-    tool: str,
-    arguments: Mapping[str, Any],
-    status: str = "running",
-    duration_s: float | None = None,
-    output: str = "",
-    error: str | None = None,
-    diff: str | None = None,
-    hooks: Sequence[Mapping[str, Any]] = (),
-    images: Sequence[Mapping[str, Any]] = (),
-    sandboxed: bool | None = None,
-    changed_files: Sequence[str] = (),
-) -> str:
+def tool_card_html(call: ToolCall) -> str:
     """One tool call: tool, arguments (code highlighted), status, duration and, for a command, whether it ran
-    in the OS sandbox; then the files it changed, the diff, hook results, output and the images it made."""
-    from architect_nb.execution.confirmation.confirmers import show, show_block
+    in the OS sandbox; then the files it changed, the diff, hook results, output, the images it made and,
+    for a finished run's step that changed files, the magic that rewinds to before it."""
+    from architect_nb.execution.confirmation.confirmers import show_block
 
-    took = f' <span style="color:#6e7781">{duration_s:.2f} s</span>' if duration_s is not None else ""
-    label = _sandbox_label(sandboxed)
-    head = f'<div><b style="{_MONO}">{_e(tool)}</b> {status_badge(status)}{took}{label}</div>'
-    shown = _args_text(arguments)
+    took = f' <span style="color:#6e7781">{_e(call.took)}</span>' if call.took else ""
+    sandbox = ""
+    if call.sandbox:
+        colour = "#1a7f37" if call.sandboxed else "#9a6700"
+        sandbox = f' <span style="color:{colour};font-size:11px">{_e(call.sandbox)}</span>'
+    head = f'<div><b style="{_MONO}">{_e(call.tool)}</b> {status_badge(call.status)}{took}{sandbox}</div>'
+    shown = _args_text(call.arguments)
     args = f'<pre style="{_PRE};color:#57606a">{_e(shown)}</pre>' if shown else ""
-    code = arguments.get("code")
+    code = call.arguments.get("code")
     if isinstance(code, str):
         args += code_html(show_block(code), max_height=240)
-    body = ""
-    if changed_files:
-        names = ", ".join(f"<code>{_e(show(f))}</code>" for f in changed_files)
-        body += f'<div style="color:#57606a;font-size:12px">Changed: {names}</div>'
-    body += diff_html(diff, max_lines=_DIFF_LINES_CAP) if diff else ""
-    body += hooks_html(hooks)
-    if error and status in ("blocked", "denied", "aborted"):
-        body += f'<div style="color:{_STATUS_COLOURS.get(status, "#cf222e")}">{_e(error)}</div>'
-    elif error:
-        body += _text_block("error", error)
-    if output and not diff:
-        body += _text_block("output", output)
-    body += "".join(image_html(image) for image in images)
-    return f'<div style="{_CARD}">{head}{args}{body}</div>'
+    body = (
+        f'<div style="color:#57606a;font-size:12px">{_words_html(call.changed)}</div>' if call.changed else ""
+    )
+    body += diff_html(call.diff, max_lines=_DIFF_LINES_CAP) if call.diff else ""
+    body += _hooks_html(call.hooks)
+    if call.error and call.status in ("blocked", "denied", "aborted"):
+        body += f'<div style="color:{_STATUS_COLOURS.get(call.status, "#cf222e")}">{_e(call.error)}</div>'
+    elif call.error:
+        body += _text_block("error", call.error)
+    if call.output and not call.diff:
+        body += _text_block("output", call.output)
+    body += "".join(image_html(image) for image in call.images)
+    rewind = f'<div style="{_NOTE}">{_words_html(call.rewind)}</div>' if call.rewind else ""
+    return f'<div style="{_CARD}">{head}{args}{body}</div>{rewind}'
 
 
-def _sandbox_label(sandboxed: bool | None) -> str:
-    if sandboxed is None:
-        return ""
-    if sandboxed:
-        return ' <span style="color:#1a7f37;font-size:11px">sandboxed</span>'
-    return ' <span style="color:#9a6700;font-size:11px">not sandboxed</span>'
-
-
-def tokens_text(total: object, cached: object = 0) -> str:
-    """ "12,400 tokens, 9,800 cached": the tokens used, and how many of them the provider's prompt cache
-    served (priced at its cached rate)."""
-    text = f"{total if isinstance(total, int) else 0:,} tokens"
-    return text + (f", {int(cached):,} cached" if isinstance(cached, int) and cached > 0 else "")
-
-
-def summary_html(finished: Mapping[str, Any]) -> str:
+def summary_html(finished: Mapping[str, Any] | Summary) -> str:
     """The final summary: status, stop reason, tokens, cost and time, what undo does not cover, and the review
-    list (or, from kernels before it, the names of the files changed)."""
-    changes = _changes(finished)
-    files = finished.get("files_changed") or []
-    file_list = ", ".join(f"<code>{_e(f)}</code>" for f in files) or "none"
-    # Transcripts from older kernels say what undo did not track; newer ones what it does not cover.
-    note = finished.get("undo_note") or finished.get("untracked_changes_note") or ""
-    run_id = str(finished.get("run_id") or "")
+    list (or, without one, the names of the files changed)."""
+    summary = finished if isinstance(finished, Summary) else summary_view(finished)
     return (
         f'<div style="{_CARD};background:#f6f8fa">'
-        f"<div>{status_badge(str(finished.get('status', '')))} <b>{_e(finished.get('message', ''))}</b> "
-        f'<span style="color:#6e7781">(stop reason: {_e(finished.get("stop_reason", ""))})</span></div>'
-        + ("" if changes else f"<div>Files changed: {file_list}</div>")
-        + f"<div>{finished.get('steps', 0)} step(s) · "
-        f"{tokens_text(finished.get('total_tokens', 0), finished.get('total_cached_tokens', 0))} · "
-        f"${float(finished.get('total_cost_usd', 0.0)):.4f} · "
-        f"{float(finished.get('duration_s', 0.0)):.1f} s</div>"
-        + (f'<div style="color:#6e7781">{_e(note)}</div>' if note else "")
-        + (review_html(run_id, changes, len(files)) if changes else "")
+        f"<div>{status_badge(summary.status)} <b>{_e(summary.message)}</b> "
+        f'<span style="color:#6e7781">{_e(summary.stop)}</span></div>'
+        + (f"<div>{_words_html(summary.files)}</div>" if summary.files else "")
+        + f"<div>{_e(summary.cost)}</div>"
+        + (f'<div style="color:#6e7781">{_e(summary.note)}</div>' if summary.note else "")
+        + (review_html(summary) if summary.changes else "")
         + "</div>"
     )
 
 
-def typed_path(path: str) -> str:
-    """A path as a person types it after `%architect revert RUN` (the magic splits its line like a shell):
-    bare when safe, quoted otherwise, and as `b64:` when it holds characters that end a line or cannot be
-    seen. The labextension's `typedPath` makes the same text."""
-    from architect_nb.execution.confirmation.confirmers import show
-
-    if show(path) != path:
-        try:
-            return "b64:" + base64.urlsafe_b64encode(path.encode("utf-8")).decode("ascii").rstrip("=")
-        except UnicodeEncodeError:  # a name that is not valid UTF-8 cannot be sent at all
-            return shlex.quote(path)
-    return shlex.quote(path)
-
-
-def _changes(finished: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    raw = finished.get("changes") or ()
-    return [c for c in raw if isinstance(c, Mapping) and c.get("path")]
-
-
-def review_html(run_id: str, changes: Sequence[Mapping[str, Any]], files_changed: int = 0) -> str:
+def review_html(summary: Summary) -> str:
     """The review list: each file the run changed with its status, its diff (folded) and the magic that
     reverts it; then the one that reverts them all. The labextension draws the same list with buttons."""
-    from architect_nb.execution.confirmation.confirmers import show
-
     shown_lines = 0
     rows = []
-    for change in changes:
-        path, status = str(change.get("path")), str(change.get("status", "modified"))
-        diff = str(change.get("diff") or "")
-        lines = diff.rstrip("\n").count("\n") + 1 if diff.strip() else 0
-        revert = f"%architect revert {run_id} {typed_path(path)}"
+    for change in summary.changes:
+        lines = change.diff.rstrip("\n").count("\n") + 1 if change.diff.strip() else 0
         head = (
-            f"{status_badge(status)} <code>{_e(show(path))}</code> "
-            f'<span style="{_NOTE}">revert: <code>{_e(revert)}</code></span>'
+            f"{status_badge(change.status)} <code>{_e(change.path)}</code> "
+            f'<span style="{_NOTE}">{_words_html(change.revert)}</span>'
         )
-        if not diff.strip():
-            body = f'<div style="{_NOTE}">No text diff (binary, empty or permissions only).</div>'
+        if not change.diff.strip():
+            body = f'<div style="{_NOTE}">{_e(summary.no_text_diff)}</div>'
         elif shown_lines + lines > _REVIEW_LINES_CAP:
-            body = (
-                f'<div style="{_NOTE}">Diff not shown here (the review is long): '
-                f"<code>%architect review {_e(run_id)}</code> prints it.</div>"
-            )
+            body = f'<div style="{_NOTE}">{_words_html(summary.diff_elsewhere)}</div>'
         else:
             shown_lines += lines
             body = (
                 f'<details><summary style="cursor:pointer;font-size:12px">diff ({lines} lines)</summary>'
-                f"{diff_html(diff, max_lines=_DIFF_LINES_CAP)}</details>"
+                f"{diff_html(change.diff, max_lines=_DIFF_LINES_CAP)}</details>"
             )
         rows.append(f'<div style="margin:2px 0">{head}{body}</div>')
-    count = max(files_changed, len(changes))
-    more = (
-        f'<div style="{_NOTE}">{count - len(changes)} more file(s) not listed: '
-        f"<code>%architect review {_e(run_id)}</code> lists them all.</div>"
-        if count > len(changes)
-        else ""
-    )
+    more = f'<div style="{_NOTE}">{_words_html(summary.more_files)}</div>' if summary.more_files else ""
     return (
-        f'<div style="margin-top:4px"><b>Review: {count} file(s) changed</b> '
-        f'<span style="{_NOTE}">· revert all: <code>%architect undo {_e(run_id)}</code>'
-        "</span></div>" + "".join(rows) + more
+        f'<div style="margin-top:4px"><b>{_e(summary.review_title)}</b> '
+        f'<span style="{_NOTE}">· {_words_html(summary.revert_all)}</span></div>' + "".join(rows) + more
     )
 
 
-def _event_html(
-    event: Mapping[str, Any], results: Mapping[str, Mapping[str, Any]], rewinds: Mapping[str, str]
-) -> str:
-    kind = event.get("kind")
-    if kind == "run_started":
-        thread = thread_line(event.get("thread"))
-        task = str(event.get("task", "")) or "(carries on from the fork's step)"
+def view_html(view: View) -> str:
+    """One view of `event_view` as HTML."""
+    if isinstance(view, Header):
         return (
-            f'<div style="color:#57606a">architect · {_e(event.get("agent"))} · {_e(event.get("model"))} · '
-            f"mode {_e(event.get('mode'))}{' · dry run' if event.get('dry_run') else ''}</div>"
-            + (f'<div style="color:#57606a;font-size:12px">{_e(thread)}</div>' if thread else "")
-            + f'<div style="margin:4px 0"><b>Task:</b> {_e(task)}</div>'
+            f'<div style="color:#57606a">{_e(view.title)}</div>'
+            + (f'<div style="color:#57606a;font-size:12px">{_e(view.thread)}</div>' if view.thread else "")
+            + f'<div style="margin:4px 0"><b>{_e(view.task_label)}:</b> {_e(view.task)}</div>'
         )
-    if kind == "text_delta" and str(event.get("text", "")).strip():
-        return f'<div style="white-space:pre-wrap;margin:4px 0">{_e(event["text"])}</div>'
-    if kind == "tool_call":
-        result = results.get(str(event.get("call_id")), {})
-        return tool_card_html(
-            tool=str(event.get("tool")),
-            arguments=event.get("arguments") or {},
-            status=str(result.get("status", "running")),
-            duration_s=result.get("duration_s"),
-            output=str(result.get("output") or ""),
-            error=result.get("error"),
-            diff=result.get("diff"),
-            hooks=result.get("hooks") or (),
-            images=result.get("images") or (),
-            sandboxed=result.get("sandboxed") if isinstance(result.get("sandboxed"), bool) else None,
-            changed_files=result.get("changed_files") or (),
-        ) + rewinds.get(str(event.get("call_id")), "")
-    if kind == "confirmation_answered":
-        reason = f": {_e(event.get('reason'))}" if event.get("reason") else ""
-        decision = str(event.get("decision"))
-        return (
-            f'<div style="color:#57606a;font-size:12px">{_e(event.get("tool"))}: '
-            f"<b>{_e(_DECISIONS.get(decision, decision))}</b>{reason}</div>"
-        )
-    if kind == "warning":
-        return f'<div style="color:#9a6700">⚠ {_e(event.get("message"))}</div>'
-    if kind == "run_finished":
-        return summary_html(event)
-    return ""
-
-
-def thread_line(thread: object) -> str:
-    """The header's line about the conversation: "continues run ab12..., thread `refactor` · 2 runs, ..."."""
-    if not isinstance(thread, Mapping) or not thread.get("name"):
-        return ""
-    name = f"thread `{thread['name']}`"
-    if thread.get("forked_from"):
-        where = f"forked from {thread['forked_from']} into {name}"
-    elif thread.get("follows_run"):
-        where = f"continues run {thread['follows_run']}, {name}"
-    else:
-        return f"new {name}"
-    runs, turns = int(thread.get("runs") or 0), int(thread.get("turns") or 0)
-    size = (
-        f"{runs} earlier run{'s' if runs != 1 else ''}, {turns} turn{'s' if turns != 1 else ''}, "
-        f"~{int(thread.get('context_tokens') or 0):,} tokens of context"
-    )
-    cost = float(thread.get("cost_usd") or 0.0)
-    return f"{where} · {size}" + (f", ${cost:.4f} so far" if cost else "")
+    if isinstance(view, Said):
+        return f'<div style="white-space:pre-wrap;margin:4px 0">{_e(view.text)}</div>'
+    if isinstance(view, ToolCall):
+        return tool_card_html(view)
+    if isinstance(view, Decision):
+        reason = f": {_e(view.reason)}" if view.reason else ""
+        answer = f"{_e(view.tool)}: <b>{_e(view.decision)}</b>{reason}"
+        return f'<div style="color:#57606a;font-size:12px">{answer}</div>'
+    if isinstance(view, RunWarning):
+        return f'<div style="color:#9a6700">{_e(view.mark)} {_e(view.message)}</div>'
+    return summary_html(view)
 
 
 def events_html(events: Sequence[Mapping[str, Any]]) -> str:
-    """The run's events (as in the transcript payload) as HTML: text, one card per tool call (a finished
-    run's step that changed files ends with the magic that rewinds to before it), summary."""
-    results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
-    rewinds = {
-        call_id: f'<div style="{_NOTE}">Rewind to before step {step}: <code>{_e(magic)}</code></div>'
-        for call_id, step, magic in _rewinds(events, results)
-    }
-    return "".join(_event_html(e, results, rewinds) for e in events)
+    """The run's events (as in the transcript payload) as HTML: text, one card per tool call, summary."""
+    return "".join(view_html(view) for view in run_view(events).parts)
 
 
-def _rewinds(
-    events: Sequence[Mapping[str, Any]], results: Mapping[str, Mapping[str, Any]]
-) -> list[tuple[str, int, str]]:
-    """For a finished run, each step that changed files: its last call, its number and the rewind magic."""
-    if not any(e.get("kind") == "run_finished" for e in events):
-        return []  # a run still going cannot be rewound (the labextension offers rewind on finished runs)
-    last_call: dict[int, str] = {}
-    changed: set[int] = set()
-    run_id = ""
-    for event in events:
-        if event.get("kind") != "tool_call" or not isinstance(event.get("step"), int):
-            continue
-        step, call_id = int(event["step"]), str(event.get("call_id"))
-        run_id = run_id or str(event.get("run_id") or "")
-        last_call[step] = call_id
-        if results.get(call_id, {}).get("changed_files"):
-            changed.add(step)
-    return [(last_call[s], s, f"%architect undo {run_id}:{s}") for s in sorted(changed) if run_id]
-
-
-def _plain(payload: Mapping[str, Any]) -> str:
-    from architect_nb.execution.confirmation.confirmers import show
-
-    lines: list[str] = []
-    results = {str(e.get("call_id")): e for e in payload["events"] if e.get("kind") == "tool_result"}
-    rewinds = _rewinds(payload["events"], results)
-    for event in payload["events"]:
-        kind = event.get("kind")
-        if kind == "run_started":
-            lines.append(
-                f"architect run {payload.get('run_id')} · {event.get('model')} · {event.get('mode')}"
-            )
-            if thread := thread_line(event.get("thread")):
-                lines.append(thread)
-            lines.append(f"Task: {event.get('task', '') or '(carries on from the fork step)'}")
-        elif kind == "text_delta" and str(event.get("text", "")).strip():
-            lines.append(str(event["text"]).strip())
-        elif kind == "tool_call":
-            r = results.get(str(event.get("call_id")), {})
-            took = f" {r['duration_s']:.2f}s" if "duration_s" in r else ""
-            sandboxed = r.get("sandboxed")
-            box = " (sandboxed)" if sandboxed is True else " (not sandboxed)" if sandboxed is False else ""
-            changed = (
-                f"; changed {', '.join(map(show, r['changed_files']))}" if r.get("changed_files") else ""
-            )
-            lines.append(f"- {event.get('tool')}: {r.get('status', 'not run')}{took}{box}{changed}")
-            lines += [f"  rewind to before step {s}: {m}" for c, s, m in rewinds if c == event.get("call_id")]
-        elif kind == "warning":
-            lines.append(f"! {event.get('message')}")
-        elif kind == "run_finished":
-            files = ", ".join(event.get("files_changed") or []) or "none"
-            lines.append(
-                f"{event.get('status')}: {event.get('message')} (stop reason: {event.get('stop_reason')}); "
-                f"files changed: {files}; "
-                f"{tokens_text(event.get('total_tokens'), event.get('total_cached_tokens', 0))}, "
-                f"${float(event.get('total_cost_usd', 0.0)):.4f}"
-            )
-            if note := event.get("undo_note") or event.get("untracked_changes_note"):
-                lines.append(str(note))
-            run_id = payload.get("run_id")
-            lines += [
-                f"  {c.get('status')} {show(str(c['path']))}: "
-                f"%architect revert {run_id} {typed_path(str(c['path']))}"
-                for c in _changes(event)
-            ]
-    if _undoable(payload):
-        lines.append(f"Undo this run: %architect undo {payload['run_id']}")
-    return "\n".join(lines)
-
-
-def _undoable(payload: Mapping[str, Any]) -> bool:
-    """A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs)."""
-    finished = [e for e in payload.get("events", []) if e.get("kind") == "run_finished"]
-    return bool(payload.get("run_id")) and bool(finished and finished[-1].get("files_changed"))
+def run_html(view: RunView) -> str:
+    """A run's whole HTML: its events, then how to undo and review it."""
+    body = "".join(view_html(part) for part in view.parts)
+    footer = (
+        f'<div style="color:#6e7781;font-size:12px">{_words_html(view.footer)}</div>' if view.footer else ""
+    )
+    return f'<div class="architect-nb-run" style="font-size:13px;line-height:1.4">{body}{footer}</div>'
 
 
 @dataclass(frozen=True)
@@ -496,27 +337,18 @@ class RunOutput:
     def from_payload(cls, payload: Mapping[str, Any]) -> RunOutput:
         return cls(default_redactor().redact_data(dict(payload)))
 
+    def view(self) -> RunView:
+        return run_view(self.payload.get("events", []), str(self.payload.get("run_id") or ""))
+
     def html(self) -> str:
-        body = events_html(self.payload.get("events", []))
-        run_id = self.payload.get("run_id", "")
-        undo = (
-            f'<div style="color:#6e7781;font-size:12px">Run {_e(run_id)} · undo with '
-            f"<code>%architect undo {_e(run_id)}</code> · review with "
-            f"<code>%architect review {_e(run_id)}</code></div>"
-            if _undoable(self.payload)
-            else ""
-        )
-        return f'<div class="architect-nb-run" style="font-size:13px;line-height:1.4">{body}{undo}</div>'
+        return run_html(self.view())
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kwargs: Any) -> dict[str, Any]:
-        return {
-            RUN_MIME_TYPE: dict(self.payload),
-            "text/html": self.html(),
-            "text/plain": _plain(self.payload),
-        }
+        view = self.view()
+        return {RUN_MIME_TYPE: dict(self.payload), "text/html": run_html(view), "text/plain": run_text(view)}
 
     def __repr__(self) -> str:
-        return _plain(self.payload)
+        return run_text(self.view())
 
 
 @dataclass(frozen=True)

@@ -429,8 +429,8 @@ function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
     );
   }
   const priced = view.lastCost?.priced ?? done.total_cost_usd > 0;
-  // What undo does not cover; transcripts from older kernels say what it did not track.
-  const note = done.undo_note || done.untracked_changes_note;
+  // What undo does not cover (files over the size limit, calls with no snapshot).
+  const note = done.undo_note;
   // With a review list, the list is the files; older transcripts have only the names.
   const files =
     done.files_changed.length && controls.review === null

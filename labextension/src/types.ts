@@ -157,8 +157,6 @@ export interface IRunFinished extends IEventBase {
   duration_s: number;
   /** What undo does not cover (files over the size limit, calls with no snapshot), or ''. */
   undo_note: string;
-  /** Older kernels' note on what undo did not track; saved notebooks still carry it. */
-  untracked_changes_note: string;
   /** Every file the run changed, with its diff: the review list. Empty from older kernels. */
   changes: IFileChange[];
   /** Of total_tokens, input read from the provider's prompt cache (0 in older transcripts). */
@@ -408,7 +406,6 @@ export function parseEvent(raw: unknown): RunEvent | null {
         total_cost_usd: num(raw, 'total_cost_usd'),
         duration_s: num(raw, 'duration_s'),
         undo_note: str(raw, 'undo_note'),
-        untracked_changes_note: str(raw, 'untracked_changes_note'),
         changes: (Array.isArray(raw.changes) ? raw.changes : [])
           .map(parseChange)
           .filter((change): change is IFileChange => change !== null),

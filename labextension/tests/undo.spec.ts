@@ -54,8 +54,8 @@ function withRunId(payload: IRunPayload, runId: string): IRunPayload {
 }
 
 /**
- * A transcript as kernels before the review list wrote it (saved notebooks
- * still hold them): no `changes`, no `changed_files`, the old note.
+ * A transcript without a review list (saved notebooks may hold them): no
+ * `changes`, no `changed_files`, and a note on what undo does not cover.
  */
 function legacy(payload: IRunPayload): IRunPayload {
   const events = payload.events.map(event => {
@@ -66,9 +66,7 @@ function legacy(payload: IRunPayload): IRunPayload {
       return {
         ...event,
         changes: [],
-        undo_note: '',
-        untracked_changes_note:
-          'Files changed by run_command are not tracked by undo.'
+        undo_note: 'Undo does not cover files over the size limit (big.bin).'
       };
     }
     return event;
@@ -105,9 +103,9 @@ describe('which runs get an undo button', () => {
     expect(undo).not.toBeNull();
     expect(button(host).textContent).toBe('Undo this run');
     expect(button(host).disabled).toBe(false);
-    // Its old note is shown as before.
+    // Its note is shown.
     expect(host.querySelector('.anb-summary .anb-note')?.textContent).toBe(
-      'Files changed by run_command are not tracked by undo.'
+      'Undo does not cover files over the size limit (big.bin).'
     );
   });
 

@@ -1,0 +1,406 @@
+"""What the saved output of a run says about its events, whatever draws it (HTML or plain text).
+
+`run_view` turns the transcript's events into one view per thing shown: the run's header, the model's text, a
+tool call, a person's answer, a warning and the summary, then the footer. Every title, label, status word
+and note is decided here, so the two renderers (`render` draws HTML, `text_render` plain text) only lay the
+words out and cannot drift apart. Nothing here is markup or escaped; the renderers do that. A `Code` piece is
+something a person types or reads exactly (a magic, a path): the HTML sets it in `<code>`, the text as is.
+
+The plain text is the summary a terminal or a CI log reads: what only the HTML shows (arguments, output,
+errors, diffs, hook results, images) is carried raw, and the HTML lays it out (folding, cutting, colouring).
+Such fields are marked `HTML_ONLY`; both renderers say every other field.
+"""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "FORK_TASK",
+    "HTML_ONLY",
+    "NOT_RUN",
+    "RUNNING",
+    "TASK_LABEL",
+    "WARNING_MARK",
+    "Code",
+    "Decision",
+    "FileChange",
+    "Header",
+    "Hook",
+    "RunView",
+    "RunWarning",
+    "Said",
+    "Summary",
+    "ToolCall",
+    "View",
+    "Words",
+    "call_view",
+    "hook_view",
+    "run_view",
+    "summary_view",
+    "thread_line",
+    "tokens_text",
+    "typed_path",
+]
+
+TASK_LABEL = "Task"
+FORK_TASK = "(carries on from the fork's step)"  # a fork's run may have no task of its own
+RUNNING, NOT_RUN = "running", "not run"  # a call without a result, while the run goes on and after it ended
+WARNING_MARK = "⚠"
+_DECISIONS = {"approve": "approved", "deny": "denied", "abort": "aborted the run"}
+#: Field metadata: the HTML shows this field and the plain text leaves it out.
+HTML_ONLY: Mapping[str, bool] = {"html_only": True}
+
+
+class Code(str):
+    """Text a person types or reads exactly (a magic, a path); the HTML sets it in `<code>`."""
+
+    __slots__ = ()
+
+
+#: Words said in order: plain text and `Code` pieces. The text joins them; the HTML escapes each.
+Words = tuple[str, ...]
+
+
+def _listed(label: str, items: Sequence[str]) -> Words:
+    """`label: a, b` with each item as `Code`."""
+    words: list[str] = [f"{label}: "]
+    for i, item in enumerate(items):
+        words += [", "] if i else []
+        words.append(Code(item))
+    return tuple(words)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Header:
+    """The run's first lines: who runs it with what, the conversation it belongs to, and its task."""
+
+    title: str  # "architect run ab12 · build · model · mode yolo · dry run"
+    thread: str  # "" outside a named thread
+    task: str
+    task_label: str = TASK_LABEL
+
+
+@dataclass(frozen=True, kw_only=True)
+class Said:
+    """What the model wrote between its tool calls."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Hook:
+    """A hook's result on a call: its name, ok or failed, and what it printed."""
+
+    name: str
+    status: str
+    warning: str = ""
+    output: str = ""
+
+
+def hook_view(hook: Mapping[str, Any]) -> Hook:
+    """A hook result as the engine (`HookResult.to_dict()`, with `passed`) or a hook runner reports it."""
+    if "passed" in hook:
+        failed = not hook["passed"]
+    else:
+        failed = bool(hook.get("warning")) or hook.get("exit_code") not in (0, None)
+    return Hook(
+        name=str(hook.get("name") or "hook"),
+        status="failed" if failed else "ok",
+        warning=str(hook.get("warning") or ""),
+        output=str(hook.get("output") or hook.get("reason") or ""),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One tool call and its result, worded by `call_view`."""
+
+    tool: str
+    status: str
+    took: str  # "0.01 s", or "" before it ends
+    sandbox: str  # for commands: "sandboxed" or "not sandboxed"; "" for other tools
+    changed: Words  # "Changed: a, b", or ()
+    rewind: Words  # a finished run's step that changed files ends with the magic that rewinds it, or ()
+    arguments: Mapping[str, Any] = field(metadata=HTML_ONLY)
+    sandboxed: bool | None = field(default=None, metadata=HTML_ONLY)  # the colour of `sandbox`
+    output: str = field(default="", metadata=HTML_ONLY)
+    error: str | None = field(default=None, metadata=HTML_ONLY)
+    diff: str | None = field(default=None, metadata=HTML_ONLY)
+    hooks: Sequence[Hook] = field(default=(), metadata=HTML_ONLY)
+    images: Sequence[Mapping[str, Any]] = field(default=(), metadata=HTML_ONLY)
+
+
+def call_view(
+    *,
+    tool: str,
+    arguments: Mapping[str, Any],
+    status: str = RUNNING,
+    duration_s: float | None = None,
+    sandboxed: bool | None = None,
+    changed_files: Sequence[str] = (),
+    output: str = "",
+    error: str | None = None,
+    diff: str | None = None,
+    hooks: Sequence[Mapping[str, Any]] = (),
+    images: Sequence[Mapping[str, Any]] = (),
+    rewind: Words = (),
+) -> ToolCall:
+    """A tool call as its `tool_call` and `tool_result` events describe it."""
+    from architect_nb.execution.confirmation.confirmers import show
+
+    return ToolCall(
+        tool=tool,
+        status=status,
+        took=f"{duration_s:.2f} s" if duration_s is not None else "",
+        sandbox="" if sandboxed is None else "sandboxed" if sandboxed else "not sandboxed",
+        changed=_listed("Changed", [show(f) for f in changed_files]) if changed_files else (),
+        rewind=rewind,
+        arguments=arguments,
+        sandboxed=sandboxed,
+        output=output,
+        error=error,
+        diff=diff,
+        hooks=tuple(hook_view(hook) for hook in hooks),
+        images=images,
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decision:
+    """A person's answer to a confirmation: "edit_file: denied: use a test file"."""
+
+    tool: str
+    decision: str
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunWarning:
+    message: str
+    mark: str = WARNING_MARK
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileChange:
+    """One file of the review list: its status, its diff and the magic that reverts it."""
+
+    path: str  # shown: hidden characters as escapes
+    status: str
+    diff: str = field(metadata=HTML_ONLY)
+    revert: Words  # "revert: %architect revert RUN PATH"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Summary:
+    """The end of the run: how it ended, what it cost, what undo does not cover, and the review list."""
+
+    status: str
+    message: str
+    stop: str  # "(stop reason: completed)"
+    files: Words  # "Files changed: a, b" when there is no review list to name them, else ()
+    cost: str  # "3 step(s) · 12,400 tokens, 9,800 cached · $0.0012 · 1.2 s"
+    note: str  # what undo does not cover, or ""
+    review_title: str  # "Review: 4 file(s) changed", or "" without a review list
+    revert_all: Words
+    changes: tuple[FileChange, ...]
+    more_files: Words  # "2 more file(s) not listed: %architect review RUN lists them all.", or ()
+    # The HTML shows the review's diffs; these say why one is not there.
+    no_text_diff: str = field(default="No text diff (binary, empty or permissions only).", metadata=HTML_ONLY)
+    diff_elsewhere: Words = field(default=(), metadata=HTML_ONLY)  # when the review's diffs are too long
+
+
+View = Header | Said | ToolCall | Decision | RunWarning | Summary
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunView:
+    """A run's views in the order of its events, and the footer of a run that can be undone."""
+
+    parts: tuple[View, ...]
+    footer: Words  # "Run ab12 · undo with %architect undo ab12 · review with ...", or ()
+
+
+def tokens_text(total: object, cached: object = 0) -> str:
+    """ "12,400 tokens, 9,800 cached": the tokens used, and how many of them the provider's prompt cache
+    served (priced at its cached rate)."""
+    text = f"{total if isinstance(total, int) else 0:,} tokens"
+    return text + (f", {int(cached):,} cached" if isinstance(cached, int) and cached > 0 else "")
+
+
+def typed_path(path: str) -> str:
+    """A path as a person types it after `%architect revert RUN` (the magic splits its line like a shell):
+    bare when safe, quoted otherwise, and as `b64:` when it holds characters that end a line or cannot be
+    seen. The labextension's `typedPath` makes the same text."""
+    from architect_nb.execution.confirmation.confirmers import show
+
+    if show(path) != path:
+        try:
+            return "b64:" + base64.urlsafe_b64encode(path.encode("utf-8")).decode("ascii").rstrip("=")
+        except UnicodeEncodeError:  # a name that is not valid UTF-8 cannot be sent at all
+            return shlex.quote(path)
+    return shlex.quote(path)
+
+
+def thread_line(thread: object) -> str:
+    """The header's line about the conversation: "continues run ab12..., thread `refactor` · 2 runs, ..."."""
+    if not isinstance(thread, Mapping) or not thread.get("name"):
+        return ""
+    name = f"thread `{thread['name']}`"
+    if thread.get("forked_from"):
+        where = f"forked from {thread['forked_from']} into {name}"
+    elif thread.get("follows_run"):
+        where = f"continues run {thread['follows_run']}, {name}"
+    else:
+        return f"new {name}"
+    runs, turns = int(thread.get("runs") or 0), int(thread.get("turns") or 0)
+    size = (
+        f"{runs} earlier run{'s' if runs != 1 else ''}, {turns} turn{'s' if turns != 1 else ''}, "
+        f"~{int(thread.get('context_tokens') or 0):,} tokens of context"
+    )
+    cost = float(thread.get("cost_usd") or 0.0)
+    return f"{where} · {size}" + (f", ${cost:.4f} so far" if cost else "")
+
+
+def summary_view(finished: Mapping[str, Any]) -> Summary:
+    """The `run_finished` event's summary. Without a review list (`changes`) it names the files changed."""
+    from architect_nb.execution.confirmation.confirmers import show
+
+    run_id = str(finished.get("run_id") or "")
+    files = [show(str(f)) for f in finished.get("files_changed") or ()]
+    changes = tuple(
+        FileChange(
+            path=show(str(c["path"])),
+            status=str(c.get("status", "modified")),
+            diff=str(c.get("diff") or ""),
+            revert=("revert: ", Code(f"%architect revert {run_id} {typed_path(str(c['path']))}")),
+        )
+        for c in finished.get("changes") or ()
+        if isinstance(c, Mapping) and c.get("path")
+    )
+    count = max(len(files), len(changes))
+    review = Code(f"%architect review {run_id}")
+    cost = (
+        f"{finished.get('steps', 0)} step(s) · "
+        f"{tokens_text(finished.get('total_tokens', 0), finished.get('total_cached_tokens', 0))} · "
+        f"${float(finished.get('total_cost_usd', 0.0)):.4f} · {float(finished.get('duration_s', 0.0)):.1f} s"
+    )
+    return Summary(
+        status=str(finished.get("status", "")),
+        message=str(finished.get("message", "")),
+        stop=f"(stop reason: {finished.get('stop_reason', '')})",
+        files=() if changes else _listed("Files changed", files) if files else ("Files changed: none",),
+        cost=cost,
+        note=str(finished.get("undo_note") or ""),
+        review_title=f"Review: {count} file(s) changed" if changes else "",
+        revert_all=("revert all: ", Code(f"%architect undo {run_id}")),
+        changes=changes,
+        more_files=(
+            (f"{count - len(changes)} more file(s) not listed: ", review, " lists them all.")
+            if changes and count > len(changes)
+            else ()
+        ),
+        diff_elsewhere=("Diff not shown here (the review is long): ", review, " prints it."),
+    )
+
+
+def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
+    """The views of a run's events (a transcript payload's `events`); `run_id` when the events lack it."""
+    results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
+    finished = [e for e in events if e.get("kind") == "run_finished"]
+    rewinds = _rewinds(events, results) if finished else {}
+    parts: list[View] = []
+    for event in events:
+        kind = event.get("kind")
+        if kind == "run_started":
+            parts.append(_header(event, run_id))
+        elif kind == "text_delta" and str(event.get("text", "")).strip():
+            parts.append(Said(text=str(event["text"])))
+        elif kind == "tool_call":
+            call_id = str(event.get("call_id"))
+            parts.append(_call(event, results.get(call_id), rewinds.get(call_id, ()), bool(finished)))
+        elif kind == "confirmation_answered":
+            decision = str(event.get("decision"))
+            parts.append(
+                Decision(
+                    tool=str(event.get("tool")),
+                    decision=_DECISIONS.get(decision, decision),
+                    reason=str(event.get("reason") or ""),
+                )
+            )
+        elif kind == "warning":
+            parts.append(RunWarning(message=str(event.get("message"))))
+        elif kind == "run_finished":
+            parts.append(summary_view(event))
+    # A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs).
+    undoable = bool(run_id) and bool(finished and finished[-1].get("files_changed"))
+    undo, review = Code(f"%architect undo {run_id}"), Code(f"%architect review {run_id}")
+    footer: Words = (f"Run {run_id} · undo with ", undo, " · review with ", review) if undoable else ()
+    return RunView(parts=tuple(parts), footer=footer)
+
+
+def _header(started: Mapping[str, Any], run_id: str) -> Header:
+    run = started.get("run_id") or run_id
+    facts = [
+        f"architect run {run}" if run else "architect",
+        str(started.get("agent") or ""),
+        str(started.get("model") or ""),
+        f"mode {started['mode']}" if started.get("mode") else "",
+        "dry run" if started.get("dry_run") else "",
+    ]
+    return Header(
+        title=" · ".join(fact for fact in facts if fact),
+        thread=thread_line(started.get("thread")),
+        task=str(started.get("task", "")) or FORK_TASK,
+    )
+
+
+def _call(
+    call: Mapping[str, Any], result: Mapping[str, Any] | None, rewind: Words, run_finished: bool
+) -> ToolCall:
+    tool, arguments = str(call.get("tool")), call.get("arguments") or {}
+    if result is None:
+        return call_view(tool=tool, arguments=arguments, status=NOT_RUN if run_finished else RUNNING)
+    sandboxed = result.get("sandboxed")
+    return call_view(
+        tool=tool,
+        arguments=arguments,
+        status=str(result.get("status", RUNNING)),
+        duration_s=result.get("duration_s"),
+        sandboxed=sandboxed if isinstance(sandboxed, bool) else None,
+        changed_files=result.get("changed_files") or (),
+        output=str(result.get("output") or ""),
+        error=result.get("error"),
+        diff=result.get("diff"),
+        hooks=result.get("hooks") or (),
+        images=result.get("images") or (),
+        rewind=rewind,
+    )
+
+
+def _rewinds(
+    events: Sequence[Mapping[str, Any]], results: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Words]:
+    """For a finished run, each step that changed files: its last call, and the magic that rewinds to before
+    it (a run still going cannot be rewound; the labextension offers rewind on finished runs only)."""
+    last_call: dict[int, str] = {}
+    changed: set[int] = set()
+    run_id = ""
+    for event in events:
+        if event.get("kind") != "tool_call" or not isinstance(event.get("step"), int):
+            continue
+        step, call_id = int(event["step"]), str(event.get("call_id"))
+        run_id = run_id or str(event.get("run_id") or "")
+        last_call[step] = call_id
+        if results.get(call_id, {}).get("changed_files"):
+            changed.add(step)
+    if not run_id:
+        return {}
+    return {
+        last_call[s]: (f"Rewind to before step {s}: ", Code(f"%architect undo {run_id}:{s}"))
+        for s in sorted(changed)
+    }
