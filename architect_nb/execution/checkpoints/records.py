@@ -1,0 +1,120 @@
+"""The records of undo: what one step changed, what a run holds, what an undo reports, and its errors."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from architect_nb.execution.checkpoints.person_repo import RepoState
+
+__all__ = ["AlreadyUndoneError", "CheckpointError", "FileChange", "Mark", "StepRecord", "UndoReport"]
+
+
+class CheckpointError(Exception):
+    """Saved records that cannot be used (unreadable, from another version, naming paths outside)."""
+
+
+class AlreadyUndoneError(CheckpointError):
+    """The run, step or file was undone already."""
+
+
+@dataclass(kw_only=True)
+class StepRecord:
+    """One call that changed files: the snapshots around it and the paths that differ."""
+
+    step: int
+    call_id: str
+    tool: str
+    before: str
+    after: str
+    paths: list[str]
+    index_before: str | None = None  # digests of the person's git index around the call
+    index_after: str | None = None
+    head_before: str = ""  # the person's HEAD and commit around the call ("ref: ... @ commit")
+    head_after: str = ""
+    #: A change to a notebook open in a front end (no snapshot saw it): {"path", "where", "cells": [...]}.
+    document: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """A file a run changed, for review: `status` is added, deleted or modified."""
+
+    path: str
+    status: str
+    diff: str
+
+
+@dataclass(slots=True, kw_only=True)
+class UndoReport:
+    run_id: str
+    scope: str = ""  # "", "from step 3", "shop/cart.py"
+    restored: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and not self.conflicts
+
+    def __str__(self) -> str:
+        what = f"Undo of run {self.run_id}" + (f" ({self.scope})" if self.scope else "")
+        parts = [f"{what}: restored {len(self.restored)} file(s)"]
+        if self.removed:
+            parts.append(f"removed {len(self.removed)} created file(s)")
+        text = ", ".join(parts) + "."
+        if self.conflicts:
+            text += f" Left alone, because they changed since the run: {', '.join(self.conflicts)}."
+        if self.errors:
+            text += " Problems: " + "; ".join(self.errors)
+        if self.notes:
+            text += " " + " ".join(self.notes)
+        return text
+
+
+@dataclass(slots=True)
+class _Run:
+    steps: list[StepRecord] = field(default_factory=list)
+    not_covered: set[str] = field(default_factory=set)
+    uncovered_calls: list[str] = field(default_factory=list)
+    undone: str | None = None  # the report of the whole run's undo
+    undone_from: int | None = None  # steps from this one on were rewound
+    reverted: set[str] = field(default_factory=set)
+    index: bytes | None = None  # the person's git index before the run's first step that changed it
+
+    def to_manifest(self) -> dict[str, Any]:
+        return {
+            "steps": [asdict(s) for s in self.steps],
+            "not_covered": sorted(self.not_covered),
+            "uncovered_calls": self.uncovered_calls,
+            "undone": self.undone,
+            "undone_from": self.undone_from,
+            "reverted": sorted(self.reverted),
+        }
+
+    @classmethod
+    def from_manifest(cls, data: dict[str, Any]) -> _Run:
+        return cls(
+            steps=[StepRecord(**s) for s in data.get("steps", [])],
+            not_covered=set(data.get("not_covered", [])),
+            uncovered_calls=list(data.get("uncovered_calls", [])),
+            undone=data.get("undone"),
+            undone_from=data.get("undone_from"),
+            reverted=set(data.get("reverted", [])),
+        )
+
+
+@dataclass(slots=True)
+class Mark:
+    """A snapshot taken before a call, waiting for the one after it."""
+
+    run_id: str
+    step: int
+    call_id: str
+    tool: str
+    scope: list[str] | None
+    before: str
+    repo: RepoState | None
+    index: bytes | None
