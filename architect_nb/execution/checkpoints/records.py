@@ -7,7 +7,15 @@ from typing import Any
 
 from architect_nb.execution.checkpoints.person_repo import RepoState
 
-__all__ = ["AlreadyUndoneError", "CheckpointError", "FileChange", "Mark", "StepRecord", "UndoReport"]
+__all__ = [
+    "AlreadyUndoneError",
+    "CheckpointError",
+    "FileChange",
+    "Mark",
+    "RunRecord",
+    "StepRecord",
+    "UndoReport",
+]
 
 
 class CheckpointError(Exception):
@@ -75,7 +83,9 @@ class UndoReport:
 
 
 @dataclass(slots=True)
-class _Run:
+class RunRecord:
+    """What one run changed, step by step, and what of it was undone since (saved as its manifest)."""
+
     steps: list[StepRecord] = field(default_factory=list)
     not_covered: set[str] = field(default_factory=set)
     uncovered_calls: list[str] = field(default_factory=list)
@@ -95,7 +105,7 @@ class _Run:
         }
 
     @classmethod
-    def from_manifest(cls, data: dict[str, Any]) -> _Run:
+    def from_manifest(cls, data: dict[str, Any]) -> RunRecord:
         return cls(
             steps=[StepRecord(**s) for s in data.get("steps", [])],
             not_covered=set(data.get("not_covered", [])),

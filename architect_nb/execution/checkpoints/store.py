@@ -38,9 +38,9 @@ from architect_nb.execution.checkpoints.records import (
     CheckpointError,
     FileChange,
     Mark,
+    RunRecord,
     StepRecord,
     UndoReport,
-    _Run,
 )
 from architect_nb.execution.checkpoints.restore import plan_paths, restore
 from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError, forget_runs
@@ -89,7 +89,7 @@ class CheckpointStore:
         self.workspace = Path(os.path.realpath(root)) if root is not None else None
         self.include = tuple(include)
         self.exclude = tuple(exclude)
-        self._runs: dict[str, _Run] = {}
+        self._runs: dict[str, RunRecord] = {}
         self._lock = threading.Lock()
         self._shadow: ShadowRepo | None = None
         self._max_bytes = max_bytes
@@ -163,7 +163,7 @@ class CheckpointStore:
         index_changed = bool(mark.repo and repo_after and mark.repo.index_digest != repo_after.index_digest)
         head_moved = bool(mark.repo and repo_after and mark.repo.commit != repo_after.commit)
         with self._lock:
-            run = self._runs.setdefault(mark.run_id, _Run())
+            run = self._runs.setdefault(mark.run_id, RunRecord())
             run.not_covered.update(p for p in self.shadow.too_large if mark.scope is None or p in mark.scope)
             if not changed and not index_changed and not head_moved:
                 return []
@@ -202,7 +202,7 @@ class CheckpointStore:
             step=step, call_id=call_id, tool=tool, before="", after="", paths=[rel], document=change
         )
         with self._lock:
-            run = self._runs.setdefault(run_id, _Run())
+            run = self._runs.setdefault(run_id, RunRecord())
             run.steps.append(record)
             manifest = run.to_manifest()
         self._save(run_id, manifest)
@@ -211,7 +211,7 @@ class CheckpointStore:
     def not_covered(self, run_id: str, call: str) -> None:
         """A call ran with no snapshot (the store could not be written): undo cannot restore what it did."""
         with self._lock:
-            self._runs.setdefault(run_id, _Run()).uncovered_calls.append(call)
+            self._runs.setdefault(run_id, RunRecord()).uncovered_calls.append(call)
             manifest = self._runs[run_id].to_manifest()
         self._save(run_id, manifest)
 
@@ -232,7 +232,7 @@ class CheckpointStore:
     def summary(self, run_id: str) -> str:
         """One paragraph for the run summary: what undo covers and what it does not."""
         with self._lock:
-            run = self._runs.get(run_id) or _Run()
+            run = self._runs.get(run_id) or RunRecord()
             n = len({p for s in run.steps for p in s.paths})
             large, uncovered = sorted(run.not_covered), list(run.uncovered_calls)
         text = f"{n} file(s) changed; `%architect undo {run_id}` restores them, whichever tool changed them."
@@ -245,7 +245,7 @@ class CheckpointStore:
     def coverage_note(self, run_id: str) -> str:
         """What the run's undo does not cover, or '' when it covers everything it changed."""
         with self._lock:
-            run = self._runs.get(run_id) or _Run()
+            run = self._runs.get(run_id) or RunRecord()
             large, uncovered = sorted(run.not_covered), list(run.uncovered_calls)
         parts = []
         if large:
@@ -302,53 +302,13 @@ class CheckpointStore:
             if from_step is not None or path is not None:
                 raise CheckpointError(f"run {run_id} changed no files, so there is nothing to undo")
             return report
-        if run.undone is not None:
-            raise AlreadyUndoneError(f"run {run_id} was already undone ({run.undone})")
-        steps = run.steps
-        if from_step is not None:
-            if run.undone_from is not None and from_step >= run.undone_from:
-                raise AlreadyUndoneError(f"run {run_id} was already rewound to before step {run.undone_from}")
-            known = sorted({s.step for s in steps})
-            if not any(s.step >= from_step for s in steps):
-                raise CheckpointError(
-                    f"no step of run {run_id} from step {from_step} on changed files "
-                    f"(steps that did: {', '.join(map(str, known)) or 'none'})"
-                )
-            steps = [s for s in steps if s.step >= from_step]
-        if run.undone_from is not None:
-            steps = [s for s in steps if s.step < run.undone_from]
-        if path is not None:
-            if path in run.reverted:
-                raise AlreadyUndoneError(f"{path} was already reverted")
-            steps = [s for s in steps if path in s.paths]
-            if not steps:
-                raise CheckpointError(f"run {run_id} did not change {path}")
+        steps = _steps_to_undo(run, run_id, from_step, path)
         documents_changed = [(p, c) for p, c in _document_changes(steps, only=path) if p not in run.reverted]
         if documents_changed and documents is not None and (why := documents.unavailable()) is not None:
             raise CheckpointError(why)
-        firsts, lasts = _spans(steps, only=path)
-        firsts = {p: t for p, t in firsts.items() if p not in run.reverted}
-        lasts = {p: lasts[p] for p in firsts}
         if documents_changed:
-            from architect_nb.execution.checkpoints.document_steps import revert_documents
-
-            assert self.workspace is not None
-            reverted = revert_documents(self.workspace, documents_changed, documents)
-            if reverted.errors:  # each notebook changes all at once or not at all, so a retry is safe
-                raise CheckpointError(
-                    "the open notebook's cells could not be put back ("
-                    + "; ".join(reverted.errors)
-                    + "); no file was restored, and the undo can be run again"
-                )
-            report.restored += reverted.restored
-            report.conflicts += reverted.conflicts
-        if firsts:
-            kept = self.shadow.folders(next(s.before for s in steps if s.document is None))
-            result = restore(self.shadow, plan_paths(self.shadow, firsts, lasts), kept_dirs=kept)
-            report.restored += result.restored
-            report.removed += result.removed
-            report.conflicts += result.conflicts
-            report.errors += result.errors
+            self._restore_documents(documents_changed, documents, report)
+        self._restore_files(run, steps, path, report)
         if path is None:
             self._restore_index(run, run_id, steps, report)
             report.notes += _moved_heads(steps)
@@ -365,6 +325,51 @@ class CheckpointStore:
             # conflicts: what was restored now holds its original and is skipped then.
             report.notes.append("Run the undo again after resolving those; what was restored stays.")
             return report
+        self._mark_undone(run, run_id, report, from_step=from_step, path=path)
+        large = sorted(run.not_covered)
+        if large and path is None:
+            report.notes.append(f"Not covered (over the size limit): {', '.join(large)}.")
+        return report
+
+    def _restore_documents(
+        self,
+        changed: list[tuple[str, dict[str, Any]]],
+        documents: DocumentBackend | None,
+        report: UndoReport,
+    ) -> None:
+        """Put back the cells the run changed in open notebooks (in the file if the notebook was closed)."""
+        from architect_nb.execution.checkpoints.document_steps import revert_documents
+
+        assert self.workspace is not None
+        reverted = revert_documents(self.workspace, changed, documents)
+        if reverted.errors:  # each notebook changes all at once or not at all, so a retry is safe
+            raise CheckpointError(
+                "the open notebook's cells could not be put back ("
+                + "; ".join(reverted.errors)
+                + "); no file was restored, and the undo can be run again"
+            )
+        report.restored += reverted.restored
+        report.conflicts += reverted.conflicts
+
+    def _restore_files(
+        self, run: RunRecord, steps: list[StepRecord], path: str | None, report: UndoReport
+    ) -> None:
+        """Put each file back as it was before the first of `steps` changed it, unless changed since."""
+        firsts, lasts = _spans(steps, only=path)
+        firsts = {p: t for p, t in firsts.items() if p not in run.reverted}
+        if not firsts:
+            return
+        lasts = {p: lasts[p] for p in firsts}
+        kept = self.shadow.folders(next(s.before for s in steps if s.document is None))
+        result = restore(self.shadow, plan_paths(self.shadow, firsts, lasts), kept_dirs=kept)
+        report.restored += result.restored
+        report.removed += result.removed
+        report.conflicts += result.conflicts
+        report.errors += result.errors
+
+    def _mark_undone(
+        self, run: RunRecord, run_id: str, report: UndoReport, *, from_step: int | None, path: str | None
+    ) -> None:
         with self._lock:
             if path is not None:
                 run.reverted.add(path)
@@ -374,10 +379,6 @@ class CheckpointStore:
                 run.undone = str(report)
             manifest = run.to_manifest()
         self._save(run_id, manifest)
-        large = sorted(run.not_covered)
-        if large and path is None:
-            report.notes.append(f"Not covered (over the size limit): {', '.join(large)}.")
-        return report
 
     # ------------------------------------------------------------------ helpers
 
@@ -398,7 +399,7 @@ class CheckpointStore:
         run = self._run(run_id)
         return list(run.steps) if run is not None else []
 
-    def _run(self, run_id: str, *, fresh: bool = False) -> _Run | None:
+    def _run(self, run_id: str, *, fresh: bool = False) -> RunRecord | None:
         """The run's record: in memory, or read from disk. With `fresh`, what another kernel undid since is
         read back from disk too, so two kernels never undo the same change twice."""
         with self._lock:
@@ -420,7 +421,7 @@ class CheckpointStore:
         if manifest is None:
             return None
         try:
-            loaded = _Run.from_manifest(manifest)
+            loaded = RunRecord.from_manifest(manifest)
         except (TypeError, KeyError, ValueError) as exc:
             raise CheckpointError(f"the saved record of run {run_id} is damaged: {exc}") from exc
         with self._lock:
@@ -440,7 +441,9 @@ class CheckpointStore:
         with contextlib.suppress(SnapshotError):
             self.shadow.keep({f"refs/runs/{run_id}/{n}b": before, f"refs/runs/{run_id}/{n}a": after})
 
-    def _restore_index(self, run: _Run, run_id: str, steps: list[StepRecord], report: UndoReport) -> None:
+    def _restore_index(
+        self, run: RunRecord, run_id: str, steps: list[StepRecord], report: UndoReport
+    ) -> None:
         """Give back the person's git index when a step being undone staged something (git add, git mv)."""
         changed = [s for s in steps if s.index_before != s.index_after]
         person = self.person
@@ -461,6 +464,33 @@ class CheckpointStore:
             return
         person.restore_index(data)
         report.notes.append("The git index (what was staged) is as it was before the run.")
+
+
+def _steps_to_undo(run: RunRecord, run_id: str, from_step: int | None, path: str | None) -> list[StepRecord]:
+    """The steps an undo puts back: all, those from `from_step` on, or those that changed `path`, less what
+    was rewound already. Raises when that was undone already or the run never changed it."""
+    if run.undone is not None:
+        raise AlreadyUndoneError(f"run {run_id} was already undone ({run.undone})")
+    steps = run.steps
+    if from_step is not None:
+        if run.undone_from is not None and from_step >= run.undone_from:
+            raise AlreadyUndoneError(f"run {run_id} was already rewound to before step {run.undone_from}")
+        known = sorted({s.step for s in steps})
+        if not any(s.step >= from_step for s in steps):
+            raise CheckpointError(
+                f"no step of run {run_id} from step {from_step} on changed files "
+                f"(steps that did: {', '.join(map(str, known)) or 'none'})"
+            )
+        steps = [s for s in steps if s.step >= from_step]
+    if run.undone_from is not None:
+        steps = [s for s in steps if s.step < run.undone_from]
+    if path is not None:
+        if path in run.reverted:
+            raise AlreadyUndoneError(f"{path} was already reverted")
+        steps = [s for s in steps if path in s.paths]
+        if not steps:
+            raise CheckpointError(f"run {run_id} did not change {path}")
+    return steps
 
 
 def _spans(steps: Sequence[StepRecord], only: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
