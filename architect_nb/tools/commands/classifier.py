@@ -5,6 +5,10 @@ wherever it appears: lists, pipelines, subshells, substitutions, and the strings
 and friends, parsed recursively. Wrappers (`env`, `timeout`, `xargs`, `find -exec`, ...) are unwrapped and the
 inner command is judged too. The whole command takes the class of its most dangerous part. Anything the
 classifier does not model is `dangerous` (fail closed).
+
+It stays one module on purpose: `_script`, `_simple`, `_argv` and `_classify_program` are one recursive
+judge around one running `_Judgement` (a `bash -c` argument is a script again), and splitting them would
+only spread that recursion over files. The tables it consults live apart, in `rules` and `checks`.
 """
 
 from __future__ import annotations
