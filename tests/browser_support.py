@@ -52,7 +52,7 @@ def require_tools(*, module: str = "jupyterlab") -> None:
         try:
             __import__(name)
         except ImportError:
-            missing.append(f"{name.split('.')[0]} (pip install -e '.[dev]')")
+            missing.append(f"{name.split('.')[0]} (make setup installs the dev group)")
     if missing:
         message = "the browser test needs " + ", ".join(missing)
         if os.environ.get("CI"):

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from sandbox_support import check_bwrap_is_hidden
 
 from architect_nb.config import WorkspaceConfig
 from architect_nb.tools.registry import ToolRegistry
@@ -17,6 +18,7 @@ from architect_nb.tools.setup import register_all_tools
 def pytest_configure(config: pytest.Config) -> None:
     # Saved checkpoints go to the user's state folder; tests (and the kernels they start) use a fresh one.
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="architect-test-state-")
+    check_bwrap_is_hidden()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

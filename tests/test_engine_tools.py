@@ -91,22 +91,46 @@ def test_real_blocklist_refuses_in_every_mode(workspace: Path, mode: str) -> Non
     assert confirmer.requests == []
 
 
-def test_sensitive_files_stay_out_of_reads_searches_and_commands(workspace: Path) -> None:
+def _sensitive_workspace(workspace: Path, **sandbox: object) -> ExecutionEngine:
     (workspace / ".env").write_text("API=hunter2\n")
     (workspace / "app.py").write_text("API = 'public'\n")
-    engine, _ = engine_for(workspace, guardrails={"sensitive_files": [".env"]})
+    engine, _ = engine_for(workspace, guardrails={"sensitive_files": [".env"]}, sandbox=sandbox)
+    return engine
+
+
+def test_sensitive_files_stay_out_of_reads_searches_and_commands(workspace: Path) -> None:
+    engine = _sensitive_workspace(workspace)
     assert not engine.execute_tool_call("read_file", {"path": ".env"}).success
     assert not engine.execute_tool_call("grep", {"pattern": "API", "path": ".env"}).success
     assert not engine.execute_tool_call("run_command", {"command": "cat .env"}).success
-    for name, args in [
-        ("grep", {"pattern": "API"}),
-        ("search_code", {"pattern": "API", "file_pattern": "*"}),
-        ("run_command", {"command": "grep -rn API ."}),
-    ]:
+    searches = [("grep", {"pattern": "API"}), ("search_code", {"pattern": "API", "file_pattern": "*"})]
+    for name, args in searches:
         result = engine.execute_tool_call(name, args)
         # Not asserting success: output is filtered on failure too (it reaches the model either way).
         assert "hunter2" not in result.to_model_text(), name
         assert "app.py" in result.output, name
+
+
+# A command that reads sensitive files without naming them (grep -r) runs only where the sandbox hides them.
+def test_a_command_that_reads_sensitive_files_unnamed_runs_with_them_hidden_in_the_sandbox(
+    workspace: Path,
+) -> None:
+    require_bwrap()
+    engine = _sensitive_workspace(workspace)
+    result = engine.execute_tool_call("run_command", {"command": "grep -rn API ."})
+    assert result.success and result.metadata["sandboxed"] is True, result
+    assert "app.py" in result.output and "hunter2" not in result.to_model_text()
+
+
+@pytest.mark.parametrize("sandbox", [{"program": "/nonexistent/bwrap"}, {"mode": "off"}])
+def test_without_the_sandbox_a_command_that_reads_sensitive_files_unnamed_is_refused(
+    workspace: Path, sandbox: dict[str, object]
+) -> None:
+    engine = _sensitive_workspace(workspace, **sandbox)
+    result = engine.execute_tool_call("run_command", {"command": "grep -rn API ."})
+    assert not result.success and result.metadata.get("guardrail") is True and result.output == ""
+    assert (result.error or "").startswith("Guardrail: The command would read a sensitive file without")
+    assert "hunter2" not in result.to_model_text()
 
 
 def test_reading_a_named_file_is_not_filtered(workspace: Path) -> None:
