@@ -24,8 +24,9 @@ from typing import Any
 
 import pytest
 import yaml
-from agent_helpers import copy_sample_project, write_script
-from browser_support import (
+
+from tests.support.agent import copy_sample_project, write_script
+from tests.support.browser import (
     assert_buttons_not_clipped,
     jupyter_server,
     kernel_idle,

@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 import yaml
-from agent_helpers import copy_sample_project, write_script
-from browser_support import jupyter_server, open_chromium, require_tools, write_notebook
+
+from tests.support.agent import copy_sample_project, write_script
+from tests.support.browser import jupyter_server, open_chromium, require_tools, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(420)]
 

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from agent_helpers import copy_sample_project, write_script
-from browser_support import (
+
+from tests.support.agent import copy_sample_project, write_script
+from tests.support.browser import (
     assert_buttons_not_clipped,
     jupyter_server,
     kernel_idle,
@@ -32,7 +33,7 @@ from browser_support import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
-STYLE = Path(__file__).resolve().parent.parent / "labextension" / "style" / "base.css"
+STYLE = Path(__file__).resolve().parents[2] / "labextension" / "style" / "base.css"
 APPROVED = {
     "name": "edit_file",
     "arguments": {"path": "shop/cart.py", "old_str": "total = 0\n", "new_str": "total = 0.0\n"},

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 import yaml
-from agent_helpers import write_script
-from kernel_harness import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
-from live_frontend import DocumentFrontEnd
-from nb_factory import write_v45
+
+from tests.support.agent import write_script
+from tests.support.kernel import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
+from tests.support.live_frontend import DocumentFrontEnd
+from tests.support.notebooks import write_v45
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 

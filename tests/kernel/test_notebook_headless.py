@@ -14,9 +14,10 @@ from typing import Any
 
 import nbformat
 import pytest
-from agent_helpers import copy_sample_project, write_script
-from kernel_harness import RUN_MIME, WIDGET_MIME, available_kernels, kernel_env, write_kernelspecs
 from nbclient import NotebookClient
+
+from tests.support.agent import copy_sample_project, write_script
+from tests.support.kernel import RUN_MIME, WIDGET_MIME, available_kernels, kernel_env, write_kernelspecs
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import copy_sample_project, write_script
-from kernel_harness import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
+
+from tests.support.agent import copy_sample_project, write_script
+from tests.support.kernel import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
 
 pytestmark = pytest.mark.slow
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from agent_helpers import make_loop, write_script
-from kernel_harness import kernel_env, write_kernelspecs
 from nbclient import NotebookClient
 
 from architect_nb.agent.events import AgentEvent, ConfirmationAsked, ToolResultEvent
+from tests.support.agent import make_loop, write_script
+from tests.support.kernel import kernel_env, write_kernelspecs
 
 pytestmark = pytest.mark.slow
 

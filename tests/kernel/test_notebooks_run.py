@@ -26,7 +26,7 @@ from architect_nb.testing.notebook_run import RUN_MIME, kernel_environment, run_
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 

@@ -30,10 +30,10 @@ from urllib.parse import quote, quote_plus
 
 import nbformat
 import pytest
-from agent_helpers import copy_sample_project
-from kernel_harness import FrontEnd, available_kernels, front_end
 
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
+from tests.support.agent import copy_sample_project
+from tests.support.kernel import FrontEnd, available_kernels, front_end
 
 pytestmark = pytest.mark.slow
 

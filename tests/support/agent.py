@@ -13,7 +13,7 @@ from architect_nb.agent.events import AgentEvent
 from architect_nb.config import load_config
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 
-SAMPLE_PROJECT = Path(__file__).resolve().parent.parent / "notebooks" / "sample_project"
+SAMPLE_PROJECT = Path(__file__).resolve().parents[2] / "notebooks" / "sample_project"
 
 
 def copy_sample_project(dest: Path) -> Path:

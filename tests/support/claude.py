@@ -8,9 +8,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from agent_helpers import copy_sample_project
-
 from architect_nb.config import AppConfig, load_config
+from tests.support.agent import copy_sample_project
 
 # The PreToolUse example of Claude Code's repository (examples/hooks/bash_command_validator_example.py),
 # trimmed to its first rule: grep is refused in favour of rg, with exit code 2.

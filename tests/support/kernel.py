@@ -22,7 +22,7 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUN_MIME = "application/vnd.architect-nb.run+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

@@ -1,7 +1,7 @@
 """A small MCP server for the MCP tests, built on the official SDK's low-level `Server`.
 
-    python tests/mcp_toy_server.py stdio
-    python tests/mcp_toy_server.py http PORT TOKEN     # streamable HTTP on 127.0.0.1, Bearer TOKEN required
+    python tests/support/mcp_toy_server.py stdio
+    python tests/support/mcp_toy_server.py http PORT TOKEN   # streamable HTTP on 127.0.0.1, Bearer TOKEN
 
 The low-level API lets each tool publish exactly the `inputSchema` the test wants, odd names and all.
 Tools: `echo`, `add`, `fail` (reports isError), `slow` (sleeps), `crash` (kills the process mid-call),

@@ -31,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from patch_corpus import wreck_counts
+from tests.support.patch_corpus import wreck_counts
 
 #: The newest commit whose history is used. Pinned, so that the set does not grow with every commit.
 PINNED = "90490b560417e9664c0f729cf4a4745dc760c8ad"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = ("git", "diff-u", "U1", "U0", "later", "later-U1", "offset", "offset-U1", "counts", "crlf", "bom")
 SEED = 23
 _MAX_BYTES = 200_000

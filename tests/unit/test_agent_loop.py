@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from agent_helpers import copy_sample_project, make_loop, write_script
 
 from architect_nb.agent.events import (
     AgentEvent,
@@ -19,6 +18,7 @@ from architect_nb.agent.events import (
     ToolResultEvent,
     Warning,
 )
+from tests.support.agent import copy_sample_project, make_loop, write_script
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from agent_helpers import copy_sample_project, kinds, make_loop, write_script
 
 from architect_nb.agent.events import AgentEvent, ConfirmationAsked, RunFinished, TextDelta, ToolResultEvent
 from architect_nb.config import SandboxConfig
 from architect_nb.testing.whole_job import FIRST_WORDS, TASK, whole_job_turns
 from architect_nb.tools.commands.sandbox import sandbox_unavailable_reason
+from tests.support.agent import copy_sample_project, kinds, make_loop, write_script
 
 
 @pytest.fixture

@@ -8,12 +8,12 @@ import stat
 from pathlib import Path
 
 import pytest
-from engine_support import make_engine
 
 from architect_nb.config import AppConfig
 from architect_nb.execution.checkpoints.files import CheckpointFiles, checkpoint_files, default_checkpoint_dir
 from architect_nb.execution.checkpoints.shadow_git import ShadowRepo
 from architect_nb.execution.checkpoints.store import AlreadyUndoneError, CheckpointError, CheckpointStore
+from tests.support.engine import make_engine
 
 
 def _edit_run(workspace: Path) -> str:

@@ -12,8 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import make_loop, write_script
-from claude_support import (
+from IPython.core.interactiveshell import InteractiveShell
+
+from architect_nb.agent.events import AgentEvent, ToolResultEvent, Warning
+from architect_nb.execution.build import build_engine
+from architect_nb.notebook.state import reset_session
+from architect_nb.redaction import default_redactor
+from tests.support.agent import make_loop, write_script
+from tests.support.claude import (
     BASH_VALIDATOR,
     FORMATTER,
     PROTECT_PATHS,
@@ -25,12 +31,6 @@ from claude_support import (
     command_hook,
     seen,
 )
-from IPython.core.interactiveshell import InteractiveShell
-
-from architect_nb.agent.events import AgentEvent, ToolResultEvent, Warning
-from architect_nb.execution.build import build_engine
-from architect_nb.notebook.state import reset_session
-from architect_nb.redaction import default_redactor
 
 ALL = {"hooks.claude_settings": "all"}
 

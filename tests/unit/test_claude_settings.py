@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import make_loop, write_script
-from claude_support import claude_config, claude_workspace, command_hook
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +23,8 @@ from architect_nb.execution.guardrails.claude_permissions import ClaudePermissio
 from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
 from architect_nb.execution.hooks.claude_shape import claude_call, our_changes
 from architect_nb.execution.hooks.transcript import HookTranscript
+from tests.support.agent import make_loop, write_script
+from tests.support.claude import claude_config, claude_workspace, command_hook
 
 
 def write_settings(root: Path, data: Any, name: str = "settings.json") -> None:

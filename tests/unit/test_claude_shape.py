@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_support import RECORD, claude_config, claude_workspace, command_hook, seen
-from engine_support import NoopTool
 
 from architect_nb.config.schema import MCPConfig, MCPServerConfig
 from architect_nb.execution.build import build_engine
@@ -20,8 +18,10 @@ from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks.claude_shape import TOOLS, markdown_table
 from architect_nb.mcp import MCPManager
+from tests.support.claude import RECORD, claude_config, claude_workspace, command_hook, seen
+from tests.support.engine import NoopTool
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WS = "{ws}"  # stands for the workspace's absolute path in the rows below
 ONE_HUNK = "@@ -1 +1 @@\n-a\n+b\n"
 TWO_HUNKS = "@@ -1,2 +1,2 @@\n-a\n+b\n c\n@@ -9 +9 @@\n-x\n+y\n"
@@ -339,7 +339,7 @@ def test_a_rewrite_is_checked_by_the_guardrails_again(tmp_path: Path) -> None:
 
 
 def test_mcp_tools_are_mcp__server__tool_both_ways(tmp_path: Path) -> None:
-    toy = Path(__file__).with_name("mcp_toy_server.py")
+    toy = ROOT / "tests" / "support" / "mcp_toy_server.py"
     project = claude_workspace(
         tmp_path / "project",
         hooks={

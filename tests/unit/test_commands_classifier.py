@@ -6,7 +6,6 @@ import re
 import time
 
 import pytest
-from command_corpus import BENIGN, BLOCKED, DEV, RISKY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,7 @@ from architect_nb.config import CommandsConfig
 from architect_nb.tools import commands
 from architect_nb.tools.commands.classifier import classify_uncached
 from architect_nb.tools.commands.run_command import CommandVerdict, RunCommandTool, classify_command
+from tests.support.command_corpus import BENIGN, BLOCKED, DEV, RISKY
 
 LEVEL = {"safe": 0, "dev": 1, "dangerous": 2}
 

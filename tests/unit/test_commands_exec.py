@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sandbox_support import require_bwrap
 
 from architect_nb.config import CommandsConfig, SandboxConfig, WorkspaceConfig
 from architect_nb.tools.base import ToolResult
@@ -20,6 +19,7 @@ from architect_nb.tools.commands.process import OutputBuffer, run_process
 from architect_nb.tools.commands.run_command import RunCommandTool
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.setup import register_command_tools
+from tests.support.sandbox import require_bwrap
 
 
 def make_tool(workspace: Path, *, sandbox: str = "auto", **config: Any) -> RunCommandTool:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import LinesTool, NoopTool, hook, make_engine, script
 
 from architect_nb.config.schema import AppConfig
 from architect_nb.execution.build import build_engine
@@ -21,6 +20,7 @@ from architect_nb.execution.confirmation.confirmers import (
 from architect_nb.execution.confirmation.policy import NoTTYError
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.base import ToolResult
+from tests.support.engine import LinesTool, NoopTool, hook, make_engine, script
 
 
 def steps(engine: ExecutionEngine) -> list[tuple[str, str]]:

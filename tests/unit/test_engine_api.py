@@ -6,10 +6,9 @@ import io
 import json
 from pathlib import Path
 
-from engine_support import make_engine
-
 from architect_nb.config.schema import LoggingConfig
 from architect_nb.log import configure_logging
+from tests.support.engine import make_engine
 
 
 def test_each_call_is_logged_once(workspace: Path, tmp_path: Path) -> None:

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import make_engine
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from architect_nb.execution.confirmation.confirmers import ConfirmationAnswer, ConfirmationRequest
 from architect_nb.tools.base import ToolResult
+from tests.support.engine import make_engine
 
 TOOLS = ["read_file", "write_file", "delete_file", "noop", "sensitive_noop", "fake_command", "fake_grep"]
 KEYS = ["path", "content", "mode", "value", "command", "cwd", "offset", "limit", "extra"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sandbox_support import require_bwrap
 
 from architect_nb.config.schema import AppConfig
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine
+from tests.support.sandbox import require_bwrap
 
 
 def engine_for(

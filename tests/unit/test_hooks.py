@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 import pytest
-from engine_support import hook, script
 
 from architect_nb.config.schema import HooksConfig
 from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookExecutor
+from tests.support.engine import hook, script
 
 
 def run(workspace: Path, event: HookEvent, hooks: list, **context: object) -> list:

@@ -6,13 +6,13 @@ import time
 from pathlib import Path
 
 import pytest
-from agent_helpers import copy_sample_project
 
 from architect_nb.agent import AgentLoop, LiteLLMClient, LLMError, resolve_agent
 from architect_nb.agent.config import READ_ONLY_TOOLS
 from architect_nb.config import LLMConfig, load_config
 from architect_nb.execution.build import build_engine
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
+from tests.support.agent import copy_sample_project
 
 TOOLS = [
     {

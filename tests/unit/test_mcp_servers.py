@@ -1,6 +1,6 @@
 """MCP against real servers: the published `mcp-server-git` over stdio on a real git repository, a small SDK
-server of ours (tests/mcp_toy_server.py) over stdio and over streamable HTTP with a bearer token, and servers
-that are missing, hang, or die in the middle of a call. Nothing is mocked.
+server of ours (tests/support/mcp_toy_server.py) over stdio and over streamable HTTP with a bearer token, and
+servers that are missing, hang, or die in the middle of a call. Nothing is mocked.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.mcp import MCPManager, MCPToolAdapter, inject_mcp_tools, register_mcp_tools
 from architect_nb.tools.registry import ToolRegistry
 
-TOY = str(Path(__file__).with_name("mcp_toy_server.py"))
+TOY = str(Path(__file__).resolve().parents[1] / "support" / "mcp_toy_server.py")
 GIT_SERVER = shutil.which("mcp-server-git", path=str(Path(sys.executable).parent)) or "mcp-server-git"
 
 

@@ -16,13 +16,13 @@ import nbformat
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from nb_factory import KERNEL, rich_cells
 
 from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,
     EditNotebookCellTool,
     InsertNotebookCellTool,
 )
+from tests.support.notebooks import KERNEL, rich_cells
 
 
 def base_notebook() -> dict[str, Any]:

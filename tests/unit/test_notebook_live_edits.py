@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from nb_factory import write_v45
 
 from architect_nb.agent import create_loop
 from architect_nb.config import load_config
@@ -34,6 +33,7 @@ from architect_nb.tools.notebook_files.notebook_tools import (
     InsertNotebookCellTool,
     ReadNotebookTool,
 )
+from tests.support.notebooks import write_v45
 
 
 class _Kernel(PlainKernel):

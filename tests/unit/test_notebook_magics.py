@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_helpers import copy_sample_project, write_script
 from IPython.core.interactiveshell import InteractiveShell
 
 from architect_nb.notebook.context_vars import describe, task_with_context
 from architect_nb.notebook.extension import transform_cell
 from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line, parse_line
 from architect_nb.notebook.state import reset_session
+from tests.support.agent import copy_sample_project, write_script
 
 RUN_MIME = "application/vnd.architect-nb.run+json"
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import nbformat
 import pytest
-from nb_factory import PNG_B64, nbformat_rewrite, write_v44, write_v45
 
 from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,
@@ -18,6 +17,7 @@ from architect_nb.tools.notebook_files.notebook_tools import (
     InsertNotebookCellTool,
     ReadNotebookTool,
 )
+from tests.support.notebooks import PNG_B64, nbformat_rewrite, write_v44, write_v45
 
 
 @pytest.fixture(params=["4.5", "4.4"])

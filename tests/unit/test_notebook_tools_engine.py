@@ -6,9 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine_support import make_engine
-from nb_factory import write_v45
-
 from architect_nb.notebook.render import diff_html
 from architect_nb.tools.base import BaseTool
 from architect_nb.tools.notebook_files.notebook_tools import (
@@ -17,6 +14,8 @@ from architect_nb.tools.notebook_files.notebook_tools import (
     InsertNotebookCellTool,
     ReadNotebookTool,
 )
+from tests.support.engine import make_engine
+from tests.support.notebooks import write_v45
 
 EDIT = {"path": "analysis.ipynb", "cell_id": "index:4", "old_str": "side = 3", "new_str": "side = 4"}
 

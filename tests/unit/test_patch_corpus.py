@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from patch_corpus import DAMAGES, Case, build_corpus
 
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
+from tests.support.patch_corpus import DAMAGES, Case, build_corpus
 
 pytestmark = pytest.mark.skipif(
     shutil.which("diff") is None or shutil.which("git") is None, reason="needs diff and git"

@@ -1,4 +1,5 @@
-"""apply_patch on real history: this repository's own changes (tests/patch_history.py), each as several diffs.
+"""apply_patch on real history: this repository's own changes (tests/support/patch_history.py), each as
+several diffs.
 
 No result may be wrong: every patch either gives the exact bytes the commit made or is refused, leaving the
 file as it was. Diffs of the very file they were made from, with miscounted or shifted headers, CRLF endings
@@ -13,9 +14,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from patch_history import VARIANTS, HistoryCase, build_history, history_available
 
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
+from tests.support.patch_history import VARIANTS, HistoryCase, build_history, history_available
 
 pytestmark = [
     pytest.mark.skipif(

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from engine_support import FakeCommandTool, NoopTool, SensitiveNoopTool, make_engine
 
 from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
@@ -26,6 +25,7 @@ from architect_nb.execution.confirmation.policy import ConfirmationPolicy, NoTTY
 from architect_nb.tools.commands import RunCommandTool
 from architect_nb.tools.commands.classifier import CommandVerdict
 from architect_nb.tools.commands.command_tool import as_command_tool
+from tests.support.engine import FakeCommandTool, NoopTool, SensitiveNoopTool, make_engine
 
 # The document's table: run_command classification x mode -> asks?
 TABLE = {

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sandbox_support import require_bwrap
 
 from architect_nb.config import SandboxConfig
 from architect_nb.config.schema import AppConfig
@@ -31,6 +30,7 @@ from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.commands.process import run_process
 from architect_nb.tools.commands.sandbox import Sandbox, prepare_sandbox, sandbox_summary, start_failure
+from tests.support.sandbox import require_bwrap
 
 SECRET = "SECRET-VALUE-7f3a9c"
 SSH_KEY = "SSH-PRIVATE-KEY-5d1e0b"
@@ -278,7 +278,7 @@ def test_no_command_reads_a_sensitive_file(project: Path, shape: str) -> None:
 @pytest.mark.parametrize("shape", SHAPES[:-1])
 def test_without_the_sandbox_the_lexical_check_refuses_the_common_shapes(project: Path, shape: str) -> None:
     """Where commands run unsandboxed, the guardrails refuse these shapes before they run
-    (tests/test_unnamed_reads.py runs each of them too, to show they read a secret)."""
+    (test_unnamed_reads.py runs each of them too, to show they read a secret)."""
     result = run(engine_for(project, mode="off"), shape.format(needle="SECRET-VALUE"))
     assert not result.success and "sensitive file" in (result.error or ""), result
     assert not _leaked(shown(result)), result

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sandbox_support import require_bwrap
 
 from architect_nb.config import SandboxConfig
 from architect_nb.paths.globs import PathGlobs
@@ -28,6 +27,7 @@ from architect_nb.tools.commands.sandbox import (
 )
 from architect_nb.tools.commands.sandbox_paths import hidden_paths
 from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceMasks, WorkspaceScanner
+from tests.support.sandbox import require_bwrap
 
 
 @pytest.fixture

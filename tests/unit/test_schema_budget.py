@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from architect_nb.config import AppConfig, CommandsConfig, WorkspaceConfig
 from architect_nb.tools.kernel import PlainKernel
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.setup import register_all_tools, register_kernel_tools
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from schemas import KERNEL_RUN_GOAL, REFERENCE_TOKENS, schema_tokens
+from benchmarks.schemas import KERNEL_RUN_GOAL, REFERENCE_TOKENS, schema_tokens
 
 
 def test_every_argument_has_a_description() -> None:

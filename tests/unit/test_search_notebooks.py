@@ -7,10 +7,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nb_factory import write_v44, write_v45
 
 from architect_nb.tools.search.grep import BACKENDS, BackendName, make_backend
 from architect_nb.tools.search.search_tools import GrepTool, SearchCodeTool
+from tests.support.notebooks import write_v44, write_v45
 
 
 @pytest.fixture

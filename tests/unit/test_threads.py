@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from agent_helpers import copy_sample_project, make_loop, write_script
 
 from architect_nb.agent.context import ContextBuilder
 from architect_nb.agent.events import RunStarted
@@ -19,6 +18,7 @@ from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.agent.thread_store import THREAD_FORMAT_VERSION, ThreadStore
 from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.notebook.threads import undo_note
+from tests.support.agent import copy_sample_project, make_loop, write_script
 
 READ = {"name": "read_file", "arguments": {"path": "shop/cart.py"}}
 EDIT = {
