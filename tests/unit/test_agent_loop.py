@@ -6,7 +6,9 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +20,9 @@ from architect_nb.agent.events import (
     ToolResultEvent,
     Warning,
 )
+from architect_nb.tools.base import BaseTool, ToolResult
 from tests.support.agent import copy_sample_project, make_loop, write_script
+from tests.support.engine import NoopArgs
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -151,19 +155,54 @@ def test_context_compression_keeps_the_run_going(project: Path) -> None:
     assert any(str(m.get("content")).startswith("[Summary of") for m in result.messages)
 
 
+class RendezvousTool(BaseTool):
+    """A read-only tool whose calls each wait (10 s at most) until all `parties` calls are inside at once:
+    calls run side by side all meet; calls run one after another time out."""
+
+    name = "rendezvous"
+    description = "Waits for the other calls of this tool."
+    args_model = NoopArgs
+
+    def __init__(self, parties: int) -> None:
+        self.barrier = threading.Barrier(parties, timeout=10)
+        self.threads: set[int] = set()
+
+    def execute(self, **kwargs: Any) -> ToolResult:
+        self.threads.add(threading.get_ident())
+        try:
+            self.barrier.wait()
+        except threading.BrokenBarrierError:
+            return ToolResult.fail("The other calls never came in while this one waited.")
+        return ToolResult.ok(f"met {kwargs.get('value', '')}")
+
+
 def test_parallel_read_only_calls(project: Path) -> None:
+    """Read-only calls of one turn run side by side: three calls that can only finish together finish."""
     calls = [
-        {"name": "read_file", "arguments": {"path": p}} for p in ("shop/cart.py", "README.md", "missing.py")
+        *({"name": "rendezvous", "arguments": {"value": str(i)}} for i in range(3)),
+        *(
+            {"name": "read_file", "arguments": {"path": p}}
+            for p in ("shop/cart.py", "README.md", "missing.py")
+        ),
     ]
     model = write_script(
         project,
         [{"tool_calls": calls}, {"expect": {"tool_result_contains": "does not exist"}, "content": "ok"}],
     )
     events: list[AgentEvent] = []
-    result = make_loop(project, model, events=events).run("read")
+    loop = make_loop(project, model, events=events)
+    rendezvous = RendezvousTool(parties=3)
+    loop.engine.registry.register(rendezvous)
+    result = loop.run("read")
     assert result.stop_reason == "completed"
-    statuses = [(e.tool, e.status) for e in events if isinstance(e, ToolResultEvent)]
-    assert sorted(statuses) == [("read_file", "failed"), ("read_file", "ok"), ("read_file", "ok")]
+    statuses = [(e.tool, e.status, e.error) for e in events if isinstance(e, ToolResultEvent)]
+    assert [s for s in statuses if s[0] == "rendezvous"] == [("rendezvous", "ok", None)] * 3, statuses
+    assert sorted(s[:2] for s in statuses if s[0] == "read_file") == [
+        ("read_file", "failed"),
+        ("read_file", "ok"),
+        ("read_file", "ok"),
+    ]
+    assert len(rendezvous.threads) == 3
 
 
 def test_invalid_json_arguments_are_flagged_not_guessed(project: Path) -> None:
