@@ -385,9 +385,26 @@ def test_a_later_store_undoes_a_saved_run_once(project: Path) -> None:
 
 
 def test_failed_and_dry_run_calls_leave_nothing_to_undo(project: Path) -> None:
+    before = tree_state(project)
+    engine = engine_for(project)
+    failed = {
+        "edit_file": {"path": "a.py", "old_str": "not in the file", "new_str": "x"},
+        "apply_patch": {"path": "a.py", "patch": "@@ -1 +1 @@\n-not in the file\n+x\n"},
+        "write_file": {"path": "../escape.txt", "content": "x"},
+        "run_command": {"command": "exit 3"},
+    }
+    for step, (tool, arguments) in enumerate(failed.items(), 1):
+        result = engine.execute_tool_call(tool, arguments, step=step)
+        assert not result.success and result.error, (tool, result.output)
+    assert engine.checkpoints.steps(engine.run_id) == []
+    assert engine.checkpoints.files(engine.run_id) == []
+    assert engine.checkpoints.undo(engine.run_id).restored == []
+    assert tree_state(project) == before and not (project.parent / "escape.txt").exists()
+
     config = load_config(overrides={"workspace.root": str(project)}, environ={})
     dry = build_engine(config, mode="yolo", dry_run=True)
-    dry.execute_tool_call("write_file", {"path": "a.txt", "content": "x"})
-    dry.execute_tool_call("run_command", {"command": "touch x"})
-    assert dry.checkpoints.files(dry.run_id) == []
+    assert dry.execute_tool_call("write_file", {"path": "a.txt", "content": "x"}).success
+    assert dry.execute_tool_call("run_command", {"command": "touch x"}).success
+    assert dry.checkpoints.steps(dry.run_id) == [] and dry.checkpoints.files(dry.run_id) == []
     assert dry.checkpoints.undo(dry.run_id).restored == []
+    assert tree_state(project) == before
