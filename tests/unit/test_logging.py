@@ -52,11 +52,14 @@ def test_secrets_never_reach_the_logs(tmp_path: Path, monkeypatch: pytest.Monkey
     default_redactor().refresh()
 
 
-def test_nothing_goes_to_stdout_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+def test_warnings_go_to_stderr_and_nothing_to_stdout_by_default(capsys: pytest.CaptureFixture[str]) -> None:
     configure_logging()
-    get_logger("t").warning("to_stderr")
+    get_logger("t").info("below_the_default_level")
+    get_logger("t").warning("to_stderr", tool="read_file")
     captured = capsys.readouterr()
     assert captured.out == ""
+    assert "to_stderr" in captured.err and "tool=read_file" in captured.err
+    assert "below_the_default_level" not in captured.err
 
 
 def test_redactor_rules() -> None:
