@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -137,33 +138,47 @@ def test_guardrails_become_active_when_a_rule_is_set() -> None:
     ).guardrails.active
 
 
-def test_reference_implementation_keys_are_accepted() -> None:
-    AppConfig.model_validate(
-        {
-            "llm": {
-                "model": "m",
-                "api_base": "http://x",
-                "api_key_env": "K",
-                "timeout": 5,
-                "retries": 1,
-                "stream": False,
-            },
-            "agents": {
-                "mine": {
-                    "system_prompt": "p",
-                    "allowed_tools": ["read_file"],
-                    "confirm_mode": "yolo",
-                    "max_steps": 3,
-                }
-            },
-            "costs": {"budget_usd": 1.0, "warn_at_usd": 0.5},
-            "hooks": {
-                "post_edit": [{"name": "lint", "command": "ruff check {file}", "file_patterns": ["*.py"]}]
-            },
-            "mcp": {"servers": [{"name": "git", "command": "mcp-server-git", "args": ["--repository", "."]}]},
-        }
-    )
+def test_reference_implementation_keys_land_where_they_belong() -> None:
+    """Each key the reference implementation's files use sets the field of that name (every value differs
+    from the default, so one dropped or read into another field shows)."""
+    reference: dict[str, Any] = {
+        "llm": {
+            "model": "m",
+            "api_base": "http://x",
+            "api_key_env": "K",
+            "timeout": 5,
+            "retries": 1,
+            "stream": False,
+        },
+        "agents": {
+            "mine": {
+                "system_prompt": "p",
+                "allowed_tools": ["read_file"],
+                "confirm_mode": "yolo",
+                "max_steps": 3,
+            }
+        },
+        "costs": {"budget_usd": 1.0, "warn_at_usd": 0.5},
+        "hooks": {"post_edit": [{"name": "lint", "command": "ruff check {file}", "file_patterns": ["*.py"]}]},
+        "mcp": {"servers": [{"name": "git", "command": "mcp-server-git", "args": ["--repository", "."]}]},
+    }
+    config = AppConfig.model_validate(reference)
+    defaults = AppConfig()
+    for section in ("llm", "costs"):
+        given = reference[section]
+        assert getattr(config, section).model_dump(include=set(given)) == given, section
+        assert getattr(defaults, section).model_dump(include=set(given)) != given, section
+    assert list(config.agents) == ["mine"]
+    mine = reference["agents"]["mine"]
+    assert config.agents["mine"].model_dump(include=set(mine)) == mine
+    (lint,) = config.hooks.post_edit
+    assert lint.model_dump(include={"name", "command", "file_patterns"}) == reference["hooks"]["post_edit"][0]
+    assert config.hooks.post_tool_use == []  # post_edit stays its own list; the hook executor joins them
+    (git,) = config.mcp.servers
+    assert git.model_dump(include={"name", "command", "args"}) == reference["mcp"]["servers"][0]
 
 
 def test_workspace_config_keeps_the_documented_signature(tmp_path: Path) -> None:
-    assert WorkspaceConfig(root=tmp_path, allow_delete=True).allow_delete
+    config = WorkspaceConfig(root=tmp_path, allow_delete=True)
+    assert (config.root, config.allow_delete) == (tmp_path, True)
+    assert WorkspaceConfig(root=tmp_path).allow_delete is False  # deleting is off unless asked for
