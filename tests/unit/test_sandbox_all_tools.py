@@ -71,12 +71,15 @@ def test_every_path_taking_tool_is_covered(registry: ToolRegistry) -> None:
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_no_tool_escapes(registry: ToolRegistry, hostile_workspace: Path, outside: Path, case: str) -> None:
     before = snapshot(outside)
+    tried = []
     for tool in registry.list_all():
         field = path_field(tool)
         if field is None:
             continue
+        tried.append(tool.name)
         value = HOSTILE[case].format(outside=outside)
         result = tool.execute(**build_args(tool, field, value))
         assert not result.success, f"{tool.name} accepted {case!r}: {result.output[:200]}"
         assert "TOP-SECRET" not in result.output + (result.error or ""), tool.name
         assert snapshot(outside) == before, f"{tool.name} changed the outside through {case!r}"
+    assert {"read_file", "write_file", "delete_file", "list_files"} <= set(tried)

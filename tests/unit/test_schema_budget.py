@@ -15,7 +15,9 @@ def test_every_argument_has_a_description() -> None:
     registry = ToolRegistry()
     register_all_tools(registry, WorkspaceConfig(root=Path(".")), CommandsConfig())
     register_kernel_tools(registry, AppConfig(), PlainKernel({}))
-    for schema in registry.get_schemas():
+    schemas = registry.get_schemas()
+    assert len(schemas) == 18
+    for schema in schemas:
         function = schema["function"]
         assert 10 < len(function["description"]) <= 200, function["name"]
         for name, prop in function["parameters"]["properties"].items():
