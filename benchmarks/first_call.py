@@ -19,11 +19,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from kernel_harness import front_end  # noqa: E402
+sys.path.insert(0, str(ROOT))  # run as a script: the tests' helpers are tests.support
 
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply  # noqa: E402
+from tests.support.kernel import front_end  # noqa: E402
 
 PAUSE = 5.0
 JOIN = "--join" in sys.argv

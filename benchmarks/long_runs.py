@@ -29,10 +29,9 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # run as a script: the tests' helpers are tests.support
 
 import nbformat  # noqa: E402
-from kernel_harness import kernel_env, write_kernelspecs  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
 
 from architect_nb.agent import create_loop  # noqa: E402
@@ -41,6 +40,7 @@ from architect_nb.agent.llm import LLMResponse, ToolCall, Usage  # noqa: E402
 from architect_nb.agent.loop import AgentLoop  # noqa: E402
 from architect_nb.config import load_config  # noqa: E402
 from architect_nb.execution.build import build_engine  # noqa: E402
+from tests.support.kernel import kernel_env, write_kernelspecs  # noqa: E402
 
 FILE = "".join(f"def helper_{n}(x):\n    return x * {n}  # a line of a 2 KB module\n" for n in range(30))
 GOAL = 1.5

@@ -22,12 +22,20 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))  # run as a script: the tests' helpers are tests.support
 
 import nbformat  # noqa: E402
 import yaml  # noqa: E402
-from kernel_harness import RUN_MIME, FrontEnd, available_kernels, front_end, kernel_env, write_kernelspecs  # noqa: E402
 from nbclient import NotebookClient  # noqa: E402
+
+from tests.support.kernel import (  # noqa: E402
+    RUN_MIME,
+    FrontEnd,
+    available_kernels,
+    front_end,
+    kernel_env,
+    write_kernelspecs,
+)
 
 SAMPLE = ROOT / "notebooks" / "sample_project"
 CLICKS = 10

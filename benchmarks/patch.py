@@ -2,12 +2,14 @@
 
 Run: .venv/bin/python benchmarks/patch.py [N_FILES]
 
-1. The stdlib corpus (tests/patch_corpus.py, N_FILES modules, seed fixed): per kind of damage, how many
-   results are byte-exact for the built-in applier and for GNU patch, and how many stale patches each refuses.
-2. Real history (tests/patch_history.py: this repository's own commits, up to a pinned one): per variant, how
-   many results are exact, wrong (a file written that differs from the expected bytes) or refused, for
-   apply_patch (the tool, GNU fallback included), GNU patch and `git apply --recount` (with --unidiff-zero
-   for diffs without context, as git needs). Goal: no wrong write, and at least as many exact results as git.
+1. The stdlib corpus (tests/support/patch_corpus.py, N_FILES modules, seed fixed): per kind of damage, how
+   many results are byte-exact for the built-in applier and for GNU patch, and how many stale patches each
+   refuses.
+2. Real history (tests/support/patch_history.py: this repository's own commits, up to a pinned one): per
+   variant, how many results are exact, wrong (a file written that differs from the expected bytes) or
+   refused, for apply_patch (the tool, GNU fallback included), GNU patch and `git apply --recount` (with
+   --unidiff-zero for diffs without context, as git needs). Goal: no wrong write, and at least as many exact
+   results as git.
 3. Time: the whole apply_patch call through the engine (validation, preview, checkpoint saved on disk, atomic
    fsynced write, result) against spawning GNU patch on the same file, and the applier alone, text to text.
    Goal: the whole call at most 2x GNU patch. The durable write alone is shown too: on a busy disk its two
@@ -29,15 +31,14 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from patch_corpus import DAMAGES, Case, build_corpus
-from patch_history import VARIANTS, HistoryCase, build_history, history_available
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the corpora are tests.support
 
 from architect_nb.config.schema import AppConfig
 from architect_nb.execution.build import build_engine
 from architect_nb.tools.filesystem.fileio import atomic_write_bytes
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool, PatchError, apply_patch_text
+from tests.support.patch_corpus import DAMAGES, Case, build_corpus
+from tests.support.patch_history import VARIANTS, HistoryCase, build_history, history_available
 
 TIMED_CASES = 200
 REPEATS = 5

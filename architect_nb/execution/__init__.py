@@ -21,7 +21,7 @@ their entry points:
 Arrows point one way: the pipeline uses the families; `guardrails` uses `hooks` (Claude Code's settings),
 `hooks` uses `checkpoints` (where a run's transcript is kept); `confirmation`, `checkpoints` and `gates` use
 no other family. The families use `architect_nb.tools`, never the other way round
-(`tests/test_package_layout.py` pins it). The design document's names are exported here too:
+(`tests/unit/test_package_layout.py` pins it). The design document's names are exported here too:
 `from architect_nb.execution import ExecutionEngine, ConfirmationPolicy, HookExecutor, GuardrailsEngine`.
 
 Errors::

@@ -3,7 +3,8 @@
 A plain headless run (nbclient, papermill, `jupyter execute`) has nobody to click: an approval is denied after
 `notebook.approval_timeout`. `run_notebook`'s client plays the one part of JupyterLab that such a run lacks:
 when an approval prompt is shown, it clicks one of its buttons (Approve by default), sending the very comm
-message JupyterLab sends. `make demo` and `tests/test_notebooks_run.py` run the example notebooks with it.
+message JupyterLab sends. `make demo` and `tests/kernel/test_notebooks_run.py` run the example
+notebooks with it.
 
 `print_notebook` writes the cells and their outputs as a readable transcript. A run's output, the
 `application/vnd.architect-nb.run+json` bundle, is replayed through `ConsolePrinter`: steps, diffs, approvals,

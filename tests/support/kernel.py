@@ -1,0 +1,313 @@
+"""A front end played over `jupyter_client`, for tests of `%%architect` cells in real kernels.
+
+It sends cells the way JupyterLab's Run All does (back to back, `stop_on_error`), keeps every cell's
+outputs as a front end does (`update_display_data` replaces the output with that display id, wherever it
+is), tracks widget models from `comm_open`/`comm_msg`, and clicks a Button by sending the very `comm_msg`
+JupyterLab sends: `{"method": "custom", "content": {"event": "click"}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN_MIME = "application/vnd.architect-nb.run+json"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+#: The kernels the notebook tests run on: current ipykernel (the main venv) and an old one (make setup-ipk6).
+KERNEL_PYTHONS = {
+    "ipk7": ROOT / ".venv" / "bin" / "python",
+    "ipk6": ROOT / ".venv-ipk6" / "bin" / "python",
+}
+
+
+def write_kernelspecs(folder: Path) -> Path:
+    """Kernel specs for every kernel environment that exists, under `folder/kernels`. Returns that folder."""
+    kernels = folder / "kernels"
+    for name, python in KERNEL_PYTHONS.items():
+        if not python.exists():
+            continue
+        spec = kernels / f"architect-{name}"
+        spec.mkdir(parents=True, exist_ok=True)
+        argv = [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        (spec / "kernel.json").write_text(
+            json.dumps({"argv": argv, "display_name": f"architect {name}", "language": "python"})
+        )
+    return kernels
+
+
+def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("PYTHONPATH", None)
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    env["JUPYTER_PLATFORM_DIRS"] = "1"
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class Cell:
+    code: str
+    msg_id: str
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    reply: dict[str, Any] | None = None
+    reply_seq: int | None = None
+    reply_at: float | None = None
+    idle: bool = False  # the kernel said `idle` for this request on iopub: every output has arrived
+
+    @property
+    def done(self) -> bool:
+        return self.reply is not None
+
+    @property
+    def finished(self) -> bool:
+        """Replied on the shell channel and idle on iopub: the reply can overtake the last outputs."""
+        return self.reply is not None and self.idle
+
+    @property
+    def status(self) -> str | None:
+        return None if self.reply is None else str(self.reply.get("status"))
+
+    def data(self, mime: str) -> list[Any]:
+        return [o["data"][mime] for o in self.outputs if mime in o.get("data", {})]
+
+    def text(self) -> str:
+        parts = []
+        for o in self.outputs:
+            if o["output_type"] == "stream":
+                parts.append(o["text"])
+            elif "data" in o:
+                parts.append(str(o["data"].get("text/plain", "")))
+            elif o["output_type"] == "error":
+                parts.append("\n".join(o.get("traceback", [])))
+        return "\n".join(parts)
+
+
+@dataclass
+class Comm:
+    comm_id: str
+    state: dict[str, Any]
+    parent: str
+    opened_at: float
+    open: bool = True
+    clicked: bool = False
+
+
+class FrontEnd:
+    """One kernel and the front end's view of it."""
+
+    def __init__(self, kernel_name: str, kernel_dirs: Path, cwd: Path, env: dict[str, str]) -> None:
+        ksm = KernelSpecManager(kernel_dirs=[str(kernel_dirs)])
+        self.km = KernelManager(kernel_name=f"architect-{kernel_name}", kernel_spec_manager=ksm)
+        self.km.start_kernel(cwd=str(cwd), env=env)
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.cells: dict[str, Cell] = {}
+        self.order: list[Cell] = []
+        self.comms: dict[str, Comm] = {}
+        self.iopub_log: list[tuple[float, str, str]] = []  # (time, msg_type, parent msg_id)
+        self._seq = 0
+        self.clicks: list[tuple[str, float]] = []
+        self.stray: list[dict[str, Any]] = []  # output messages whose parent is no cell
+        self.updates: list[tuple[float, str | None, str]] = []  # (time, display id, text/html) of updates
+
+    # ------------------------------------------------------------------ sending
+
+    def execute(self, code: str) -> Cell:
+        msg_id = self.kc.execute(code, stop_on_error=True)
+        cell = Cell(code=code, msg_id=msg_id)
+        self.cells[msg_id] = cell
+        self.order.append(cell)
+        return cell
+
+    def run(self, code: str, timeout: float = 60) -> Cell:
+        """Execute; wait for the reply and the outputs (iopub can trail the reply, as on ipykernel 6)."""
+        cell = self.execute(code)
+        self.wait(lambda: cell.finished, timeout, f"cell {code!r} to finish")
+        return cell
+
+    def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
+
+    def click(self, comm_id: str) -> float:
+        """Click a Button as JupyterLab does. Returns when the click was sent (perf_counter)."""
+        self.comms[comm_id].clicked = True
+        at = time.perf_counter()
+        self.send_comm(comm_id, {"method": "custom", "content": {"event": "click"}})
+        self.clicks.append((comm_id, at))
+        return at
+
+    def type_into(self, comm_id: str, value: str) -> None:
+        """Set a Text widget's value as JupyterLab does on input."""
+        self.send_comm(comm_id, {"method": "update", "state": {"value": value}, "buffer_paths": []})
+
+    def interrupt(self) -> float:
+        at = time.perf_counter()
+        self.km.interrupt_kernel()
+        return at
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+    # ------------------------------------------------------------------ receiving
+
+    def wait(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout} s waiting for {what}.\n{self.describe()}")
+            self.pump()
+
+    def pump(self, wait: float = 0.005) -> None:
+        got = False
+        for channel, handle in ((self.kc.iopub_channel, self._iopub), (self.kc.shell_channel, self._shell)):
+            while channel.msg_ready():
+                handle(channel.get_msg(timeout=0))
+                got = True
+        if not got:
+            time.sleep(wait)
+
+    def _shell(self, msg: dict[str, Any]) -> None:
+        parent = msg["parent_header"].get("msg_id", "")
+        if msg["msg_type"] == "execute_reply" and parent in self.cells:
+            cell = self.cells[parent]
+            self._seq += 1
+            cell.reply, cell.reply_seq, cell.reply_at = msg["content"], self._seq, time.perf_counter()
+
+    def _iopub(self, msg: dict[str, Any]) -> None:
+        kind = msg["msg_type"]
+        parent = msg["parent_header"].get("msg_id", "")
+        content = msg["content"]
+        self.iopub_log.append((time.perf_counter(), kind, parent))
+        cell = self.cells.get(parent)
+        if kind == "status" and cell is not None and content.get("execution_state") == "idle":
+            cell.idle = True
+        if kind == "comm_open":
+            state = content.get("data", {}).get("state", {})
+            self.comms[content["comm_id"]] = Comm(
+                content["comm_id"], dict(state), parent, time.perf_counter()
+            )
+        elif kind == "comm_msg":
+            data = content.get("data", {})
+            comm = self.comms.get(content["comm_id"])
+            if comm is not None and data.get("method") == "update":
+                comm.state.update(data.get("state", {}))
+        elif kind == "comm_close":
+            if content["comm_id"] in self.comms:
+                self.comms[content["comm_id"]].open = False
+        elif kind == "update_display_data":
+            display_id = content.get("transient", {}).get("display_id")
+            self.updates.append((time.perf_counter(), display_id, str(content["data"].get("text/html", ""))))
+            for other in self.order:
+                for output in other.outputs:
+                    if display_id and output.get("display_id") == display_id:
+                        output["data"], output["metadata"] = content["data"], content.get("metadata", {})
+        elif kind in ("display_data", "execute_result") and cell is not None:
+            output = {"output_type": kind, "data": content["data"], "metadata": content.get("metadata", {})}
+            if display_id := content.get("transient", {}).get("display_id"):
+                output["display_id"] = display_id
+            cell.outputs.append(output)
+        elif kind == "stream" and cell is not None:
+            cell.outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
+        elif kind == "error" and cell is not None:
+            cell.outputs.append({"output_type": "error", **content})
+        elif kind in ("stream", "display_data", "execute_result", "error"):
+            self.stray.append(msg)
+
+    # ------------------------------------------------------------------ widgets
+
+    def buttons(self, label: str) -> list[Comm]:
+        return [
+            c
+            for c in self.comms.values()
+            if c.open and c.state.get("_model_name") == "ButtonModel" and c.state.get("description") == label
+        ]
+
+    def wait_for_button(self, label: str, timeout: float = 30) -> Comm:
+        found: list[Comm] = []
+
+        def ready() -> bool:
+            # A front end shows a button once a container holds it, as a person would see it.
+            shown = {ref for c in self.comms.values() if c.open for ref in c.state.get("children", ())}
+            found[:] = [
+                c
+                for c in self.buttons(label)
+                if not c.clicked and not c.state.get("disabled") and f"IPY_MODEL_{c.comm_id}" in shown
+            ]
+            return bool(found)
+
+        self.wait(ready, timeout, f"a {label!r} button")
+        return found[-1]
+
+    def reason_box(self) -> Comm:
+        boxes = [
+            c
+            for c in self.comms.values()
+            if c.open
+            and c.state.get("_model_name") == "TextModel"
+            and str(c.state.get("placeholder", "")).startswith("Reason")
+        ]
+        assert boxes, "no reason box"
+        return boxes[-1]
+
+    def describe(self) -> str:
+        lines = []
+        for cell in self.order:
+            lines.append(f"cell {cell.code[:40]!r}: status={cell.status} seq={cell.reply_seq}")
+            lines.append("   " + cell.text()[-1500:].replace("\n", "\n   "))
+        return "\n".join(lines)
+
+
+@contextmanager
+def front_end(
+    kernel_name: str, tmp: Path, cwd: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[FrontEnd]:
+    kernel_dirs = write_kernelspecs(tmp / "jupyter")
+    fe = FrontEnd(kernel_name, kernel_dirs, cwd, kernel_env(extra_env))
+    try:
+        yield fe
+    finally:
+        fe.close()
+
+
+def available_kernels() -> list[str]:
+    return [name for name, python in KERNEL_PYTHONS.items() if python.exists()]
+
+
+def kernel_params() -> list[Any]:
+    """ipykernel 7 and 6 as pytest params; a missing one is skipped locally and fails in CI."""
+    params = []
+    for name in ("ipk7", "ipk6"):
+        missing = name not in available_kernels()
+        reason = "no .venv-ipk6: run `make setup-ipk6` (make pytest does)"
+        marks = [pytest.mark.skipif(missing and not os.environ.get("CI"), reason=reason)] if missing else []
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+__all__ = [
+    "RUN_MIME",
+    "WIDGET_MIME",
+    "Cell",
+    "FrontEnd",
+    "available_kernels",
+    "front_end",
+    "kernel_params",
+    "sys",
+]
