@@ -7,6 +7,7 @@ import shutil
 import tempfile
 
 import pytest
+
 from tests.support.sandbox import check_bwrap_is_hidden
 
 
