@@ -3,6 +3,8 @@
 - `rails`: `GuardrailsEngine`, the entry point: protected and sensitive files, edit limits, code rules, the
   command blocklist's file checks, and the filter that keeps sensitive lines out of command and search output.
 - `unnamed_reads`: commands that read a sensitive file without naming it (globs, recursive searches, ...).
+- `program_walks`: the per-program models: the trees a recursive reader, lister or copier reaches.
+- `program_options`: programs' command lines read as GNU getopt does, for those models.
 - `secret_files`: the secret values in sensitive files, so they are redacted wherever they turn up.
 - `claude_permissions`: Claude Code's `permissions` rules, applied as guardrails and reasons to ask.
 
