@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.config.schema import GuardrailsConfig
-from architect_nb.paths.globs import PathGlobs
 from architect_nb.execution.hooks.claude_settings import ClaudeSettings, read_claude_settings
 from architect_nb.execution.hooks.claude_shape import ClaudeCall, claude_call
+from architect_nb.paths.globs import PathGlobs
 
 __all__ = ["ClaudePermissions", "claude_status"]
 
