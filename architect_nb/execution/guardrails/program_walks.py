@@ -12,9 +12,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from architect_nb.execution.guardrails.program_options import Options, options, paths
+from architect_nb.execution.guardrails.program_options import SPECS, Options, options, paths
 
-__all__ = ["GREPS", "NAMES_ONLY", "FilesOnDisk", "Walk", "find_exec_programs", "lister", "reader"]
+__all__ = [
+    "GREPS",
+    "NAMES_ONLY",
+    "FilesOnDisk",
+    "Walk",
+    "find_exec_programs",
+    "find_walk",
+    "lister",
+    "reader",
+]
 
 #: Programs that show names, sizes or counts, never contents: a glob that reaches a sensitive file is fine.
 NAMES_ONLY = frozenset(
@@ -45,13 +54,17 @@ class Walk:
     skip_parts: list[str] = field(default_factory=list)  # on the file's or a folder's name (rg -g '!x')
     skip_paths: list[str] = field(default_factory=list)  # on the path from the root (find ! -path)
 
-    def reaches(self, sensitive: FilesOnDisk) -> str | None:
+    def reaches(self, guarded: FilesOnDisk, *, folders: bool = False) -> str | None:
+        """The first guarded file the walk reaches. `folders`: a folder the walk keeps counts whole (what
+        `find -name build -exec rm -r {} +` removes), not only the files it keeps."""
+        return next(self.reached(guarded, folders=folders), None)
+
+    def reached(self, guarded: FilesOnDisk, *, folders: bool = False) -> Iterator[str]:
         for root in self.roots:
-            for path in sensitive.under(root):
+            for path in guarded.under(root):
                 rel = os.path.relpath(path, root) if path != root else os.path.basename(path)
-                if self._keeps(rel):
-                    return path
-        return None
+                if self._keeps(rel) or (folders and any(self._keeps(f) for f in _folders(rel))):
+                    yield path
 
     def _keeps(self, rel: str) -> bool:
         parts = rel.split("/")
@@ -72,26 +85,22 @@ class Walk:
         return self.names is None or any(glob_hits(g, name, rel) for g in self.names)
 
 
+def _folders(rel: str) -> Iterator[str]:
+    """`a/b/c` -> `a`, `a/b`: the folders on the way to a file."""
+    parts = rel.split("/")
+    return ("/".join(parts[:i]) for i in range(1, len(parts)))
+
+
 def glob_hits(pattern: str, name: str, rel: str) -> bool:
     """Over-matching, ignoring case: for patterns that choose what is read."""
     pattern = pattern.lower().removeprefix("./")
     return fnmatch.fnmatch(name.lower(), pattern) or fnmatch.fnmatch(rel.lower(), pattern.lstrip("/"))
 
 
-_RG_SHORT = "efgtTmABCjMdErs"
-_GREP_LONG = frozenset({"--regexp", "--file", "--max-count", "--after-context", "--before-context"})
-_RG_LONG = frozenset(
-    {"--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--max-count", "--context",
-     "--after-context", "--before-context", "--threads", "--max-depth", "--encoding", "--replace", "--sort",
-     "--sortr", "--max-columns", "--max-filesize", "--pre", "--pre-glob", "--ignore-file", "--type-add",
-     "--engine", "--color", "--colors", "--path-separator", "--context-separator", "--field-match-separator"}
-)  # fmt: skip
-
-
 def reader(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     """The tree a program reads the contents of, if it reads one."""
     if program in GREPS:
-        opts = options(args, "efmABCdD", _GREP_LONG | {"--directories", "--devices", "--label"})
+        opts = options(args, SPECS["grep"])
         recursive = opts.has("-r", "-R", "--recursive", "--dereference-recursive") or "recurse" in opts.of(
             "-d", "--directories"
         )
@@ -101,37 +110,37 @@ def reader(program: str, args: Sequence[str], cwd: str) -> Walk | None:
             return None
         return _grep_walk(opts, cwd)
     if program in ("rg", "ag", "ack"):
-        opts = options(args, _RG_SHORT if program == "rg" else "Gg", _RG_LONG)
+        opts = options(args, SPECS[program])
         if opts.has("--files", "-l", "--files-with-matches", "--files-without-match", "-c", "--count"):
             return None
         return _rg_walk(opts, args, cwd)
     if program == "git" and args[:1] == ["grep"] and ({"--no-index", "--untracked"} & set(args)):
-        opts = options(args[1:], "efABCm", _GREP_LONG)
+        opts = options(args[1:], SPECS["git-grep"])
         return _grep_walk(opts, cwd)
     if program == "find" and any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
         readers = find_exec_programs(args)
-        return _find_walk(args, cwd) if any(p not in NAMES_ONLY for p in readers) else None
+        return find_walk(args, cwd) if any(p not in NAMES_ONLY for p in readers) else None
     return _copier(program, args, cwd)
 
 
 def lister(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     """The tree whose file names a program prints (to feed `xargs` or `$(...)`)."""
     if program == "find" and not any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
-        return _find_walk(args, cwd)
+        return find_walk(args, cwd)
     if program in ("fd", "fdfind"):
-        opts = options(args, "etdEx", frozenset({"--extension", "--type", "--max-depth", "--exclude"}))
+        opts = options(args, SPECS["fd"])
         walk = Walk(paths(opts.operands[1:], cwd), hidden=opts.has("-H", "--hidden", "-u", "--unrestricted"))
         walk.skip_parts = opts.of("-E", "--exclude")
         return walk
     if program == "rg":
-        opts = options(args, _RG_SHORT, _RG_LONG)
+        opts = options(args, SPECS["rg"])
         return _rg_walk(opts, args, cwd) if opts.has("--files", "-l", "--files-with-matches") else None
     if program in GREPS:
-        opts = options(args, "efmABCdD", _GREP_LONG)
+        opts = options(args, SPECS["grep"])
         if opts.has("-l", "--files-with-matches") and opts.has("-r", "-R", "--recursive"):
             return _grep_walk(opts, cwd)
     if program == "ls":
-        opts = options(args, "IwT", frozenset({"--ignore", "--hide", "--width"}))
+        opts = options(args, SPECS["ls"])
         return Walk(
             paths(opts.operands, cwd),
             hidden=opts.has("-a", "-A", "--all", "--almost-all"),
@@ -140,7 +149,7 @@ def lister(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     return None
 
 
-def _grep_walk(opts: Options, cwd: str) -> Walk:
+def _grep_walk(opts: Options[str], cwd: str) -> Walk:
     given_pattern = bool(opts.of("-e", "-f", "--regexp", "--file"))
     operands = opts.operands if given_pattern else opts.operands[1:]
     walk = Walk(paths(operands, cwd))
@@ -151,7 +160,7 @@ def _grep_walk(opts: Options, cwd: str) -> Walk:
     return walk
 
 
-def _rg_walk(opts: Options, args: Sequence[str], cwd: str) -> Walk:
+def _rg_walk(opts: Options[str], args: Sequence[str], cwd: str) -> Walk:
     """ripgrep (and ag, ack) skip hidden files unless told not to (`--hidden`, `-.`, `-uu`). Ignore files
     are not modelled: a sensitive file that is also git-ignored is judged as if rg read it."""
     given_pattern = bool(opts.of("-e", "-f", "--regexp", "--file")) or opts.has("--files")
@@ -168,7 +177,7 @@ def _rg_walk(opts: Options, args: Sequence[str], cwd: str) -> Walk:
     return walk
 
 
-def _find_walk(args: Sequence[str], cwd: str) -> Walk:
+def find_walk(args: Sequence[str], cwd: str) -> Walk:
     first = next((i for i, a in enumerate(args) if a.startswith(("-", "(", "!", ")"))), len(args))
     walk = Walk(paths(args[:first], cwd))
     names: list[str] = []
@@ -199,7 +208,7 @@ def _copier(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     if program == "tar":
         first = args[0] if args else ""
         cluster = first.lstrip("-") if first and not first.startswith("--") else ""
-        opts = options(args, "fCTXb", frozenset({"--file", "--directory", "--files-from", "--exclude-from"}))
+        opts = options(args, SPECS["tar"])
         creates = "c" in cluster or opts.has("-c", "--create", "-r", "--append", "-u", "--update")
         if not creates:
             return None
@@ -211,18 +220,16 @@ def _copier(program: str, args: Sequence[str], cwd: str) -> Walk | None:
         walk.skip_parts = opts.of("--exclude")
         return walk
     if program == "zip":
-        opts = options(args, "xibn", frozenset({"--exclude", "--include"}))
+        opts = options(args, SPECS["zip"])
         if not opts.has("-r", "-R", "--recurse-paths"):
             return None
         walk = Walk(paths(opts.operands[1:], cwd, default=None))
         walk.skip_paths = opts.of("-x", "--exclude")
         return walk
     if program in ("7z", "7za", "7zr") and args[:1] == ["a"]:
-        return Walk(paths(options(args[1:], "", frozenset()).operands[1:], cwd, default=None))
+        return Walk(paths(options(args[1:], SPECS["7z"]).operands[1:], cwd, default=None))
     if program in ("cp", "rsync", "scp"):
-        opts = options(
-            args, "te" if program != "cp" else "tS", frozenset({"--target-directory", "--exclude"})
-        )
+        opts = options(args, SPECS[program])
         if not opts.has("-r", "-R", "-a", "--recursive", "--archive"):
             return None
         walk = Walk(paths(opts.operands[:-1], cwd, default=None))
