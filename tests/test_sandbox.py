@@ -329,7 +329,7 @@ def test_files_created_during_the_command_are_not_masked_but_the_next_command_ma
     project: Path,
 ) -> None:
     engine = engine_for(project)
-    made = run(engine, f"printf {FRESH} > new.pe$(echo m) && cat new.*")  # the documented limit
+    made = run(engine, f"printf {FRESH} > new.pe$(printf m) && cat new.*")  # the documented limit
     assert made.success and FRESH in made.output
     assert FRESH not in run(engine, "cat new.*").output
 
