@@ -2,8 +2,10 @@
 
 Every check returns `(allowed, reason)`; the reason is a sentence for the model. What each rule covers:
 
-* **Protected files** (globs): no tool may write, edit, patch or delete them, and `run_command` may not
-  write them through `>`, `>>`, `tee` or common file-changing commands (`rm`, `mv`, `cp`, `sed -i`, ...).
+* **Protected files** (globs): no tool may write, edit, patch or delete them; `run_command` may not change
+  one it names (`> f`, `tee`, `rm`, `mv`, `cp`, `sed -i`, `chmod`, `tar -f`, `git checkout -- f`, ...),
+  and, unless it runs in the OS sandbox, which makes them read-only, not one it does not name plainly
+  either (globs, variables, links, inline code, `find -delete`, archives, patches, git: `protected_writes`).
 * **Sensitive files** (globs): protected, and not readable either: `read_file` and any tool whose `path`
   names one is refused, a command that mentions one (`cat .env`, `open('.env')`) is refused, a command
   that reads one without naming it (`grep -r KEY .`, `cat config/*`, `find . -exec cat {} +`) is refused
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ from pathlib import Path
 from architect_nb.config.schema import GuardrailsConfig
 from architect_nb.execution.guardrails.guarded_files import GuardedFiles
 from architect_nb.execution.guardrails.mentions import code_names, mentioned
+from architect_nb.execution.guardrails.protected_writes import ProtectedFiles, protected_write
 from architect_nb.execution.guardrails.shell_runs import Run, runs
 from architect_nb.execution.guardrails.unnamed_reads import unnamed_read
 from architect_nb.paths.globs import PathGlobs
@@ -41,11 +43,6 @@ from architect_nb.tools.commands.workspace_scan import ScanLimitError, Workspace
 
 __all__ = ["CodeRuleHit", "GuardrailsEngine"]
 
-_REDIRECT = re.compile(r"(?:&>>?|\d*>>?\|?)\s*(['\"]?)([^\s;|&'\"<>]+)\1")
-_SEPARATORS = frozenset({";", "|", "||", "&&", "&", "(", ")"})
-_WRITES_ALL = frozenset({"rm", "mv", "tee", "truncate", "touch", "chmod", "chown", "shred", "unlink"})
-_WRITES_LAST = frozenset({"cp", "ln", "install", "rsync"})
-_IN_PLACE = frozenset({"sed", "perl", "ruby"})
 _GREP_LINE = re.compile(r"^(?P<path>[^\n:]+?)(?::|-)(?P<line>\d+)(?::|-)")
 # Notebook hits name the cell: `nb.ipynb [cell 3, line 2]: ...` or `nb.ipynb [cell 3, output 0, line 1]- ...`.
 _NOTEBOOK_LINE = re.compile(r"^(?P<path>[^\n]+?) \[cell \d+(?:, output \d+)?, line \d+\](?::|-)")
@@ -173,24 +170,16 @@ class GuardrailsEngine:
         try:
             reason = self._sensitive_reason(script, scripts, every, sandboxed=sandboxed)
             if reason is None and self.protected:
-                reason = self._protected_reason(command, base)
+                guard = ProtectedFiles(
+                    self._root_text, self.protected, self._protected_now, unnamed=not sandboxed
+                )
+                reason = protected_write(scripts, every, guard)
         except ScanLimitError as exc:
             reason = (
                 f"The command may touch files it does not name, and the workspace cannot be checked for "
                 f"sensitive and protected files: {exc} Name the files you need."
             )
         return (False, reason) if reason is not None else (True, "")
-
-    def _protected_reason(self, command: str, base: Path) -> str | None:
-        for target in _write_targets(command):
-            rel = self._rel_word(target, base)
-            hit = self.protected.match(rel) or self.protected.inside(rel)
-            if hit is not None:
-                return (
-                    f"The command changes '{target}', which is or holds a protected file (matches "
-                    f"'{hit}'). Leave it unchanged, or ask the user."
-                )
-        return None
 
     def _sensitive_reason(
         self, script: ParsedScript, scripts: list[ParsedScript], every: list[Run], *, sandboxed: bool
@@ -248,6 +237,15 @@ class GuardrailsEngine:
             lambda rel: self.sensitive.match(rel) is not None,
         )
 
+    def _protected_now(self) -> GuardedFiles:
+        read_only = self._masks().read_only
+        return GuardedFiles.of(
+            self._root_text,
+            [p for p in read_only if not os.path.isdir(p)],
+            [p for p in read_only if os.path.isdir(p)],
+            lambda rel: self.protected.match(rel) is not None,
+        )
+
     def _rel_word(self, word: str, base: Path) -> str:
         return self.relative(os.path.normpath(base / word))
 
@@ -291,39 +289,3 @@ def _compile(pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
     except re.error:
         return re.compile(re.escape(pattern))
-
-
-def _tokens(command: str) -> list[str]:
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: judge the raw words
-        return command.split()
-
-
-def _write_targets(command: str) -> list[str]:
-    """Files a command would write: redirection targets, and the operands of writing commands."""
-    targets = [m.group(2) for m in _REDIRECT.finditer(command)]
-    segment: list[str] = []
-    for token in [*_tokens(command), ";"]:
-        if token not in _SEPARATORS and not set(token) <= set(";&|()"):
-            segment.append(token)
-            continue
-        if segment:
-            targets += _operands_written(segment)
-        segment = []
-    return targets
-
-
-def _operands_written(segment: list[str]) -> list[str]:
-    verb = segment[0].rsplit("/", 1)[-1]
-    operands = [t for t in segment[1:] if not t.startswith("-")]
-    if verb == "dd":
-        return [t.removeprefix("of=") for t in segment[1:] if t.startswith("of=")]
-    if verb in _WRITES_LAST:
-        return operands[-1:]
-    in_place = verb in _IN_PLACE and any(t.startswith("-i") or t == "--in-place" for t in segment)
-    if verb in _WRITES_ALL or in_place:
-        return operands
-    return []

@@ -1,0 +1,186 @@
+"""How the guardrails judge commands on the shell's parse (issue 30), beyond the corpus of
+`test_protected_writes`: what the sandbox changes, what the refusals advise, that asking git runs none of
+the repository's programs, and that names of sensitive files are read as bash sees them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from protected_writes_corpus import _GIT_ENV, PROTECTED, build_workspace
+
+from architect_nb.config.schema import GuardrailsConfig
+from architect_nb.execution.guardrails.rails import GuardrailsEngine
+from architect_nb.tools.commands.classifier import MAX_COMMAND_CHARS
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return build_workspace(Path(os.path.realpath(tmp_path)))
+
+
+def guard(root: Path, **config: object) -> GuardrailsEngine:
+    return GuardrailsEngine(GuardrailsConfig.model_validate({"protected_files": PROTECTED, **config}), root)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm *.cfg",
+        "echo x >> link.toml",
+        "python3 -c \"open('pyproject.toml', 'w')\"",
+        "tar xf evil.tar",
+        "git checkout -q other",
+        "find . -name setup.cfg -delete",
+        'F=setup.cfg; rm "$F"',
+    ],
+)
+def test_in_the_sandbox_the_unnamed_forms_are_left_to_it(project: Path, command: str) -> None:
+    assert not guard(project).check_command(command, project)[0]
+    assert guard(project).check_command(command, project, sandboxed=True) == (True, "")
+
+
+@pytest.mark.parametrize("command", ["rm setup.cfg", "echo x > pyproject.toml", "rm -rf .github", "rm -r ./"])
+def test_a_command_that_names_a_protected_file_is_refused_in_the_sandbox_too(
+    project: Path, command: str
+) -> None:
+    allowed, reason = guard(project).check_command(command, project, sandboxed=True)
+    assert not allowed and "protected file" in reason and "Leave it unchanged, or ask the user" in reason
+
+
+def test_the_refusals_say_what_to_do_instead(project: Path) -> None:
+    rails = guard(project)
+    _, glob = rails.check_command("rm *.cfg", project)
+    assert "the glob '*.cfg' expands to it" in glob and "'setup.cfg'" in glob
+    assert "Name the files it should change" in glob and "file tools" in glob and "OS sandbox on" in glob
+    _, archive = rails.check_command("tar xf evil.tar", project)
+    assert "List the archive first (tar tf, unzip -l)" in archive
+    _, code = rails.check_command("python3 -c \"import os; os.remove('setup.cfg')\"", project)
+    assert "python code mentions 'setup.cfg'" in code and "use read_file or cat" in code
+    _, git = rails.check_command("git checkout -q other", project)
+    assert "git checkout other rewrites 'pyproject.toml'" in git
+    _, pull = rails.check_command("git pull", project)
+    assert "git fetch" in pull
+
+
+def test_a_hard_link_is_refused_even_in_the_sandbox_without_the_sandbox_sentence(project: Path) -> None:
+    allowed, reason = guard(project).check_command("echo x >> hard.cfg", project, sandboxed=True)
+    assert not allowed and "another name (a hard link) of 'setup.cfg'" in reason
+    assert "OS sandbox on" not in reason
+
+
+def test_git_is_asked_only_what_runs_none_of_the_repositorys_programs(project: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    program = f"touch {marker}"
+    for key in ("core.fsmonitor", "diff.external", "core.pager", "filter.x.clean", "filter.x.smudge"):
+        subprocess.run(["git", "config", key, program], cwd=project, check=True, env=_GIT_ENV)
+    (project / ".gitattributes").write_text("* filter=x diff=x\n")
+    subprocess.run(["git", "config", "diff.x.textconv", program], cwd=project, check=True, env=_GIT_ENV)
+    (project / "pyproject.toml").write_text("[project]\nname = 'edited'\n")  # a local change: worth a look
+    (project / ".github" / "workflows" / "extra.yml").write_text("on: pull\n")  # untracked
+    rails = guard(project)
+    for command in (
+        "git checkout -q other",
+        "git stash",
+        "git reset --hard",
+        "git merge other",
+        "git clean -f",
+    ):
+        assert not rails.check_command(command, project)[0], command
+    assert not marker.exists()
+
+
+def test_git_that_leaves_the_protected_files_alone_is_allowed(project: Path) -> None:
+    rails = guard(project)
+    subprocess.run(["git", "branch", "same"], cwd=project, check=True, env=_GIT_ENV)
+    (project / "src" / "app.py").write_text("def main():\n    return 2\n")
+    for command in (
+        "git checkout -q same",
+        "git stash push -- src",
+        "git reset --hard",
+        "git checkout -b new",
+    ):
+        assert rails.check_command(command, project) == (True, ""), command
+
+
+def test_find_reaches_the_files_under_the_folders_it_removes_whole(project: Path) -> None:
+    (project / "build" / "pkg").mkdir(parents=True)
+    (project / "build" / "pkg" / "setup.cfg").write_text("[x]\n")
+    allowed, reason = guard(project).check_command("find . -name build -exec rm -rf {} +", project)
+    assert not allowed and "build/pkg/setup.cfg" in reason
+    assert guard(project).check_command("find . -name '*.pyc' -exec rm -f {} +", project)[0]
+
+
+def test_a_command_that_does_not_parse_is_refused_only_where_the_sandbox_does_not_hold(project: Path) -> None:
+    allowed, reason = guard(project).check_command("echo 'unbalanced", project)
+    assert not allowed and "does not parse as shell" in reason
+    assert guard(project).check_command("echo 'unbalanced", project, sandboxed=True)[0]
+
+
+def test_a_command_too_long_to_check_is_refused(project: Path) -> None:
+    allowed, reason = guard(project).check_command("echo " + "x" * MAX_COMMAND_CHARS, project)
+    assert not allowed and "too long to check" in reason and "Split it" in reason
+
+
+def test_without_guarded_files_nothing_is_parsed(project: Path) -> None:
+    rails = GuardrailsEngine(GuardrailsConfig(blocked_commands=["sudo"]), project)
+    assert rails.check_command("rm *.cfg", project) == (True, "")
+    assert rails.check_command("echo 'unbalanced", project) == (True, "")
+
+
+# ------------------------------------------------------------------ sensitive names, as bash reads them
+
+
+@pytest.fixture
+def secrets(tmp_path: Path) -> Path:
+    root = Path(os.path.realpath(tmp_path))
+    (root / ".env").write_text("KEY=sk-secret\n")
+    (root / "secrets").mkdir()
+    (root / "secrets" / "prod.txt").write_text("token\n")
+    (root / "src").mkdir()
+    return root
+
+
+def sensitive(root: Path) -> GuardrailsEngine:
+    return GuardrailsEngine(GuardrailsConfig(sensitive_files=[".env", "secrets/"]), root)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat '.e'nv",  # quote removal joins the name
+        'cat ".e"nv',
+        "cat .e\\nv",  # and escape removal
+        "bash -c \"cat '.e'nv\"",  # in a nested script too
+        "F=.env; cat $F",  # a value given to a variable
+        "export F=secrets/prod.txt",
+        "cd secrets && cat prod.txt",  # judged from the folder cd goes to
+        "python3 - <<'EOF'\nprint(open('.env').read())\nEOF",
+    ],
+)
+def test_a_sensitive_name_is_read_as_bash_sees_it(secrets: Path, command: str) -> None:
+    allowed, reason = sensitive(secrets).check_command(command, secrets)
+    assert not allowed and "sensitive file" in reason, reason
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -rn KEY --exclude=.env --exclude-dir=secrets .",
+        "rg -g '!.env' -g '!secrets' KEY",
+        "find . -type f ! -name .env ! -path './secrets/*' -exec cat {} +",
+        "bash -c 'grep -r --exclude=.env --exclude-dir=secrets KEY .'",
+        "echo 'the .environment is fine'",
+    ],
+)
+def test_a_name_given_only_to_leave_a_file_out_is_no_mention(secrets: Path, command: str) -> None:
+    assert sensitive(secrets).check_command(command, secrets) == (True, "")
+
+
+def test_rsync_options_are_read_with_the_shared_table(secrets: Path) -> None:
+    """`rsync -at` once swallowed the source as the value of `-t` (a flag), so the copy looked harmless."""
+    allowed, reason = sensitive(secrets).check_command("rsync -at ./ copied/", secrets)
+    assert not allowed and "reads every file under" in reason
