@@ -184,3 +184,29 @@ def test_rsync_options_are_read_with_the_shared_table(secrets: Path) -> None:
     """`rsync -at` once swallowed the source as the value of `-t` (a flag), so the copy looked harmless."""
     allowed, reason = sensitive(secrets).check_command("rsync -at ./ copied/", secrets)
     assert not allowed and "reads every file under" in reason
+
+
+def test_code_piped_from_a_computed_echo_is_refused_and_a_project_file_is_not(project: Path) -> None:
+    rails = guard(project)
+    allowed, reason = rails.check_command('echo "$X" | bash', project)
+    assert not allowed and "an echo computes" in reason
+    assert rails.check_command("cat Makefile | bash", project)[0]  # a file's text: the project's code
+    assert rails.check_command("echo hi | bash", project)[0]
+
+
+def test_a_patch_or_archive_made_in_the_same_command_is_refused_with_the_way_round(project: Path) -> None:
+    allowed, reason = guard(project).check_command("git diff > d.diff && git apply -R d.diff", project)
+    assert not allowed and "does not exist yet: make it in one command, and use it in the next" in reason
+
+
+def test_a_bug_in_a_model_refuses_the_command_instead_of_raising(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from architect_nb.execution.guardrails import protected_writes
+
+    def broken(*_args: object) -> list[object]:
+        raise RuntimeError("a model bug")
+
+    monkeypatch.setattr(protected_writes, "effects", broken)
+    allowed, reason = guard(project).check_command("ls", project)
+    assert not allowed and "could not be checked for sensitive and protected files (RuntimeError)" in reason

@@ -23,7 +23,17 @@ from architect_nb.execution.guardrails.write_effects import (
 )
 from architect_nb.tools.commands.shell_words import Word
 
-__all__ = ["INTERPRETER", "awk", "ed", "editor", "eval_option", "perl_like", "python", "sed"]
+__all__ = [
+    "INTERPRETER",
+    "awk",
+    "ed",
+    "editor",
+    "eval_option",
+    "perl_like",
+    "python",
+    "script_operand",
+    "sed",
+]
 
 INTERPRETER = re.compile(r"^(?:python|pypy)[\d.]*$")
 _SED_WRITES = re.compile(r"(?:^|[\s;{}0-9$/!,])[wW]\s|/[gpiImMe0-9]*w\s|(?:^|[\s;{}])e(?:\s|$)")
@@ -37,7 +47,17 @@ def _code(program: str, word: Word) -> Effect:
 
 
 def _stdin_code(program: str, stdin: Stdin) -> list[Effect]:
-    return [_code(program, stdin.text)] if stdin.text is not None else []
+    """Code read from the input: a here-doc, or what an echo before it in the pipe prints. Another program's
+    output (`cat tool.py | python3`) is the project's code, like a script."""
+    given = stdin.text if stdin.text is not None else stdin.piped
+    return [_code(program, given)] if given is not None else []
+
+
+def script_operand(program: str, word: Word) -> list[Effect]:
+    """A script given as `<(...)`: its code is known only when it runs (a file is the project's code)."""
+    if word.value is None and word.substituted:
+        return [Unknown(f"{program} runs a script known only when it runs ({word.text[:60]}); write it out")]
+    return []
 
 
 def editor(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
@@ -88,11 +108,14 @@ def awk(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect
     return found
 
 
-def perl_like(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect]:
+def perl_like(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
     """perl and ruby: `-e` code, and `-i` edits the files in place."""
     opts = program_options(program, args)
     code = opts.of("-e", "-E")
     found: list[Effect] = [_code(program, w) for w in code]
+    if not code:
+        given = opts.operands[0] if opts.operands and opts.operands[0].value != "-" else None
+        found += script_operand(program, given) if given is not None else _stdin_code(program, stdin)
     if opts.of("-i"):
         files = opts.operands if code else opts.operands[1:]
         found += [Change(w, "edits in place") for w in files]
@@ -104,12 +127,16 @@ def perl_like(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[
 def eval_option(*names: str) -> Callable[[str, list[Word], Stdin, bool], list[Effect]]:
     """Interpreters given code by an option (`node -e`, `php -r`, `lua -e`, `Rscript -e`)."""
 
-    def model(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    def model(program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
         opts = program_options(program, args)
         code = opts.of(*names)
         if program == "deno" and opts.operands[:1] and opts.operands[0].value == "eval":
             code += opts.operands[1:2]
-        return [_code(program, w) for w in code]
+        if code:
+            return [_code(program, w) for w in code]
+        if opts.operands and opts.operands[0].value != "-":
+            return script_operand(program, opts.operands[0])
+        return _stdin_code(program, stdin)
 
     return model
 
@@ -120,7 +147,7 @@ def python(args: list[Word], stdin: Stdin) -> list[Effect]:
     while i < len(args):
         value = args[i].value
         if value is None or not value.startswith("-"):
-            return []  # a script: the project's own code
+            return script_operand("python", args[i])  # a file is the project's own code
         if value == "-":
             break
         i += 1
@@ -143,8 +170,15 @@ def python(args: list[Word], stdin: Stdin) -> list[Effect]:
 
 
 def _python_module(module: str, args: Sequence[Word]) -> list[Effect]:
+    """The standard library's command lines that write files: archives made or extracted, `json.tool`."""
     values = [w.value for w in args]
-    if module in ("zipfile", "tarfile") and values[:1] and values[0] in ("-e", "--extract") and len(args) > 1:
-        target = args[2] if len(args) > 2 else None
-        return [Extract("zip" if module == "zipfile" else "tar", args[1], directory=target)]
+    if module in ("zipfile", "tarfile") and values[:1] and len(args) > 1:
+        if values[0] in ("-e", "--extract"):
+            target = args[2] if len(args) > 2 else None
+            return [Extract("zip" if module == "zipfile" else "tar", args[1], directory=target)]
+        if values[0] in ("-c", "--create"):
+            return [Change(args[1], "writes")]
+    if module == "json.tool":
+        operands = [w for w in args if not (w.value or "-").startswith("-")]
+        return [Change(operands[1], "writes")] if len(operands) > 1 else []
     return []

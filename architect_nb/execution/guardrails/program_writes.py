@@ -29,6 +29,7 @@ from architect_nb.execution.guardrails.interpreter_writes import (
     eval_option,
     perl_like,
     python,
+    script_operand,
     sed,
 )
 from architect_nb.execution.guardrails.program_options import (
@@ -44,6 +45,7 @@ from architect_nb.execution.guardrails.write_effects import (
     Stdin,
     Unknown,
 )
+from architect_nb.tools.commands.rules import SHELLS
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["effects"]
@@ -74,6 +76,8 @@ def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Eff
     """What `program args...` changes. `stdin`: what it reads on its input; `fed`: xargs adds operands."""
     if INTERPRETER.match(program):
         return python(args, stdin)
+    if program in SHELLS or program in ("source", "."):
+        return _shell(program, args, stdin)
     model = _MODELS.get(program)
     if model is not None:
         return model(program, args, stdin, fed)
@@ -122,6 +126,21 @@ def _dd(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effe
         elif word.value is None and word.skeleton.startswith("of="):
             found.append(Change(word, "writes"))
     return found
+
+
+def _shell(program: str, args: list[Word], stdin: Stdin) -> list[Effect]:
+    """A shell's own commands are judged as commands (`shell_runs` parses `-c` strings, here-docs and what a
+    literal echo pipes in); what is left is a script only known when it runs: `bash <(...)`, or commands
+    piped from an echo of computed words. A script file is the project's code."""
+    for word in args:
+        value = word.value
+        if value is not None and value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
+            return []
+        if value is None or not value.startswith(("-", "+")):
+            return script_operand(program, word)
+    if stdin.piped is not None and stdin.piped.value is None:
+        return [Unknown(f"{program} runs commands an echo computes when it runs; write them out")]
+    return []
 
 
 def _sd(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:

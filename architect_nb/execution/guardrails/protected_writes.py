@@ -24,8 +24,9 @@ from collections.abc import Sequence
 from architect_nb.execution.guardrails.copy_landings import copy
 from architect_nb.execution.guardrails.git_rewrites import git_checkout, git_tree, pathspecs
 from architect_nb.execution.guardrails.mentions import code_names
+from architect_nb.execution.guardrails.program_options import literal
 from architect_nb.execution.guardrails.program_writes import effects
-from architect_nb.execution.guardrails.shell_runs import Run, resolve
+from architect_nb.execution.guardrails.shell_runs import Run, piped_from_printer, piped_text, resolve
 from architect_nb.execution.guardrails.write_effects import (
     Change,
     Code,
@@ -45,7 +46,7 @@ from architect_nb.execution.guardrails.write_effects import (
 from architect_nb.execution.guardrails.write_sources import extract, patch
 from architect_nb.execution.guardrails.write_targets import Targets
 from architect_nb.execution.guardrails.write_verdicts import ProtectedFiles, Refusal, Verdicts
-from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand
+from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 
 __all__ = ["ProtectedFiles", "protected_write"]
 
@@ -99,7 +100,7 @@ class _Judge:
                     self.effect(Change(redirect.target, "writes"), run, run.bases)
         if program is not None:
             fed = run.fed_by is not None and run.fed_by[0] == "xargs"
-            for effect in effects(program, run.words[1:], _stdin(run.simple), fed):
+            for effect in effects(program, run.words[1:], _stdin(run.simple, run.script), fed):
                 self.effect(effect, run, run.bases)
 
     def effect(self, effect: Effect, run: Run, bases: tuple[str, ...]) -> None:
@@ -176,7 +177,7 @@ class _Judge:
                     self.verdicts.refuse(f"{said} '{name}', {reason[0]}", reason[1], reason[2], advice)
 
 
-def _stdin(simple: SimpleCommand) -> Stdin:
+def _stdin(simple: SimpleCommand, script: ParsedScript) -> Stdin:
     file = text = None
     for redirect in simple.redirects:
         if redirect.fd not in (None, "0"):
@@ -185,7 +186,11 @@ def _stdin(simple: SimpleCommand) -> Stdin:
             file, text = redirect.target, None
         elif redirect.op in ("<<", "<<<", "<<-"):
             file, text = None, redirect.target
-    return Stdin(file=file, text=text)
+    piped = None
+    if piped_from_printer(simple, script):
+        echoed = piped_text(simple, script)
+        piped = literal(echoed) if echoed is not None else Word(text="echo ...", value=None, skeleton="")
+    return Stdin(file=file, text=text, piped=piped)
 
 
 def _ends_name(path: str, ending: str) -> bool:

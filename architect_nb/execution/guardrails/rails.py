@@ -36,6 +36,7 @@ from architect_nb.execution.guardrails.mentions import code_names, mentioned
 from architect_nb.execution.guardrails.protected_writes import ProtectedFiles, protected_write
 from architect_nb.execution.guardrails.shell_runs import Run, runs
 from architect_nb.execution.guardrails.unnamed_reads import unnamed_read
+from architect_nb.log import get_logger
 from architect_nb.paths.globs import PathGlobs
 from architect_nb.tools.commands.classifier import MAX_COMMAND_CHARS
 from architect_nb.tools.commands.shell_parse import ParsedScript, parse_command
@@ -165,9 +166,9 @@ class GuardrailsEngine:
                 False,
                 "The command holds characters that cannot be passed to bash. Write it in plain text.",
             )
-        every = runs(script, str(base))
-        scripts = list({id(s): s for s in [script, *(r.script for r in every)]}.values())
         try:
+            every = runs(script, str(base))
+            scripts = list({id(s): s for s in [script, *(r.script for r in every)]}.values())
             reason = self._sensitive_reason(script, scripts, every, sandboxed=sandboxed)
             if reason is None and self.protected:
                 guard = ProtectedFiles(
@@ -178,6 +179,12 @@ class GuardrailsEngine:
             reason = (
                 f"The command may touch files it does not name, and the workspace cannot be checked for "
                 f"sensitive and protected files: {exc} Name the files you need."
+            )
+        except Exception as exc:  # a bug in a model must not let the command through, nor raise
+            get_logger(__name__).warning("guardrail_check_failed", problem=f"{type(exc).__name__}: {exc}")
+            reason = (
+                f"The command could not be checked for sensitive and protected files ({type(exc).__name__}). "
+                "Write it more plainly, or ask the user."
             )
         return (False, reason) if reason is not None else (True, "")
 

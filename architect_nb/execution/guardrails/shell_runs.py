@@ -14,10 +14,20 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from architect_nb.tools.commands.rules import SHELLS
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
 from architect_nb.tools.commands.wrappers import unwrap
 
-__all__ = ["Run", "braces", "expand_glob", "program_of", "resolve", "runs"]
+__all__ = [
+    "Run",
+    "braces",
+    "expand_glob",
+    "piped_from_printer",
+    "piped_text",
+    "program_of",
+    "resolve",
+    "runs",
+]
 
 _MAX_DEPTH = 4  # `bash -c` strings followed this deep
 _MAX_BASES = 8  # folders a script may `cd` into before its later commands are judged "moved elsewhere"
@@ -78,8 +88,12 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
             if program == "find" and any(w.value in ("-execdir", "-okdir") for w in words):
                 inner_moved = True  # run in the folder of each file found
             stack += [_Pending(w, inner_bases, inner_moved, fed_by, False) for w, _ in reversed(inner.inner)]
+            scripts = list(inner.scripts)
+            if program in SHELLS and not scripts and not _takes_a_script(words[1:]):
+                echoed = piped_text(simple, script)  # `echo 'rm x' | bash`
+                scripts += [echoed] if echoed is not None else []
             if depth < _MAX_DEPTH:
-                for text in inner.scripts:
+                for text in scripts:
                     try:
                         nested = parse_command(text)
                     except UnicodeError:
@@ -87,6 +101,36 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
                     _collect(nested, inner_bases, inner_moved, depth + 1, out)
         if program_of(simple.words) in ("cd", "pushd"):
             bases, moved = _moved_to(simple.words[1:], bases, moved)
+
+
+def piped_text(simple: SimpleCommand, script: ParsedScript) -> str | None:
+    """What an `echo` or `printf` right before `simple` in a pipe prints, if its words are all known."""
+    for pipeline, stage in simple.pipes:
+        for other in script.commands:
+            if (pipeline, stage - 1) in other.pipes and program_of(other.words) in ("echo", "printf"):
+                values = [w.value for w in other.words[1:]]
+                return None if None in values else " ".join(v or "" for v in values)
+    return None
+
+
+def piped_from_printer(simple: SimpleCommand, script: ParsedScript) -> bool:
+    """Whether an `echo` or `printf` right before `simple` in a pipe feeds it (its text known or not)."""
+    return any(
+        (pipeline, stage - 1) in other.pipes and program_of(other.words) in ("echo", "printf")
+        for pipeline, stage in simple.pipes
+        for other in script.commands
+    )
+
+
+def _takes_a_script(args: list[Word]) -> bool:
+    """A shell given `-c` or a script operand does not read its commands from its input."""
+    for word in args:
+        value = word.value
+        if value is None or not value.startswith(("-", "+")) or value in ("-", "+"):
+            return value != "-"
+        if not value.startswith("--") and "c" in value[1:]:
+            return True
+    return False
 
 
 @dataclass(slots=True)

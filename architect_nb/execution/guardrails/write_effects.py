@@ -33,6 +33,9 @@ class Stdin:
 
     file: Word | None = None  # `< FILE`
     text: Word | None = None  # a here-doc or here-string (its value is None when it expands at run time)
+    #: What an `echo` or `printf` before it in a pipe prints (`echo CODE | python3`): known text, or a word
+    #: with no value when that text is computed at run time.
+    piped: Word | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,9 +37,9 @@ def extract(targets: Targets, effect: Extract, run: Run, bases: tuple[str, ...])
         archive = found.path
         names = members(archive, effect.kind)
         if names is None:
-            missing = "" if os.path.exists(archive) else " (it does not exist yet)"
             targets.verdicts.unknown(
-                f"the archive '{targets.verdicts.shown(archive)}' cannot be listed{missing}.", advice
+                f"the archive '{targets.verdicts.shown(archive)}' cannot be listed{_missing(archive)}.",
+                advice,
             )
             continue
         wanted = [w.value for w in effect.members]
@@ -72,7 +72,9 @@ def patch(targets: Targets, effect: PatchFrom, run: Run, bases: tuple[str, ...])
                 with open(path, "rb") as handle:
                     data = handle.read(MAX_PATCH_BYTES + 1)
             except OSError:
-                targets.verdicts.unknown(f"the patch '{targets.verdicts.shown(path)}' cannot be read.")
+                targets.verdicts.unknown(
+                    f"the patch '{targets.verdicts.shown(path)}' cannot be read{_missing(path)}."
+                )
                 continue
             if len(data) > MAX_PATCH_BYTES:
                 targets.verdicts.unknown(f"the patch '{targets.verdicts.shown(path)}' is too large to check.")
@@ -93,6 +95,12 @@ def patch(targets: Targets, effect: PatchFrom, run: Run, bases: tuple[str, ...])
                     reason = targets.verdicts.why(final)
                     if reason is not None:
                         targets.verdicts.refuse(f"the patch changes '{name}', which is", final, reason[2])
+
+
+def _missing(path: str) -> str:
+    if os.path.exists(path):
+        return ""
+    return " (it does not exist yet: make it in one command, and use it in the next)"
 
 
 def _excluded(name: str, excludes: Sequence[str]) -> bool:

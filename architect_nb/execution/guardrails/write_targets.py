@@ -22,7 +22,11 @@ __all__ = ["Target", "Targets"]
 
 #: Programs whose printed names the check can know beforehand (their walk is modelled).
 _LISTERS = frozenset({"find", "fd", "fdfind", "rg", "grep", "egrep", "fgrep", "ls"})
-_EXPANDED = frozenset({"HOME", "TMPDIR"})
+#: Variables whose value the check knows as well as the shell: the environment's, and those that are a number.
+_FROM_ENVIRONMENT = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME"})
+_NUMBERS = frozenset(
+    {"$", "!", "?", "#", "RANDOM", "SECONDS", "EPOCHSECONDS", "LINENO", "PPID", "UID", "EUID"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +76,15 @@ class Targets:
         return []
 
     def _known_value(self, word: Word, bases: tuple[str, ...]) -> str | None:
-        """`$HOME/x`, `$PWD/x`, `"$(pwd)/x"`: values the check can know as well as the shell."""
+        """`$HOME/x`, `$PWD/x`, `/tmp/x-$$`, `"$(pwd)/x"`: values the check can know as well as the shell."""
         template = word.template
-        if template is not None and word.variables and set(word.variables) <= _EXPANDED | {"PWD"}:
+        if (
+            template is not None
+            and word.variables
+            and set(word.variables) <= _FROM_ENVIRONMENT | _NUMBERS | {"PWD"}
+        ):
             for name in word.variables:
-                known = bases[0] if name == "PWD" else os.environ.get(name, "")
+                known = bases[0] if name == "PWD" else "0" if name in _NUMBERS else os.environ.get(name, "")
                 template = template.replace(f"${{{name}}}", known)
             return template if len(bases) == 1 or "PWD" not in word.variables else None
         if (
