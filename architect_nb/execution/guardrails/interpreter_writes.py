@@ -78,6 +78,12 @@ def ed(program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]
 # ------------------------------------------------------------------ stream editors and interpreters
 
 
+def _in_place(files: Sequence[Word], fed: bool) -> list[Effect]:
+    """The files an editor rewrites in place, and those xargs adds (`fed`)."""
+    found: list[Effect] = [Change(w, "edits in place") for w in files]
+    return [*found, FromInput("edits in place")] if fed else found
+
+
 def sed(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect]:
     opts = program_options(program, args)
     scripts = opts.of("-e", "--expression")
@@ -86,9 +92,7 @@ def sed(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect
         scripts, operands = [operands[0]], operands[1:]
     found: list[Effect] = [_code(program, w) for w in scripts if _SED_WRITES.search(w.value or w.skeleton)]
     if opts.of("-i", "--in-place") or opts.has("--in-place"):
-        found += [Change(w, "edits in place") for w in operands]
-        if fed:
-            found.append(FromInput("edits in place"))
+        found += _in_place(operands, fed)
     return found
 
 
@@ -102,9 +106,7 @@ def awk(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect
             found.append(_code(program, program_text))
     includes = [w.value for w in opts.of("-i", "--include")]
     if "inplace" in includes or "inplace.awk" in includes:
-        found += [Change(w, "edits in place") for w in operands]
-        if fed:
-            found.append(FromInput("edits in place"))
+        found += _in_place(operands, fed)
     return found
 
 
@@ -117,10 +119,7 @@ def perl_like(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[E
         given = opts.operands[0] if opts.operands and opts.operands[0].value != "-" else None
         found += script_operand(program, given) if given is not None else _stdin_code(program, stdin)
     if opts.of("-i"):
-        files = opts.operands if code else opts.operands[1:]
-        found += [Change(w, "edits in place") for w in files]
-        if fed:
-            found.append(FromInput("edits in place"))
+        found += _in_place(opts.operands if code else opts.operands[1:], fed)
     return found
 
 
