@@ -17,53 +17,60 @@ _MAX_WALKED = 10_000  # files of a source folder outside the workspace walked; m
 _GLOB = frozenset("*?[")
 
 
-def copy(targets: Targets, copy: Copy, run: Run, bases: tuple[str, ...]) -> None:
-    sources = [(w, targets.candidates(w, run, bases, copy.verb)) for w in copy.sources]
+def copy(targets: Targets, effect: Copy, run: Run, bases: tuple[str, ...]) -> None:
+    """Refuse a copy, move or link that removes, renames or lands on a protected file."""
+    sources = [(w, targets.candidates(w, run, bases, effect.verb)) for w in effect.sources]
     for _word, found in sources:
         for source in found:
-            if copy.removes:
+            if effect.removes:
                 targets.verdicts.hit(source.path, "moves", named=source.named, tree=True, via=source.via)
-            if copy.links:
+            if effect.links:
                 targets.verdicts.hit(
                     source.path, "makes another name (a link) for", named=False, via=source.via
                 )
-    for dest in targets.candidates(copy.dest, run, bases, copy.verb):
-        into = copy.into
-        if into is None and (len(copy.sources) > 1 or (copy.dest.value or "").endswith("/")):
+    for dest in targets.candidates(effect.dest, run, bases, effect.verb):
+        into = effect.into
+        if into is None and (len(effect.sources) > 1 or (effect.dest.value or "").endswith("/")):
             into = True
         for word, found in sources:
+            written = word.value or ""
             for source in found:
-                contents = (word.value or "").endswith("/." if not copy.contents else "/")
-                _landing(
-                    targets,
-                    copy,
-                    source,
-                    dest.path,
-                    into,
-                    named=source.named and dest.named,
-                    contents=contents,
-                )
+                landing = _Landing(effect, source, written, into, named=source.named and dest.named)
+                landing.check(targets, dest.path)
 
 
-def _landing(
-    targets: Targets, copy: Copy, source: Target, dest: str, into: bool | None, *, named: bool, contents: bool
-) -> None:
-    """Check where `source` lands: `dest` itself, or `dest/NAME` when dest is (or may be) a folder."""
-    finals: list[str] = []
-    via = source.via
-    source_path = source.path
-    name = os.path.basename(source_path.rstrip("/"))
-    if contents and os.path.isdir(source_path):
-        finals.append(dest)
-    else:
+class _Landing:
+    """One source of a copy, and how it lands in a destination."""
+
+    def __init__(self, effect: Copy, source: Target, written: str, into: bool | None, *, named: bool) -> None:
+        self.effect = effect
+        self.source = source
+        self.into = into
+        self.named = named
+        # `cp -r dir/. dest` and `rsync dir/ dest` put the folder's contents, not the folder, in dest.
+        self.contents = written.endswith("/" if effect.contents else "/.")
+        self.name = written.lstrip("/") if effect.parents and written else os.path.basename(source.path)
+
+    def finals(self, dest: str) -> list[str]:
+        """Where the source lands: `dest` itself, or `dest/NAME` when dest is (or may be) a folder."""
+        if self.contents and os.path.isdir(self.source.path):
+            return [dest]
+        found = []
+        into = self.into
         if into is not True and not (into is None and os.path.isdir(dest)):
-            finals.append(dest)
+            found.append(dest)
         if into is True or (into is None and (os.path.isdir(dest) or not os.path.lexists(dest))):
-            finals.append(os.path.join(dest, os.path.relpath(source_path, "/") if copy.parents else name))
-    for final in finals:
-        targets.verdicts.hit(final, copy.verb, named=named, tree=copy.removes, via=via)
-        if copy.tree and os.path.isdir(source_path):
-            _tree_lands(targets, source_path, final, copy.verb)
+            found.append(os.path.normpath(os.path.join(dest, self.name)))
+        return found
+
+    def check(self, targets: Targets, dest: str) -> None:
+        effect = self.effect
+        for final in self.finals(dest):
+            targets.verdicts.hit(
+                final, effect.verb, named=self.named, tree=effect.removes, via=self.source.via
+            )
+            if effect.tree and os.path.isdir(self.source.path):
+                _tree_lands(targets, self.source.path, final, effect.verb)
 
 
 def _tree_lands(targets: Targets, source: str, final: str, verb: str) -> None:
@@ -76,12 +83,11 @@ def _tree_lands(targets: Targets, source: str, final: str, verb: str) -> None:
         targets.verdicts.hit(os.path.join(final, os.path.relpath(path, source)), verb, named=False, via=via)
     rel = targets.verdicts.rel(final)
     if rel is None:
-        if not targets.verdicts.within_workspace(source):
-            _outside_tree(targets, source, final, verb)
-        return
+        return  # it lands outside the workspace, where no file is protected
     globs = targets.verdicts.guard.globs
     if globs.covers(rel):
-        targets.verdicts.refuse(f"{verb} the folder '{targets.verdicts.shown(source)}' to", final)
+        said = f"{targets.verdicts.program} puts the folder '{targets.verdicts.shown(source)}' at"
+        targets.verdicts.refuse(said, final)
     prefix = "" if rel == "." else rel + "/"
     for pattern in globs.patterns:
         head = _literal_head(pattern)
@@ -89,7 +95,7 @@ def _tree_lands(targets: Targets, source: str, final: str, verb: str) -> None:
             inside = os.path.join(source, head[len(prefix) :])
             if os.path.lexists(inside) and globs.covers(head):
                 targets.verdicts.refuse(
-                    f"{verb} '{targets.verdicts.shown(inside)}' to",
+                    f"{targets.verdicts.program} puts '{targets.verdicts.shown(inside)}' at",
                     os.path.join(final, head[len(prefix) :]),
                     pattern,
                 )
