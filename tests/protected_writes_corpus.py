@@ -286,6 +286,7 @@ WRITES: list[Form] = [
     Form("git checkout -- .", setup=LOCAL_EDIT),
     Form("git restore .", setup=LOCAL_EDIT),
     Form("git stash -q -u", setup=UNTRACKED),
+    Form("git stash pop -q", setup=f"{LOCAL_EDIT} && git stash -q"),
     Form("git clean -fdq", setup=UNTRACKED),
     Form("git mv setup.cfg setup2.cfg"),
     Form("git rm -q setup.cfg"),

@@ -106,6 +106,21 @@ def test_git_that_leaves_the_protected_files_alone_is_allowed(project: Path) -> 
         assert rails.check_command(command, project) == (True, ""), command
 
 
+def test_a_stash_is_judged_by_what_it_holds(project: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=project, check=True, env=_GIT_ENV, capture_output=True)
+
+    (project / "src" / "app.py").write_text("def main():\n    return 3\n")
+    (project / "src" / "new.py").write_text("Y = 1\n")
+    git("stash", "-u")  # a change and an untracked file, neither protected
+    assert guard(project).check_command("git stash pop", project) == (True, "")
+    git("stash", "pop")
+    (project / "setup.cfg").write_text("[metadata]\nname = edited\n")
+    git("stash")
+    allowed, reason = guard(project).check_command("git stash apply", project)
+    assert not allowed and "git stash apply rewrites 'setup.cfg'" in reason
+
+
 def test_find_reaches_the_files_under_the_folders_it_removes_whole(project: Path) -> None:
     (project / "build" / "pkg").mkdir(parents=True)
     (project / "build" / "pkg" / "setup.cfg").write_text("[x]\n")

@@ -72,20 +72,22 @@ def git_tree(targets: Targets, tree: GitTree, run: Run, bases: tuple[str, ...]) 
             for f in targets.verdicts.files().under(repo.top)
             if not within or any(_under(f, w) for w in within)
         ]
+        written: list[str] = []
         for before, after in tree.pairs:
             changed = repo.changed(before, after, merge_base=tree.merge)
             if changed is None:
-                if after.endswith("^3"):
-                    continue  # a stash without untracked files
                 targets.verdicts.unknown(f"it cannot be told which files {tree.command} changes.", advice)
                 continue
-            for name in changed:
-                path = os.path.join(repo.top, name)
-                if within and not any(_under(path, w) for w in within):
-                    continue
-                reason = targets.verdicts.why(path)
-                if reason is not None:
-                    targets.verdicts.refuse(f"{tree.command} rewrites", path, reason[2], advice)
+            written += changed
+        for commit in tree.adds:
+            written += repo.files_in(commit) or []  # none: a stash without untracked files
+        for name in written:
+            path = os.path.join(repo.top, name)
+            if within and not any(_under(path, w) for w in within):
+                continue
+            reason = targets.verdicts.why(path)
+            if reason is not None:
+                targets.verdicts.refuse(f"{tree.command} rewrites", path, reason[2], advice)
         if not (tree.local or tree.untracked or tree.any) or not guarded:
             continue
         tracked = repo.tracked([os.path.relpath(f, repo.top) for f in guarded])

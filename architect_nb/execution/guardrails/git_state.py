@@ -68,6 +68,11 @@ class GitRepo:
         )  # fmt: skip
         return None if out is None else _names(out)
 
+    def files_in(self, commit: str) -> list[str] | None:
+        """The files of a commit's tree (relative to `top`); None if there is no such commit."""
+        out = self._git("ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options", commit)
+        return None if out is None else _names(out)
+
     def tracked(self, paths: Sequence[str]) -> tuple[dict[str, str], set[str]] | None:
         """For `paths` (relative to `top`): their blobs in HEAD, and those in the index."""
         if not paths:

@@ -168,7 +168,7 @@ def _stash(before: list[Word], after: list[Word], _stdin: Stdin) -> list[Effect]
             return [Unknown(_NOT_KNOWN)]
         if ref.isdigit():
             ref = f"stash@{{{ref}}}"
-        return [GitTree(f"git stash {sub}", pairs=((f"{ref}^1", ref), (f"{ref}^1", f"{ref}^3")))]
+        return [GitTree(f"git stash {sub}", pairs=((f"{ref}^1", ref),), adds=(f"{ref}^3",))]
     return []
 
 

@@ -130,6 +130,9 @@ class GitTree:
 
     command: str  # "git checkout main": how the refusal says it
     pairs: tuple[tuple[str, str], ...] = ()  # (from, to): the work tree takes what changed between them
+    adds: tuple[
+        str, ...
+    ] = ()  # commits whose every file it writes, if they exist (a stash's untracked files)
     merge: bool = False  # pairs' `from` is replaced by the merge base of `from` and `to`
     local: bool = False
     untracked: bool = False
