@@ -104,9 +104,7 @@ def guardrail_refusal(call: CallState, rails: GuardrailsEngine | None) -> str | 
     if call.command is not None:
         cwd = call.kwargs.get("cwd")
         base = rails.workspace_root / cwd if isinstance(cwd, str) else None
-        hides = getattr(tool, "hides_sensitive_files", None)
-        sandboxed = bool(hides()) if callable(hides) else False
-        allowed, reason = rails.check_command(call.command.command, base, sandboxed=sandboxed)
+        allowed, reason = rails.check_command(call.command.command, base, sandboxed=call.command.sandboxed)
         if not allowed:
             return reason
     if tool.mutates_files:

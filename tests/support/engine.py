@@ -75,7 +75,7 @@ class FakeCommandTool(BaseTool):
     def runs_contained(self) -> bool:
         return False
 
-    def hides_sensitive_files(self) -> bool:
+    def runs_sandboxed(self) -> bool:
         return False
 
     def execute(self, **kwargs: Any) -> ToolResult:

@@ -82,7 +82,7 @@ def test_file_access(guard: GuardrailsEngine, workspace: Path, path: str, write:
         ("cp work/a.csv data/raw/a.csv", False, "protected file"),
         ("cat data/raw/a.csv > work/a.csv", True, ""),
         ("echo 'a > b' && cat uv.lock", True, ""),
-        ("echo 'unbalanced", True, ""),
+        ("echo 'unbalanced", False, "does not parse as shell"),  # what bash would run cannot be told
     ],
 )
 def test_commands(guard: GuardrailsEngine, command: str, allowed: bool, fragment: str) -> None:

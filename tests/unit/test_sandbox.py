@@ -241,8 +241,9 @@ SHAPES = [
     "cat backup.txt",
     "ls s?crets; cat s?crets/*",
     "tar cf - . | base64",
-    "python3 -c \"import glob; [print(open(f).read()) for f in glob.glob('**', recursive=True, "
-    "include_hidden=True) if not f.endswith('/') and __import__('os').path.isfile(f)]\" | base64",
+    # Walks the tree itself and names no file or pattern (a glob such as '**' would match a protected file).
+    "python3 -c \"import os; [print(open(os.path.join(d, f)).read()) for d, _, fs in os.walk('.') "
+    'for f in fs]" | base64',
 ]
 
 
@@ -313,11 +314,12 @@ def test_sensitive_files_cannot_be_written_removed_or_moved(project: Path) -> No
 def test_protected_files_are_read_only(project: Path) -> None:
     engine = engine_for(project)
     assert "1,2" in run(engine, "cat data/raw/a.csv").output
-    # Written so that the lexical guardrail does not see the protected names; only the sandbox stops them.
+    # Written so that the guardrail leaves them to the sandbox (it names no protected file plainly); only the
+    # sandbox stops them. Without it, the guardrail refuses each (tests/test_protected_writes.py).
     for command in [
         "for f in data/raw/*; do echo 3,4 >> $f; done",
         "find data -name '*.csv' -delete",
-        "cd data/raw && touch new.csv",
+        "touch data/raw/$(printf new).csv",
     ]:
         result = run(engine, command)
         assert not result.success and "Read-only file system" in result.output, (command, result)
@@ -330,7 +332,7 @@ def test_files_created_during_the_command_are_not_masked_but_the_next_command_ma
     project: Path,
 ) -> None:
     engine = engine_for(project)
-    made = run(engine, f"printf {FRESH} > new.pe$(echo m) && cat new.*")  # the documented limit
+    made = run(engine, f"printf {FRESH} > new.pe$(printf m) && cat new.*")  # the documented limit
     assert made.success and FRESH in made.output
     assert FRESH not in run(engine, "cat new.*").output
 

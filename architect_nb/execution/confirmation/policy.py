@@ -61,6 +61,8 @@ class CommandCheck:
         reason: Why it is blocked (or how it was classified).
         contained: It will run in the OS sandbox without network, and the configuration lets that stand in
             for asking about `dev` commands.
+        sandboxed: It will run in the OS sandbox, which hides sensitive files and keeps protected ones
+            read-only (the guardrails then leave to it what no word of the command names).
     """
 
     command: str
@@ -68,6 +70,7 @@ class CommandCheck:
     blocked: bool = False
     reason: str = ""
     contained: bool = False
+    sandboxed: bool = False
 
 
 def classify_command_call(
@@ -86,6 +89,7 @@ def classify_command_call(
         blocked=verdict.blocked,
         reason=verdict.reason or "",
         contained=tool.runs_contained(),
+        sandboxed=tool.runs_sandboxed(),
     )
 
 

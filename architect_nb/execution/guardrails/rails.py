@@ -2,8 +2,10 @@
 
 Every check returns `(allowed, reason)`; the reason is a sentence for the model. What each rule covers:
 
-* **Protected files** (globs): no tool may write, edit, patch or delete them, and `run_command` may not
-  write them through `>`, `>>`, `tee` or common file-changing commands (`rm`, `mv`, `cp`, `sed -i`, ...).
+* **Protected files** (globs): no tool may write, edit, patch or delete them; `run_command` may not change
+  one it names (`> f`, `tee`, `rm`, `mv`, `cp`, `sed -i`, `chmod`, `tar -f`, `git checkout -- f`, ...),
+  and, unless it runs in the OS sandbox, which makes them read-only, not one it does not name plainly
+  either (globs, variables, links, inline code, `find -delete`, archives, patches, git: `protected_writes`).
 * **Sensitive files** (globs): protected, and not readable either: `read_file` and any tool whose `path`
   names one is refused, a command that mentions one (`cat .env`, `open('.env')`) is refused, a command
   that reads one without naming it (`grep -r KEY .`, `cat config/*`, `find . -exec cat {} +`) is refused
@@ -15,40 +17,35 @@ Every check returns `(allowed, reason)`; the reason is a sentence for the model.
 * **Quality gates**: commands run when the agent completes (`run_quality_gates`, by `execution.gates`).
 
 Globs match the path relative to the workspace, each of its parent folders, and the file name, ignoring case:
-over-matching a protected path is the safe mistake. Command checks are a best-effort lexical scan (a shell
-can always disguise a name); what a command changes in the workspace is snapshotted for undo, but not stopped.
+over-matching a protected path is the safe mistake. Commands are judged on the shell's own parse (the one the
+classifier reads), word by word as bash will see them; a program that finds a file by itself (the project's
+code, a script) is beyond them, which is the sandbox's work. What a command changes in the workspace is
+snapshotted for undo.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from architect_nb.config.schema import GuardrailsConfig
 from architect_nb.execution.gates.quality_gates import QualityGateResult, run_quality_gates
-from architect_nb.execution.guardrails.unnamed_reads import SensitiveFiles, unnamed_read
+from architect_nb.execution.guardrails.guarded_files import GuardedFiles
+from architect_nb.execution.guardrails.mentions import code_names, mentioned
+from architect_nb.execution.guardrails.protected_writes import ProtectedFiles, protected_write
+from architect_nb.execution.guardrails.shell_runs import Run, runs
+from architect_nb.execution.guardrails.unnamed_reads import unnamed_read
+from architect_nb.log import get_logger
 from architect_nb.paths.globs import PathGlobs
-from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceScanner
+from architect_nb.tools.commands.classifier import MAX_COMMAND_CHARS
+from architect_nb.tools.commands.shell_parse import ParsedScript, parse_command
+from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceMasks, WorkspaceScanner
 
 __all__ = ["CodeRuleHit", "GuardrailsEngine"]
 
-# A word that could be a file name inside a shell command or a snippet of code in one.
-_WORD = re.compile(r"[^\s'\"`;|&<>(){}=,:]+")
-# A name given only to leave a file out (`--exclude=.env`, `rg -g '!.env'`, `find ! -name .env`) is not a
-# mention: the refusal for reading files unnamed suggests exactly these.
-_EXCLUSION = re.compile(
-    r"""(?:--exclude(?:-dir)?[= ]|(?:-g|--glob|--iglob)[= ]?['"]?!|(?:!|-not)\s+-i?(?:name|path)\s+['"]?)"""
-    r"""[^\s'"]+['"]?"""
-)
-_REDIRECT = re.compile(r"(?:&>>?|\d*>>?\|?)\s*(['\"]?)([^\s;|&'\"<>]+)\1")
-_SEPARATORS = frozenset({";", "|", "||", "&&", "&", "(", ")"})
-_WRITES_ALL = frozenset({"rm", "mv", "tee", "truncate", "touch", "chmod", "chown", "shred", "unlink"})
-_WRITES_LAST = frozenset({"cp", "ln", "install", "rsync"})
-_IN_PLACE = frozenset({"sed", "perl", "ruby"})
 _GREP_LINE = re.compile(r"^(?P<path>[^\n:]+?)(?::|-)(?P<line>\d+)(?::|-)")
 # Notebook hits name the cell: `nb.ipynb [cell 3, line 2]: ...` or `nb.ipynb [cell 3, output 0, line 1]- ...`.
 _NOTEBOOK_LINE = re.compile(r"^(?P<path>[^\n]+?) \[cell \d+(?:, output \d+)?, line \d+\](?::|-)")
@@ -142,7 +139,8 @@ class GuardrailsEngine:
         self, command: str, cwd: Path | None = None, *, sandboxed: bool = False
     ) -> tuple[bool, str]:
         """Is `command` allowed: not blocked, under the per-run limit, not touching guarded files?
-        `sandboxed`: it runs in the OS sandbox, where sensitive files are hidden from it."""
+        `sandboxed`: it runs in the OS sandbox, where sensitive files are hidden from it and protected ones
+        are read-only."""
         limit = self.config.max_commands_executed
         if limit is not None and self.commands_executed >= limit:
             return False, (
@@ -155,29 +153,58 @@ class GuardrailsEngine:
                     f"The command matches the blocked pattern '{pattern}' and is never run. "
                     "Use another way, or ask the user to run it."
                 )
+        if not (self.sensitive or self.protected):
+            return True, ""
         base = Path(os.path.realpath(cwd)) if cwd is not None else self.workspace_root
-        if self.sensitive:
-            for word in _words(_EXCLUSION.sub(" ", command)):
-                hit = self.sensitive.match(self._rel_word(word, base))
+        if len(command) > MAX_COMMAND_CHARS:
+            return False, (
+                f"The command is longer than {MAX_COMMAND_CHARS} characters, too long to check for protected "
+                "and sensitive files. Split it into shorter commands."
+            )
+        try:
+            script = parse_command(command)
+        except UnicodeError:
+            return (
+                False,
+                "The command holds characters that cannot be passed to bash. Write it in plain text.",
+            )
+        try:
+            every = runs(script, str(base))
+            scripts = list({id(s): s for s in [script, *(r.script for r in every)]}.values())
+            reason = self._sensitive_reason(script, scripts, every, sandboxed=sandboxed)
+            if reason is None and self.protected:
+                guard = ProtectedFiles(
+                    self._root_text, self.protected, self._protected_now, unnamed=not sandboxed
+                )
+                reason = protected_write(scripts, every, guard)
+        except ScanLimitError as exc:
+            reason = (
+                f"The command may touch files it does not name, and the workspace cannot be checked for "
+                f"sensitive and protected files: {exc} Name the files you need."
+            )
+        except Exception as exc:  # a bug in a model must not let the command through, nor raise
+            get_logger(__name__).warning("guardrail_check_failed", problem=f"{type(exc).__name__}: {exc}")
+            reason = (
+                f"The command could not be checked for sensitive and protected files ({type(exc).__name__}). "
+                "Write it more plainly, or ask the user."
+            )
+        return (False, reason) if reason is not None else (True, "")
+
+    def _sensitive_reason(
+        self, script: ParsedScript, scripts: list[ParsedScript], every: list[Run], *, sandboxed: bool
+    ) -> str | None:
+        if not self.sensitive:
+            return None
+        bases = list(dict.fromkeys(b for run in every for b in run.bases)) or [str(self.workspace_root)]
+        for name in dict.fromkeys(mentioned(scripts)):
+            for base in bases:
+                hit = self.sensitive.match(self._rel_word(name, Path(base)))
                 if hit is not None:
-                    return False, (
-                        f"The command mentions '{word}', a sensitive file (matches '{hit}'), which "
+                    return (
+                        f"The command mentions '{name}', a sensitive file (matches '{hit}'), which "
                         "commands may not read or change. Work without it."
                     )
-            if not sandboxed:
-                reason = self._unnamed_read(command, base)
-                if reason is not None:
-                    return False, reason
-        if self.protected:
-            for target in _write_targets(command):
-                rel = self._rel_word(target, base)
-                hit = self.protected.match(rel) or self.protected.inside(rel)
-                if hit is not None:
-                    return False, (
-                        f"The command changes '{target}', which is or holds a protected file (matches "
-                        f"'{hit}'). Leave it unchanged, or ask the user."
-                    )
-        return True, ""
+        return None if sandboxed else unnamed_read(script, every, self._sensitive_now)
 
     def record_command(self) -> None:
         with self._lock:
@@ -194,7 +221,7 @@ class GuardrailsEngine:
                     "Use another way, or ask the user to run it."
                 )
         if self.sensitive:
-            for word in _WORD.findall(code):
+            for word in code_names(code):
                 hit = self.sensitive.match(self._rel_word(word, self.workspace_root))
                 if hit is not None:
                     return False, (
@@ -203,26 +230,29 @@ class GuardrailsEngine:
                     )
         return True, ""
 
-    def _unnamed_read(self, command: str, base: Path) -> str | None:
-        try:
-            return unnamed_read(command, str(base), self._sensitive_now)
-        except ScanLimitError as exc:
-            return (
-                f"The command may read files it does not name, and the workspace cannot be checked for "
-                f"sensitive files: {exc} Name the files you need."
-            )
-
-    def _sensitive_now(self) -> SensitiveFiles:
+    def _masks(self) -> WorkspaceMasks:
         with self._lock:
             if self._scanner is None:
-                self._scanner = WorkspaceScanner(self.workspace_root, self.sensitive, PathGlobs([]))
+                self._scanner = WorkspaceScanner(self.workspace_root, self.sensitive, self.protected)
             scanner = self._scanner
-        masks = scanner.scan()
-        return SensitiveFiles.of(
+        return scanner.scan()
+
+    def _sensitive_now(self) -> GuardedFiles:
+        masks = self._masks()
+        return GuardedFiles.of(
             self._root_text,
             masks.masked_files,
             masks.masked_folders,
             lambda rel: self.sensitive.match(rel) is not None,
+        )
+
+    def _protected_now(self) -> GuardedFiles:
+        read_only = self._masks().read_only
+        return GuardedFiles.of(
+            self._root_text,
+            [p for p in read_only if not os.path.isdir(p)],
+            [p for p in read_only if os.path.isdir(p)],
+            lambda rel: self.protected.match(rel) is not None,
         )
 
     def _rel_word(self, word: str, base: Path) -> str:
@@ -276,43 +306,3 @@ def _compile(pattern: str) -> re.Pattern[str]:
         return re.compile(pattern)
     except re.error:
         return re.compile(re.escape(pattern))
-
-
-def _words(command: str) -> list[str]:
-    return [w for w in _WORD.findall(command) if w not in ("-", "--") and not w.startswith("-")]
-
-
-def _tokens(command: str) -> list[str]:
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: judge the raw words
-        return command.split()
-
-
-def _write_targets(command: str) -> list[str]:
-    """Files a command would write: redirection targets, and the operands of writing commands."""
-    targets = [m.group(2) for m in _REDIRECT.finditer(command)]
-    segment: list[str] = []
-    for token in [*_tokens(command), ";"]:
-        if token not in _SEPARATORS and not set(token) <= set(";&|()"):
-            segment.append(token)
-            continue
-        if segment:
-            targets += _operands_written(segment)
-        segment = []
-    return targets
-
-
-def _operands_written(segment: list[str]) -> list[str]:
-    verb = segment[0].rsplit("/", 1)[-1]
-    operands = [t for t in segment[1:] if not t.startswith("-")]
-    if verb == "dd":
-        return [t.removeprefix("of=") for t in segment[1:] if t.startswith("of=")]
-    if verb in _WRITES_LAST:
-        return operands[-1:]
-    in_place = verb in _IN_PLACE and any(t.startswith("-i") or t == "--in-place" for t in segment)
-    if verb in _WRITES_ALL or in_place:
-        return operands
-    return []

@@ -14,7 +14,6 @@ only spread that recursion over files. The tables it consults live apart, in `ru
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from architect_nb.config.schema import CommandsConfig
 from architect_nb.tools.commands import rules
 from architect_nb.tools.commands.outside import leads_outside, outside_path
 from architect_nb.tools.commands.rules import DANGEROUS, DEV, SAFE
-from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_script
+from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
 from architect_nb.tools.commands.wrappers import unwrap
 
 __all__ = ["MAX_COMMAND_CHARS", "CommandVerdict", "Sensitivity", "classify_command"]
@@ -204,11 +203,10 @@ def _script(text: str, judgement: _Judgement, depth: int) -> None:
     # bash removes backslash-newline before anything else; the grammar would split the word there instead.
     text = text.replace("\\\n", "")
     try:
-        data = os.fsencode(text)
+        parsed = parse_command(text)
     except UnicodeError:
         judgement.raise_to(DANGEROUS, "contains characters that cannot be passed to bash")
         return
-    parsed = parse_script(data)
     judgement.loop_variables |= parsed.loop_variables
     for problem in parsed.problems:
         judgement.raise_to(DANGEROUS, problem)

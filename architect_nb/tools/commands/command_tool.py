@@ -2,7 +2,8 @@
 
 The engine knows a command tool by this protocol, not by its name: it classifies the `command` argument
 before confirming (`classify`), lets a contained `dev` command run without asking (`runs_contained`), and
-tells the guardrails whether the sandbox hides sensitive files from it (`hides_sensitive_files`).
+tells the guardrails whether commands run in the OS sandbox (`runs_sandboxed`), which hides sensitive files
+and keeps protected ones read-only, so that what no word names cannot reach them.
 `RunCommandTool` is the one in the package; an integrator's own shell tool joins the same checks by
 implementing these three methods.
 """
@@ -27,8 +28,8 @@ class CommandTool(Protocol):
         """Whether commands run in the OS sandbox without network, and that may stand in for asking."""
         ...
 
-    def hides_sensitive_files(self) -> bool:
-        """Whether commands run in the OS sandbox with the sensitive files hidden from them."""
+    def runs_sandboxed(self) -> bool:
+        """Whether commands run in the OS sandbox (sensitive files hidden, protected ones read-only)."""
         ...
 
 

@@ -143,10 +143,11 @@ class RunCommandTool(WorkspaceTool):
             and sandbox_unavailable_reason(config) is None
         )
 
-    def hides_sensitive_files(self) -> bool:
-        """Whether commands run in the OS sandbox with the guardrails' sensitive files hidden from them."""
+    def runs_sandboxed(self) -> bool:
+        """Whether commands run in the OS sandbox, which hides the guardrails' sensitive files and keeps their
+        protected ones read-only."""
         config = self.sandbox_config
-        return bool(self._sensitive) and config.mode != "off" and sandbox_unavailable_reason(config) is None
+        return config.mode != "off" and sandbox_unavailable_reason(config) is None
 
     def sandbox_for(self, cwd: Path) -> Sandbox | SandboxUnavailable | None:
         """The sandbox a command in `cwd` runs in; None when it runs without one (`off`, or `auto` where

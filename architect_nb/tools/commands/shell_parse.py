@@ -11,6 +11,7 @@ tree-sitter is imported on first use: it costs tens of milliseconds, and `import
 from __future__ import annotations
 
 import functools
+import os
 import re
 from typing import TYPE_CHECKING
 
@@ -19,7 +20,16 @@ from architect_nb.tools.commands.shell_words import ParsedScript, Redirect, Simp
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
-__all__ = ["MAX_NESTING", "ParsedScript", "Redirect", "SimpleCommand", "Word", "parse_script"]
+__all__ = [
+    "MAX_NESTING",
+    "ParsedScript",
+    "Redirect",
+    "SimpleCommand",
+    "Word",
+    "clear_parse_cache",
+    "parse_command",
+    "parse_script",
+]
 
 #: Deeper syntax trees than this are not walked; the script is reported as unmodelled instead.
 MAX_NESTING = 200
@@ -76,6 +86,25 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
+def parse_command(command: str) -> ParsedScript:
+    """`command` parsed as bash reads it: backslash-newline removed first, encoded as bash receives it.
+
+    Raises `UnicodeEncodeError` when it cannot be passed to bash. The classifier and the guardrails judge the
+    same command one after the other, so the parse is kept for the next caller: treat it as read-only.
+    """
+    return _parse_cached(os.fsencode(command.replace("\\\n", "")))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_cached(data: bytes) -> ParsedScript:
+    return parse_script(data)
+
+
+def clear_parse_cache() -> None:
+    """Forget the kept parses (for measurements that must parse afresh)."""
+    _parse_cached.cache_clear()
+
+
 def parse_script(script: bytes) -> ParsedScript:
     """Parse `script` (already encoded as bash will receive it) and collect its simple commands."""
     tree = _parser().parse(script)
@@ -105,15 +134,19 @@ class _Walker:
 
     # ------------------------------------------------------------------ statements
 
-    def gaps(self, node: Node) -> None:
+    def gaps(self, node: Node, *, dash_after: Node | None = None) -> None:
         """Bytes between a node's children that are not blanks: text the grammar skipped but bash will read.
 
-        (tree-sitter-bash drops a leading `\\ `, for instance, where bash makes it part of the word.)
+        (tree-sitter-bash drops a leading `\\ `, for instance, where bash makes it part of the word.) A lone
+        `-` right after `dash_after` is allowed: the grammar drops it before a here-doc (`python3 - <<EOF`),
+        and `redirected` gives it back as a word.
         """
         position = node.start_byte
         for child in [*node.children, None]:
             end = node.end_byte if child is None else child.start_byte
-            if end > position and _GAP.sub(b"", self.source[position:end]):
+            gap = _GAP.sub(b"", self.source[position:end]) if end > position else b""
+            after_body = dash_after is not None and position == dash_after.end_byte
+            if gap and not (after_body and gap == b"-"):
                 self.problem("has text the shell grammar skipped")
                 return
             if child is not None:
@@ -123,8 +156,9 @@ class _Walker:
         if depth > MAX_NESTING:
             self.problem("is nested too deeply to analyse")
             return
-        self.gaps(node)
         kind = node.type
+        if kind != "redirected_statement":
+            self.gaps(node)
         if kind == "command":
             self.command(node, depth)
         elif kind == "list":
@@ -178,6 +212,8 @@ class _Walker:
             self.problem(_UNMODELLED.get(kind, f"uses unmodelled shell syntax ({kind})"))
             if kind == "function_definition":
                 self.function(node, depth)
+            elif kind == "variable_assignment":
+                self.assignment(node, depth + 1)
             else:
                 self.scavenge(node, depth + 1)
 
@@ -222,11 +258,21 @@ class _Walker:
                 self.statement(child, depth + 1)
             elif child.type in ("command_substitution", "process_substitution"):
                 self.word(child, depth + 1)
+            elif child.type == "variable_assignment":  # `export F=.env`, `F=.env; G=x`
+                self.assignment(child, depth + 1)
             else:
                 self.scavenge(child, depth + 1)
 
+    def assignment(self, node: Node, depth: int) -> None:
+        """`NAME=value`: the value is a word like an argument (a name in it is still mentioned)."""
+        for part in node.children[1:]:
+            if part.is_named:
+                self.out.assigned.append(self.word(part, depth))
+
     def redirected(self, node: Node, depth: int) -> None:
         body = node.child_by_field_name("body")
+        dropped_dash = body is not None and body.type == "command" and self._dash_after(body)
+        self.gaps(node, dash_after=body if dropped_dash else None)
         start = len(self.out.commands)
         redirects: list[Redirect] = []
         stdin_text: str | None = None
@@ -244,10 +290,17 @@ class _Walker:
         if body is None:
             self.out.commands.append(SimpleCommand(words=[], redirects=redirects))
             return
+        if dropped_dash and start < len(self.out.commands):
+            self.out.commands[start].words.append(Word(text="-", value="-", skeleton="-"))
         for cmd in self.out.commands[start:]:
             cmd.redirects.extend(redirects)
             if stdin_text is not None and cmd.stdin_text is None:
                 cmd.stdin_text = stdin_text
+
+    def _dash_after(self, body: Node) -> bool:
+        """Whether a lone `-` follows the command `body` before its redirections (the grammar dropped it)."""
+        rest = self.source[body.end_byte : body.end_byte + 3]
+        return rest[:1] in (b" ", b"\t") and rest[1:2] == b"-" and rest[2:3] in (b" ", b"\t")
 
     def redirect(self, node: Node, depth: int) -> tuple[list[Redirect], str | None]:
         """The redirections in `node` and, for here-docs and here-strings, the static text they feed."""
@@ -297,9 +350,7 @@ class _Walker:
             if kind == "variable_assignment":
                 name = child.child_by_field_name("name")
                 cmd.assignments.append(_text(name) if name else _text(child))
-                for part in child.children[1:]:
-                    if part.is_named:
-                        self.word(part, depth + 1)
+                self.assignment(child, depth + 1)
             elif kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 red, text = self.redirect(child, depth + 1)
                 cmd.redirects.extend(red)

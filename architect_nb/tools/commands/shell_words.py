@@ -62,6 +62,8 @@ class ParsedScript:
     functions: list[tuple[str, set[str]]] = field(default_factory=list)
     #: Words outside commands (for-loop values, case words), judged like arguments.
     loose_words: list[Word] = field(default_factory=list)
+    #: The values given to shell variables (`F=.env cmd`, `export F=x`), for checks of what is mentioned.
+    assigned: list[Word] = field(default_factory=list)
     #: Lower-case for-loop variables: their values are the loop words, already judged.
     loop_variables: set[str] = field(default_factory=set)
 

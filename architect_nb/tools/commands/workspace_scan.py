@@ -171,18 +171,13 @@ def _add(files: list[str], folders: list[str], path: str, is_link: bool) -> None
 
 
 def _add_hard_links(root: str, masks: WorkspaceMasks) -> None:
-    """Other names of a masked file (hard links) are masked too: the sandbox masks paths, not inodes."""
-    linked: set[tuple[int, int]] = set()
-    for path in masks.masked_files:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if st.st_nlink > 1:
-            linked.add((st.st_dev, st.st_ino))
-    if not linked:
+    """Other names (hard links) of a masked file are masked too, and those of a read-only file read-only: the
+    sandbox masks and protects paths, not inodes, so another name would still reach the same file."""
+    masked = _linked_inodes(masks.masked_files)
+    read_only = _linked_inodes(_files_under(masks.read_only))
+    if not masked and not read_only:
         return
-    known = set(masks.masked_files)
+    known = set(masks.masked_files) | set(masks.read_only)
     for folder, _, names in os.walk(root):
         for name in names:
             path = os.path.join(folder, name)
@@ -190,6 +185,36 @@ def _add_hard_links(root: str, masks: WorkspaceMasks) -> None:
                 st = os.lstat(path)
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) in linked and path not in known:
-                masks.masked_files.append(path)
-                known.add(path)
+            inode = (st.st_dev, st.st_ino)
+            if path in known or (inode not in masked and inode not in read_only):
+                continue
+            (masks.masked_files if inode in masked else masks.read_only).append(path)
+            known.add(path)
+
+
+def _linked_inodes(paths: list[str]) -> set[tuple[int, int]]:
+    """The (device, inode) of each of `paths` that has other names."""
+    linked: set[tuple[int, int]] = set()
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            linked.add((st.st_dev, st.st_ino))
+    return linked
+
+
+def _files_under(paths: list[str]) -> list[str]:
+    """`paths`, with the files inside those that are folders (a protected folder's files are protected), at
+    most MAX_SCANNED of them: a command's start must stay quick."""
+    files: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            files.append(path)
+            continue
+        for folder, _, names in os.walk(path):
+            files += [os.path.join(folder, name) for name in names]
+            if len(files) > MAX_SCANNED:
+                return files
+    return files

@@ -1,0 +1,317 @@
+"""What each program writes: the per-program models of the check of protected files.
+
+`effects(program, args, stdin, fed)` says which paths a command changes (`write_effects`), read with
+the same option table as the models of what programs read (`program_options`). A program not modelled here
+writes nothing its words can tell: the project's own code (`pytest`, `make`, `python script.py`) is judged
+by the confirmation mode, and held by the OS sandbox where it runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from architect_nb.execution.guardrails.archiver_writes import (
+    DECOMPRESSORS,
+    compressor,
+    cpio,
+    patch,
+    seven_zip,
+    tar,
+    unzip,
+    zip_,
+)
+from architect_nb.execution.guardrails.git_writes import git_effects
+from architect_nb.execution.guardrails.interpreter_writes import (
+    INTERPRETER,
+    awk,
+    ed,
+    editor,
+    eval_option,
+    perl_like,
+    python,
+    script_operand,
+    sed,
+)
+from architect_nb.execution.guardrails.program_options import (
+    literal,
+    program_options,
+)
+from architect_nb.execution.guardrails.write_effects import (
+    Change,
+    Copy,
+    Effect,
+    FoundByFind,
+    FromInput,
+    Stdin,
+    Unknown,
+)
+from architect_nb.tools.commands.rules import SHELLS
+from architect_nb.tools.commands.shell_words import Word
+
+__all__ = ["effects"]
+
+Model = Callable[[str, list[Word], Stdin, bool], list[Effect]]
+
+_RECURSIVE = ("-r", "-R", "--recursive")
+#: Package managers that rewrite the project's manifest and lock files by themselves.
+_MANIFESTS: dict[tuple[str, str], tuple[str, ...]] = {
+    **dict.fromkeys([("uv", "add"), ("uv", "remove")], ("pyproject.toml", "uv.lock")),
+    **dict.fromkeys([("uv", "lock"), ("uv", "sync")], ("uv.lock",)),
+    **dict.fromkeys([("poetry", "add"), ("poetry", "remove"), ("poetry", "version")], ("pyproject.toml",)),
+    **dict.fromkeys([("poetry", "lock"), ("poetry", "update")], ("poetry.lock",)),
+    **dict.fromkeys(
+        [
+            ("npm", c)
+            for c in ("install", "i", "add", "uninstall", "remove", "rm", "update", "version", "pkg")
+        ],
+        ("package.json", "package-lock.json"),
+    ),
+    **dict.fromkeys(
+        [("cargo", "add"), ("cargo", "remove"), ("cargo", "update")], ("Cargo.toml", "Cargo.lock")
+    ),
+}
+
+
+def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
+    """What `program args...` changes. `stdin`: what it reads on its input; `fed`: xargs adds operands."""
+    if INTERPRETER.match(program):
+        return python(args, stdin)
+    if program in SHELLS or program in ("source", "."):
+        return _shell(program, args, stdin)
+    model = _MODELS.get(program)
+    if model is not None:
+        return model(program, args, stdin, fed)
+    if args and args[0].value is not None and (program, args[0].value) in _MANIFESTS:
+        return [
+            Change(literal(name), "rewrites", implied=True) for name in _MANIFESTS[program, args[0].value]
+        ]
+    return []
+
+
+# ------------------------------------------------------------------ files named as operands
+
+
+def _operands(verb: str, tree: tuple[str, ...] = (), skip: int = 0) -> Model:
+    """Every operand is changed (`rm`, `chmod`, `touch`, `tee`, ...); the first `skip` are not paths."""
+
+    def model(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect]:
+        opts = program_options(program, args)
+        recursive = opts.has(*tree)
+        found: list[Effect] = [Change(w, verb, recursive) for w in opts.operands[skip:]]
+        return [*found, FromInput(verb, recursive)] if fed else found
+
+    return model
+
+
+def _option_targets(verb: str, names: tuple[str, ...]) -> Model:
+    """The files given to output options (`sort -o FILE`, `iconv --output FILE`)."""
+
+    def model(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+        return [Change(w, verb) for w in program_options(program, args).of(*names)]
+
+    return model
+
+
+def _second_operand(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    """`uniq IN OUT`, `xxd IN OUT`."""
+    operands = program_options(program, args).operands
+    return [Change(operands[1], "writes")] if len(operands) > 1 else []
+
+
+def _dd(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    found: list[Effect] = []
+    for word in args:
+        if word.value is not None and word.value.startswith("of="):
+            found.append(Change(literal(word.value[3:]), "writes"))
+        elif word.value is None and word.skeleton.startswith("of="):
+            found.append(Change(word, "writes"))
+    return found
+
+
+def _shell(program: str, args: list[Word], stdin: Stdin) -> list[Effect]:
+    """A shell's own commands are judged as commands (`shell_runs` parses `-c` strings, here-docs and what a
+    literal echo pipes in); what is left is a script only known when it runs: `bash <(...)`, or commands
+    piped from an echo of computed words. A script file is the project's code."""
+    for word in args:
+        value = word.value
+        if value is not None and value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
+            return []
+        if value is None or not value.startswith(("-", "+")):
+            return script_operand(program, word)
+    if stdin.piped is not None and stdin.piped.value is None:
+        return [Unknown(f"{program} runs commands an echo computes when it runs; write them out")]
+    return []
+
+
+def _sd(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    """`sd FIND REPLACE FILE...` edits the files in place."""
+    return [Change(w, "edits in place") for w in program_options(program, args).operands[2:]]
+
+
+# ------------------------------------------------------------------ copies and moves
+
+
+def _copy(verb: str, *, removes: bool = False, links: bool = False) -> Model:
+    def model(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect]:
+        opts = program_options(program, args)
+        target = opts.of("-t", "--target-directory")
+        operands = [w for w in opts.operands if program not in ("scp", "rsync") or not _remote(w)]
+        if program in ("scp", "rsync") and len(operands) < len(opts.operands) and _remote(opts.operands[-1]):
+            return []  # the destination is another machine
+        if fed and not target:
+            return [FromInput(verb, tree=True)]  # xargs appends names after the destination
+        into: bool | None = True
+        if target:
+            sources, dest = tuple(operands), target[-1]
+        elif program == "ln" and len(operands) == 1:
+            sources, dest = tuple(operands), literal(".")
+        elif len(operands) >= 2:
+            sources, dest = tuple(operands[:-1]), operands[-1]
+            into = False if opts.has("-T", "--no-target-directory") else None
+        else:
+            return [Change(w, verb) for w in operands]
+        recursive = removes or opts.has("-r", "-R", "-a", "--recursive", "--archive")
+        found: list[Effect] = [
+            Copy(
+                sources,
+                dest,
+                verb,
+                into=into,
+                tree=recursive,
+                contents=program == "rsync" and all((s.value or "").endswith("/") for s in sources),
+                removes=removes or opts.has("--remove-source-files"),
+                links=links or opts.has("-l", "--link", "-s", "--symbolic-link"),
+                parents=opts.has("--parents"),
+            )
+        ]
+        if program == "rsync" and any(f.startswith("--delete") for f in opts.flags):
+            found.append(Change(dest, "deletes files in", tree=True))
+        if fed:
+            found.append(FromInput(verb, tree=True))
+        return found
+
+    return model
+
+
+def _remote(word: Word) -> bool:
+    text = word.value or word.skeleton
+    head = text.split("/", 1)[0]
+    return ":" in head and not text.startswith(("./", "/"))
+
+
+def _install(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
+    opts = program_options(program, args)
+    if opts.has("-d", "--directory"):
+        return [Change(w, "creates") for w in opts.operands]
+    return _copy("installs over")(program, args, stdin, fed)
+
+
+# ------------------------------------------------------------------ downloads
+
+
+def _curl(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    opts = program_options(program, args)
+    where = opts.last("--output-dir")
+    found: list[Effect] = [
+        Change(w, "writes", within=where)
+        for w in opts.of("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar")
+        + opts.of("--trace", "--trace-ascii", "--stderr")
+        if w.value != "-"
+    ]
+    if opts.has("-J", "--remote-header-name"):
+        return [*found, Unknown("curl -J names the file as the server says; choose the name with -o")]
+    if opts.has("-O", "--remote-name", "--remote-name-all"):
+        found += [Change(_url_name(w), "writes", within=where) for w in opts.operands if _is_url(w)]
+    return found
+
+
+def _wget(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    opts = program_options(program, args)
+    named = [w for w in opts.of("-O", "--output-document") if w.value != "-"]
+    if named:
+        return [Change(w, "writes") for w in named]
+    if opts.has("-r", "--recursive", "-m", "--mirror"):
+        return [Unknown("wget -r writes the files the server links to; download them by name with -O")]
+    where = opts.last("-P", "--directory-prefix")
+    return [Change(_url_name(w), "writes", within=where) for w in opts.operands if _is_url(w)]
+
+
+def _is_url(word: Word) -> bool:
+    return "://" in (word.value or word.skeleton)
+
+
+def _url_name(word: Word) -> Word:
+    if word.value is None:
+        return word
+    path = word.value.split("://", 1)[-1].split("?", 1)[0].split("#", 1)[0]
+    name = path.rsplit("/", 1)[-1] if "/" in path else ""
+    return literal(name or "index.html")
+
+
+# ------------------------------------------------------------------ find and the rest
+
+
+def _find(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    found: list[Effect] = []
+    for i, word in enumerate(args):
+        if word.value == "-delete":
+            found.append(FoundByFind("removes"))
+        elif word.value in ("-fprint", "-fprint0", "-fls", "-fprintf") and i + 1 < len(args):
+            found.append(Change(args[i + 1], "writes"))
+    return found
+
+
+def _git(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
+    return git_effects(args, stdin)
+
+
+def _jupyter(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    values = [w.value for w in args]
+    if values[:1] == ["nbconvert"] and "--inplace" in values:
+        return [Change(w, "rewrites") for w in program_options(program, args[1:]).operands]
+    return []
+
+
+_MODELS: dict[str, Model] = {
+    **dict.fromkeys(["rm", "unlink", "rmdir"], _operands("removes", _RECURSIVE)),
+    "shred": _operands("overwrites"),
+    "truncate": _operands("truncates"),
+    "touch": _operands("touches"),
+    "chmod": _operands("changes the mode of", _RECURSIVE),
+    **dict.fromkeys(["chown", "chgrp"], _operands("changes the owner of", _RECURSIVE)),
+    **dict.fromkeys(["chattr", "setfacl"], _operands("changes the attributes of", ("-R", "--recursive"))),
+    **dict.fromkeys(["mkdir", "mkfifo", "mknod"], _operands("creates")),
+    **dict.fromkeys(["tee", "sponge"], _operands("writes")),
+    **dict.fromkeys(["dos2unix", "unix2dos", "mac2unix"], _operands("rewrites")),
+    **dict.fromkeys(["sort", "shuf"], _option_targets("writes", ("-o", "--output"))),
+    "iconv": _option_targets("writes", ("-o", "--output")),
+    **dict.fromkeys(["uniq", "xxd"], _second_operand),
+    "dd": _dd,
+    **dict.fromkeys(["vi", "vim", "nvim", "ex", "view", "emacs", "nano", "pico"], editor),
+    **dict.fromkeys(["ed", "red"], ed),
+    "sd": _sd,
+    "sed": sed,
+    **dict.fromkeys(["awk", "gawk", "mawk", "nawk"], awk),
+    **dict.fromkeys(["perl", "ruby"], perl_like),
+    **dict.fromkeys(["node", "nodejs", "bun", "deno"], eval_option("-e", "--eval", "-p", "--print")),
+    "php": eval_option("-r"),
+    **dict.fromkeys(["lua", "Rscript"], eval_option("-e")),
+    "cp": _copy("copies onto"),
+    "scp": _copy("copies onto"),
+    "rsync": _copy("copies onto"),
+    "mv": _copy("moves onto", removes=True),
+    "ln": _copy("links onto", links=True),
+    "install": _install,
+    "tar": tar,
+    "unzip": unzip,
+    "zip": zip_,
+    **dict.fromkeys(["7z", "7za", "7zr"], seven_zip),
+    "cpio": cpio,
+    **dict.fromkeys(["gzip", "pigz", "bzip2", "xz", "lzma", "zstd", "lz4", *DECOMPRESSORS], compressor),
+    "patch": patch,
+    "curl": _curl,
+    "wget": _wget,
+    "find": _find,
+    "git": _git,
+    "jupyter": _jupyter,
+}

@@ -1,0 +1,204 @@
+"""The commands a parsed script runs, as the checks of unnamed reads and writes see them.
+
+Each simple command, and what wrappers run inside it (`env`, `timeout`, `xargs`, `find -exec`, the strings
+given to `bash -c` and `eval`), with the folders it may run in: the command's own, and those an earlier
+`cd` or `pushd` of the script moved to. Which `cd` comes first is not tracked (subshells and `&&` make it a
+question of run time), so a later command is judged from each of them: over-matching is the safe mistake.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from architect_nb.tools.commands.rules import SHELLS
+from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
+from architect_nb.tools.commands.wrappers import unwrap
+
+__all__ = [
+    "Run",
+    "braces",
+    "expand_glob",
+    "piped_from_printer",
+    "piped_text",
+    "program_of",
+    "resolve",
+    "runs",
+]
+
+_MAX_DEPTH = 4  # `bash -c` strings followed this deep
+_MAX_BASES = 8  # folders a script may `cd` into before its later commands are judged "moved elsewhere"
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One command bash runs."""
+
+    words: list[Word]
+    #: The simple command it is, or that runs it (a wrapper): its redirections and pipes.
+    simple: SimpleCommand
+    #: The script it is part of (a `bash -c` string is a script of its own).
+    script: ParsedScript
+    #: The folders it may run in.
+    bases: tuple[str, ...]
+    #: It runs after a `cd` whose folder is known only at run time: its relative paths cannot be judged.
+    moved: bool = False
+    #: The wrapper that gives it file names it found itself (`find ... -exec`, `xargs`), with its words.
+    fed_by: tuple[str, list[Word]] | None = None
+    #: It is the simple command itself, not one a wrapper runs: the redirections are its own.
+    outer: bool = True
+
+    @property
+    def program(self) -> str | None:
+        return program_of(self.words)
+
+
+def program_of(words: list[Word]) -> str | None:
+    return os.path.basename(words[0].value) if words and words[0].value is not None else None
+
+
+def runs(script: ParsedScript, cwd: str) -> list[Run]:
+    """Every command of `script` run from `cwd`, wrappers' inner commands included."""
+    out: list[Run] = []
+    _collect(script, (cwd,), False, 0, out)
+    return out
+
+
+def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: int, out: list[Run]) -> None:
+    for simple in script.commands:
+        stack = [_Pending(list(simple.words), bases, moved, None, True)]
+        while stack:
+            todo = stack.pop()
+            words = todo.words
+            out.append(Run(words, simple, script, todo.bases, todo.moved, todo.fed_by, todo.outer))
+            program = program_of(words)
+            if program is None:
+                continue
+            inner = unwrap(program, words[1:], simple.stdin_text)
+            if inner is None:
+                continue
+            fed_by = (program, words) if program in ("find", "xargs") else todo.fed_by
+            inner_bases, inner_moved = todo.bases, todo.moved
+            if program == "env":
+                inner_bases, inner_moved = _env_chdir(words[1:], inner_bases, inner_moved)
+            if program == "find" and any(w.value in ("-execdir", "-okdir") for w in words):
+                inner_moved = True  # run in the folder of each file found
+            stack += [_Pending(w, inner_bases, inner_moved, fed_by, False) for w, _ in reversed(inner.inner)]
+            scripts = list(inner.scripts)
+            if program in SHELLS and not scripts and not _takes_a_script(words[1:]):
+                echoed = piped_text(simple, script)  # `echo 'rm x' | bash`
+                scripts += [echoed] if echoed is not None else []
+            if depth < _MAX_DEPTH:
+                for text in scripts:
+                    try:
+                        nested = parse_command(text)
+                    except UnicodeError:
+                        continue
+                    _collect(nested, inner_bases, inner_moved, depth + 1, out)
+        if program_of(simple.words) in ("cd", "pushd"):
+            bases, moved = _moved_to(simple.words[1:], bases, moved)
+
+
+def piped_text(simple: SimpleCommand, script: ParsedScript) -> str | None:
+    """What an `echo` or `printf` right before `simple` in a pipe prints, if its words are all known."""
+    for pipeline, stage in simple.pipes:
+        for other in script.commands:
+            if (pipeline, stage - 1) in other.pipes and program_of(other.words) in ("echo", "printf"):
+                values = [w.value for w in other.words[1:]]
+                return None if None in values else " ".join(v or "" for v in values)
+    return None
+
+
+def piped_from_printer(simple: SimpleCommand, script: ParsedScript) -> bool:
+    """Whether an `echo` or `printf` right before `simple` in a pipe feeds it (its text known or not)."""
+    return any(
+        (pipeline, stage - 1) in other.pipes and program_of(other.words) in ("echo", "printf")
+        for pipeline, stage in simple.pipes
+        for other in script.commands
+    )
+
+
+def _takes_a_script(args: list[Word]) -> bool:
+    """A shell given `-c` or a script operand does not read its commands from its input."""
+    for word in args:
+        value = word.value
+        if value is None or not value.startswith(("-", "+")) or value in ("-", "+"):
+            return value != "-"
+        if not value.startswith("--") and "c" in value[1:]:
+            return True
+    return False
+
+
+@dataclass(slots=True)
+class _Pending:
+    words: list[Word]
+    bases: tuple[str, ...]
+    moved: bool
+    fed_by: tuple[str, list[Word]] | None
+    outer: bool
+
+
+def _env_chdir(args: list[Word], bases: tuple[str, ...], moved: bool) -> tuple[tuple[str, ...], bool]:
+    """`env -C DIR cmd`: the command runs in DIR."""
+    for i, word in enumerate(args):
+        value = word.value
+        if value is None:
+            return bases, moved
+        if not value.startswith("-"):
+            break
+        target: Word | None = None
+        if value in ("-C", "--chdir"):
+            target = args[i + 1] if i + 1 < len(args) else None
+        elif value.startswith("--chdir="):
+            target = Word(text=value, value=value[8:], skeleton=value[8:])
+        elif value.startswith("-C"):
+            target = Word(text=value, value=value[2:], skeleton=value[2:])
+        if target is not None:
+            return _moved_to([target], bases, moved, replace=True)
+    return bases, moved
+
+
+def _moved_to(
+    args: list[Word], bases: tuple[str, ...], moved: bool, *, replace: bool = False
+) -> tuple[tuple[str, ...], bool]:
+    operands = [w for w in args if not (w.value or "").startswith("-") or w.value == "-"]
+    if len(operands) != 1 or operands[0].value in (None, "-"):
+        return bases, True  # `cd` (home), `cd -`, `cd "$D"`: known only at run time
+    target = operands[0].value or ""
+    moved_to = [resolve(target, b) for b in bases]
+    more = tuple(dict.fromkeys(moved_to if replace else [*bases, *moved_to]))
+    if len(more) > _MAX_BASES:
+        return bases, True
+    return more, moved
+
+
+def resolve(value: str, base: str) -> str:
+    """The absolute, normalised path a literal word names from `base` (`~` as bash expands it)."""
+    if value.startswith("~"):
+        value = os.path.expanduser(value)
+    return os.path.normpath(os.path.join(base, value))
+
+
+def braces(pattern: str, limit: int = 64) -> list[str]:
+    """Bash's brace expansion (`{a,b}`), enough for globs an agent writes."""
+    found: list[str] = []
+    todo = [pattern]
+    while todo and len(found) < limit:
+        text = todo.pop()
+        match = _BRACES.search(text)
+        if match is None:
+            found.append(text)
+            continue
+        todo += [text[: match.start()] + part + text[match.end() :] for part in match.group(1).split(",")]
+    return found
+
+
+def expand_glob(pattern: str, base: str) -> Iterator[str]:
+    """The paths (absolute, resolved) a glob word expands to in `base`, as bash would without `dotglob`."""
+    for one in braces(pattern):
+        for match in glob.iglob(os.path.expanduser(one) if one.startswith("~") else one, root_dir=base):
+            yield os.path.realpath(os.path.join(base, match))
