@@ -217,7 +217,7 @@ def test_a_patch_or_archive_made_in_the_same_command_is_refused_with_the_way_rou
 def test_a_bug_in_a_model_refuses_the_command_instead_of_raising(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from architect_nb.execution.guardrails import protected_writes
+    from architect_nb.execution.guardrails.writes import protected_writes
 
     def broken(*_args: object) -> list[object]:
         raise RuntimeError("a model bug")

@@ -2,23 +2,17 @@
 
 - `rails`: `GuardrailsEngine`, the entry point: protected and sensitive files, edit limits, code rules, the
   command blocklist's file checks, and the filter that keeps sensitive lines out of command and search output.
-  Commands are judged on the shell parse the classifier reads (`tools.commands.shell_parse`):
-  - `shell_runs`: the commands a script runs (wrappers and `bash -c` strings followed, the folders `cd` moves
-    to), shared by the checks below; `mentions`: the names a command mentions, for sensitive files;
-  - `unnamed_reads`: commands that read a sensitive file without naming it (globs, recursive searches, ...);
-  - `protected_writes`: commands that change a protected file, named or (without the sandbox) not, judged
-    with `write_targets` (words to paths), `write_verdicts` (paths to refusals), `copy_landings`,
-    `write_sources` (archives and patches) and `git_rewrites` (asking the repository, `git_state`).
-- The per-program models, one table of options for reads and writes (`program_options`):
-  `program_walks` (the trees a reader, lister or copier reaches) and `program_writes` (what each program
-  writes, with `interpreter_writes`, `archiver_writes` and `git_writes`), all describing `write_effects`.
-- `guarded_files`: the sensitive or protected files on disk now; `archives` and `patch_targets` read an
-  archive's members and a patch's files.
+  Commands are judged on the shell parse the classifier reads (`tools.commands.shell_parse`), by two
+  sub-packages: `reads` (a sensitive file read without being named) and `writes` (a protected file changed,
+  named or not).
+- What both read: `shell_runs`, the commands a script runs (wrappers and `bash -c` strings followed, the
+  folders `cd` moves to); `mentions`, the names a command mentions; `program_options`, one table of how
+  programs take their options; `guarded_files`, the sensitive or protected files on disk now.
 - `secret_files`: the secret values in sensitive files, so they are redacted wherever they turn up.
 - `claude_permissions`: Claude Code's `permissions` rules, applied as guardrails and reasons to ask.
 
-Depends on `architect_nb.config`, `architect_nb.paths`, the shell parse of `architect_nb.tools.commands`, and
-`execution.hooks` for Claude Code's settings and tool names.
+Depends on `architect_nb.config`, `architect_nb.paths`, the shell parse of `architect_nb.tools.commands`,
+`execution.hooks` for Claude Code's settings and tool names, and `execution.gates` (its command gates).
 """
 
 from __future__ import annotations

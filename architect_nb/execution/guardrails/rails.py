@@ -35,9 +35,9 @@ from architect_nb.config.schema import GuardrailsConfig
 from architect_nb.execution.gates.quality_gates import QualityGateResult, run_quality_gates
 from architect_nb.execution.guardrails.guarded_files import GuardedFiles
 from architect_nb.execution.guardrails.mentions import code_names, mentioned
-from architect_nb.execution.guardrails.protected_writes import ProtectedFiles, protected_write
+from architect_nb.execution.guardrails.reads.unnamed_reads import unnamed_read
 from architect_nb.execution.guardrails.shell_runs import Run, runs
-from architect_nb.execution.guardrails.unnamed_reads import unnamed_read
+from architect_nb.execution.guardrails.writes.protected_writes import ProtectedFiles, protected_write
 from architect_nb.log import get_logger
 from architect_nb.paths.globs import PathGlobs
 from architect_nb.tools.commands.classifier import MAX_COMMAND_CHARS

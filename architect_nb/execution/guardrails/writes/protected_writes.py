@@ -21,13 +21,13 @@ import fnmatch
 import os
 from collections.abc import Sequence
 
-from architect_nb.execution.guardrails.copy_landings import copy
-from architect_nb.execution.guardrails.git_rewrites import git_checkout, git_tree, pathspecs
 from architect_nb.execution.guardrails.mentions import code_names
 from architect_nb.execution.guardrails.program_options import literal
-from architect_nb.execution.guardrails.program_writes import effects
 from architect_nb.execution.guardrails.shell_runs import Run, piped_from_printer, piped_text, resolve
-from architect_nb.execution.guardrails.write_effects import (
+from architect_nb.execution.guardrails.writes.copy_landings import copy
+from architect_nb.execution.guardrails.writes.git_rewrites import git_checkout, git_tree, pathspecs
+from architect_nb.execution.guardrails.writes.program_writes import effects
+from architect_nb.execution.guardrails.writes.write_effects import (
     Change,
     Code,
     Copy,
@@ -43,9 +43,9 @@ from architect_nb.execution.guardrails.write_effects import (
     Unknown,
     Within,
 )
-from architect_nb.execution.guardrails.write_sources import extract, patch
-from architect_nb.execution.guardrails.write_targets import Targets
-from architect_nb.execution.guardrails.write_verdicts import ProtectedFiles, Refusal, Verdicts
+from architect_nb.execution.guardrails.writes.write_sources import extract, patch
+from architect_nb.execution.guardrails.writes.write_targets import Targets
+from architect_nb.execution.guardrails.writes.write_verdicts import ProtectedFiles, Refusal, Verdicts
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 
 __all__ = ["ProtectedFiles", "protected_write"]

@@ -12,7 +12,7 @@ from architect_nb.execution.guardrails.program_options import (
     literal,
     program_options,
 )
-from architect_nb.execution.guardrails.write_effects import (
+from architect_nb.execution.guardrails.writes.write_effects import (
     Change,
     Code,
     Effect,

@@ -8,11 +8,11 @@ import fnmatch
 import os
 from collections.abc import Sequence
 
-from architect_nb.execution.guardrails.archives import members
-from architect_nb.execution.guardrails.patch_targets import MAX_PATCH_BYTES, patched_files
 from architect_nb.execution.guardrails.shell_runs import Run
-from architect_nb.execution.guardrails.write_effects import Extract, PatchFrom
-from architect_nb.execution.guardrails.write_targets import Targets
+from architect_nb.execution.guardrails.writes.archives import members
+from architect_nb.execution.guardrails.writes.patch_targets import MAX_PATCH_BYTES, patched_files
+from architect_nb.execution.guardrails.writes.write_effects import Extract, PatchFrom
+from architect_nb.execution.guardrails.writes.write_targets import Targets
 
 __all__ = ["extract", "patch"]
 

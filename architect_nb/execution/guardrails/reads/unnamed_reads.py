@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable, Sequence
 
 from architect_nb.execution.guardrails.guarded_files import GuardedFiles
-from architect_nb.execution.guardrails.program_walks import NAMES_ONLY, Walk, lister, reader
+from architect_nb.execution.guardrails.reads.program_walks import NAMES_ONLY, Walk, lister, reader
 from architect_nb.execution.guardrails.shell_runs import Run, expand_glob, program_of
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 from architect_nb.tools.commands.wrappers import unwrap

@@ -10,7 +10,7 @@ from architect_nb.execution.guardrails.program_options import (
     number,
     program_options,
 )
-from architect_nb.execution.guardrails.write_effects import (
+from architect_nb.execution.guardrails.writes.write_effects import (
     Change,
     Effect,
     Extract,

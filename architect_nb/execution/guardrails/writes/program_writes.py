@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from architect_nb.execution.guardrails.archiver_writes import (
+from architect_nb.execution.guardrails.program_options import (
+    literal,
+    program_options,
+)
+from architect_nb.execution.guardrails.writes.archiver_writes import (
     DECOMPRESSORS,
     compressor,
     cpio,
@@ -20,8 +24,8 @@ from architect_nb.execution.guardrails.archiver_writes import (
     unzip,
     zip_,
 )
-from architect_nb.execution.guardrails.git_writes import git_effects
-from architect_nb.execution.guardrails.interpreter_writes import (
+from architect_nb.execution.guardrails.writes.git_writes import git_effects
+from architect_nb.execution.guardrails.writes.interpreter_writes import (
     INTERPRETER,
     awk,
     ed,
@@ -32,11 +36,7 @@ from architect_nb.execution.guardrails.interpreter_writes import (
     script_operand,
     sed,
 )
-from architect_nb.execution.guardrails.program_options import (
-    literal,
-    program_options,
-)
-from architect_nb.execution.guardrails.write_effects import (
+from architect_nb.execution.guardrails.writes.write_effects import (
     Change,
     Copy,
     Effect,

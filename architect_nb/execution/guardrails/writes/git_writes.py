@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from architect_nb.execution.guardrails.program_options import Options, Spec, literal, number, word_options
-from architect_nb.execution.guardrails.write_effects import (
+from architect_nb.execution.guardrails.writes.write_effects import (
     Change,
     Copy,
     Effect,
