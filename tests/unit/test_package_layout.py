@@ -231,3 +231,21 @@ def test_the_layout_check_sees_a_private_import(tmp_path: Path) -> None:
     assert imports(sample) == [("architect_nb.tools.search.literals", ["_parser"]), ("IPython", [])]
     assert family_of("architect_nb.tools.search.literals") == "search"
     assert family_of("architect_nb.tools.base") is None
+
+
+def test_the_guardrails_read_and_write_checks_import_one_way() -> None:
+    """`writes` may use `reads` (the per-program walks); neither uses the engine (`rails`) nor Claude Code's
+    rules, and `reads` never uses `writes`."""
+    guardrails = EXECUTION / "guardrails"
+    top = "architect_nb.execution.guardrails"
+    forbidden = {
+        "reads": (f"{top}.writes", f"{top}.rails", f"{top}.claude_permissions"),
+        "writes": (f"{top}.rails", f"{top}.claude_permissions"),
+    }
+    checked = 0
+    offenders = []
+    for package, banned in forbidden.items():
+        for path in (guardrails / package).glob("*.py"):
+            checked += 1
+            offenders += [f"{package}/{path.name}: {m}" for m, _ in imports(path) if m.startswith(banned)]
+    assert checked >= 10 and offenders == []
