@@ -22,6 +22,16 @@ from search import copy_stdlib, tree_size
 
 from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
+from architect_nb.execution.snapshots import CallSnapshots
+from architect_nb.execution.steps import CallState
+
+
+class NoSnapshots(CallSnapshots):
+    """The engine's snapshot bookkeeping with every call out of scope: what a call costs without undo."""
+
+    @staticmethod
+    def scope(call: CallState) -> tuple[bool, list[Path] | None]:
+        return False, None
 
 
 def small_tree(root: Path, files: int = 2000) -> Path:
@@ -46,7 +56,7 @@ def measure(tree: Path, state: Path, runs: int) -> tuple[float, float, float]:
     )
     snapshotting = build_engine(with_config, mode="yolo")
     bare = build_engine(without_config, mode="yolo")
-    bare._snapshot_scope = lambda call: (False, None)  # type: ignore[method-assign]  # no snapshots at all
+    bare._snapshots = NoSnapshots(bare.checkpoints)  # no snapshots at all
     snapshotting.execute_tool_call("run_command", {"command": "true"})  # the first snapshot hashes the tree
     with_ms, without_ms = [], []
     for _ in range(runs):
