@@ -25,8 +25,8 @@ __all__ = [
 MODES: tuple[str, ...] = ("yolo", "confirm-sensitive", "confirm-all")  # `ConfirmMode`, pinned by a test
 CELL_USAGE = (
     "usage: %%architect [--agent NAME] [--model M] [--mode yolo|confirm-sensitive|confirm-all] [--dry-run] "
-    "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--config FILE] "
-    "[--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
+    "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--no-notebook] "
+    "[--config FILE] [--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
 )
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
@@ -81,6 +81,7 @@ class CellArgs:
     max_steps: int | None = None
     budget_usd: float | None = None
     context: tuple[str, ...] = ()
+    no_notebook: bool = False  # leave the notebook outline out of this run
     config: Path | None = None
     new: bool = False  # start a fresh thread instead of continuing the current one
     thread: str | None = None  # continue (or start) the thread with this name
@@ -154,6 +155,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--max-steps", type=_positive_int)
     p.add_argument("--budget", type=_non_negative)
     p.add_argument("--context", type=_names, default=())
+    p.add_argument("--no-notebook", action="store_true")
     p.add_argument("--config", type=Path)
     p.add_argument("--new", action="store_true")
     p.add_argument("--thread", type=_thread_name)
@@ -186,6 +188,7 @@ def parse_cell_line(line: str) -> CellArgs:
         max_steps=ns.max_steps,
         budget_usd=ns.budget,
         context=ns.context,
+        no_notebook=ns.no_notebook,
         config=ns.config,
         new=ns.new,
         thread=ns.thread,
