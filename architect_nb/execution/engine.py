@@ -296,6 +296,7 @@ class ExecutionEngine:
         record.step("validate", "ok")
         # A re-check after a rewrite judges the new arguments afresh.
         call.rule_notes, call.files, call.command, call.preview = [], [], None, None
+        call.code = tool.code_to_run(call.kwargs) if tool.runs_code else None
         rails = self.guardrails
         if isinstance(tool, WorkspaceTool) and (
             tool.mutates_files or (rails is not None and bool(rails.sensitive)) or self._hooked
@@ -375,7 +376,7 @@ class ExecutionEngine:
             args=call.kwargs,
             sensitivity=sensitivity_of(tool.sensitive, call.command),
             preview=call.preview,
-            code=call.kwargs.get("code") if tool.runs_code else None,
+            code=call.code,
             command=call.command,
             reasons=tuple(reasons),
             warnings=tuple(call.rule_notes + call.notes),

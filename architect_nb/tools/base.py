@@ -129,6 +129,12 @@ class BaseTool(ABC):
         """
         return None
 
+    def code_to_run(self, kwargs: dict[str, Any]) -> str | None:
+        """For a `runs_code` tool, the code the call would run (its `code` argument unless the tool says
+        otherwise): the guardrails check it and the approval shows it. None when it cannot be told."""
+        code = kwargs.get("code")
+        return code if isinstance(code, str) else None
+
     def validate_args(self, args: dict[str, Any]) -> BaseModel:
         """Validate `args` against `args_model`. Raises Pydantic's `ValidationError` on bad input."""
         return self.args_model.model_validate(args)

@@ -51,25 +51,25 @@ __all__ = [
 
 DEFAULT_OUTLINE_CHARS = 256 * 1024
 _NB_PATH = PATH_HELP
-_CELL = "Cell id, or 'index:N' (0-based)."
+_CELL = "Cell id or 'index:N' (0-based)."
 _ERRORS = (PathTraversalError, FileAccessError, NotebookError, EditError, DocumentError, CellOpError)
 
 
 class ReadNotebookArgs(ToolArgs):
     path: str = Field(description=_NB_PATH)
-    include_outputs: bool = Field(False, description="Show outputs' text, not only their types.")
+    include_outputs: bool = Field(False, description="Outputs in full: text, tracebacks, images.")
 
 
 class EditNotebookCellArgs(ToolArgs):
     path: str = Field(description=_NB_PATH)
     cell_id: str = Field(description=_CELL)
-    old_str: str = Field(description="Exact text to replace; must occur once in the cell.")
+    old_str: str = Field(description="Exact text to replace, once in the cell.")
     new_str: str = Field(description="Replacement text.")
 
 
 class InsertNotebookCellArgs(ToolArgs):
     path: str = Field(description=_NB_PATH)
-    after_cell_id: str = Field("", description="Insert after this cell (id or 'index:N').")
+    after_cell_id: str = Field("", description="After this cell (id or 'index:N').")
     index: int = Field(-1, description="Or the new cell's position: 0 first, -1 last.")
     cell_type: Literal["code", "markdown", "raw"] = Field("code", description="Cell type.")
     source: str = Field(description="Cell source.")
@@ -95,8 +95,7 @@ class _NotebookTool(WorkspaceTool):
 class ReadNotebookTool(_NotebookTool):
     name = "read_notebook"
     description = (
-        "Outline a .ipynb notebook: kernel, each cell's index, id, type and numbered source, outputs "
-        "summarized. Use it, not read_file, on notebooks."
+        "Read a .ipynb notebook by cell (index, id, type, numbered source, outputs in brief); not read_file."
     )
     args_model = ReadNotebookArgs
 
@@ -199,9 +198,7 @@ class _CellEditTool(_NotebookTool):
 
 class EditNotebookCellTool(_CellEditTool):
     name = "edit_notebook_cell"
-    description = (
-        "Replace one unique piece of text in one notebook cell, as edit_file does; returns the cell diff."
-    )
+    description = "Replace unique text in one notebook cell, as edit_file does; returns the cell diff."
     args_model = EditNotebookCellArgs
 
     def _change(self, notebook: Notebook, args: Any) -> _Change:
@@ -232,7 +229,7 @@ class EditNotebookCellTool(_CellEditTool):
 
 class InsertNotebookCellTool(_CellEditTool):
     name = "insert_notebook_cell"
-    description = "Insert a cell into a .ipynb notebook; returns the cell diff."
+    description = "Insert a notebook cell; returns the cell diff."
     args_model = InsertNotebookCellArgs
 
     def _change(self, notebook: Notebook, args: Any) -> _Change:
@@ -268,7 +265,7 @@ class InsertNotebookCellTool(_CellEditTool):
 
 class DeleteNotebookCellTool(_CellEditTool):
     name = "delete_notebook_cell"
-    description = "Delete one notebook cell. Only works if the workspace allows deletion."
+    description = "Delete one notebook cell, if the workspace allows deletion."
     args_model = DeleteNotebookCellArgs
 
     def __init__(
