@@ -125,10 +125,15 @@ def _header(view: NotebookView) -> list[str]:
         lines = [
             f"The notebook this %%architect cell runs in: {name}{where}; {n} cell{'s' if n != 1 else ''}, "
             "numbered from 0 as the notebook tools number them ('index:N'); [n] is the execution count the "
-            "person sees beside a cell. Name cells to the person the same way, e.g. cell 4 [7]."
+            "person sees beside a cell. Name cells to the person the same way (cell N [n])."
         ]
-    if not view.readable:
+    if not view.readable and view.origin != "history":
         lines.append("It is outside the workspace, so read_notebook cannot read it.")
+    elif view.readable:
+        lines.append(
+            f"read_notebook(path='{name}#N', include_outputs=true) shows cell N's outputs in full "
+            "(tracebacks, images); '#N-M' a range."
+        )
     if view.own is not None:
         lines.append(f"This cell is {view.cells[view.own].label}.")
     else:

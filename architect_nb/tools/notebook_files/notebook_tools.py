@@ -11,6 +11,7 @@ person added or moved cells meanwhile. Outputs of an edited cell are kept, as wh
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +37,7 @@ from architect_nb.tools.notebook_files.model import (
     set_source,
 )
 from architect_nb.tools.notebook_files.outline import outline
+from architect_nb.tools.notebook_files.outputs import output_images
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 
 __all__ = [
@@ -50,6 +52,10 @@ __all__ = [
 ]
 
 DEFAULT_OUTLINE_CHARS = 256 * 1024
+MAX_IMAGES = 4  # the images read_notebook hands a model that accepts them, as run_python's plots
+#: `nb.ipynb#7` or `nb.ipynb#3-9`: only those cells (the notebook outline tells the model of this form; it
+#: costs no schema tokens).
+_CELLS = re.compile(r"^(?P<path>.+\.ipynb)#(?P<first>\d{1,6})(?:-(?P<last>\d{1,6}))?$", re.IGNORECASE)
 _NB_PATH = PATH_HELP
 _CELL = "Cell id or 'index:N' (0-based)."
 _ERRORS = (PathTraversalError, FileAccessError, NotebookError, EditError, DocumentError, CellOpError)
@@ -108,14 +114,35 @@ class ReadNotebookTool(_NotebookTool):
         super().__init__(workspace_root, documents)
         self.max_chars = max_chars
 
+    def _selection(self, path: str) -> tuple[str, range | None]:
+        """`path` and the cells it selects with a `#N` or `#N-M` suffix (unless a file is named so)."""
+        match = _CELLS.match(path)
+        if match is None:
+            return path, None
+        try:
+            if self.resolve(path).exists():
+                return path, None
+        except PathTraversalError:
+            pass
+        first = int(match.group("first"))
+        last = int(match.group("last") or first)
+        return match.group("path"), range(first, max(first, last) + 1)
+
+    def target_paths(self, args: dict[str, Any]) -> list[Path]:
+        path = args.get("path")
+        if isinstance(path, str):
+            args = {**args, "path": self._selection(path)[0]}
+        return super().target_paths(args)
+
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ReadNotebookArgs.model_validate(kwargs)
+        path, cells = self._selection(args.path)
         try:
-            _target, loaded = self._load(args.path)
+            _target, loaded = self._load(path)
         except _ERRORS as exc:
             return ToolResult.fail(str(exc))
         notebook = loaded.notebook
-        text, cells_shown = outline(notebook, args.include_outputs, self.max_chars)
+        text, cells_shown = outline(notebook, args.include_outputs, self.max_chars, cells)
         metadata: ToolMetadata = {
             "path": notebook.shown,
             "cells": len(notebook.cells),
@@ -125,6 +152,21 @@ class ReadNotebookTool(_NotebookTool):
         if loaded.live is not None and loaded.state is not None:
             text += "\n" + _open_note(loaded)
             metadata["open_in"] = loaded.live.where
+        if args.include_outputs:
+            wanted = cells if cells is not None else range(len(notebook.cells))
+            images = [
+                image
+                for index in wanted
+                if index < len(notebook.cells)
+                for image in output_images(notebook.cells[index].get("outputs") or (), f"cell {index}")
+            ]
+            if images:
+                metadata["images"] = images[:MAX_IMAGES]
+                if len(images) > MAX_IMAGES:
+                    text += (
+                        f"\n[{len(images)} images; the first {MAX_IMAGES} come as images. Read fewer cells "
+                        f"('{notebook.shown}#N-M') to see others.]"
+                    )
         return ToolResult.ok(text, **metadata)
 
 
