@@ -30,7 +30,8 @@ CELL_USAGE = (
 )
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
-    "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN]"
+    "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN] | fix "
+    "| reload [MODULE ...]"
 )
 
 Subcommand = Literal[
@@ -45,6 +46,8 @@ Subcommand = Literal[
     "review",
     "revert",
     "transcript",
+    "fix",
+    "reload",
 ]
 THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FORK = re.compile(
@@ -62,6 +65,8 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "review": (0, 1),
     "revert": (2, 2),
     "transcript": (0, 1),
+    "fix": (0, 0),
+    "reload": (0, None),
 }
 
 

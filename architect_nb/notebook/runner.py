@@ -67,10 +67,11 @@ class CellRun:
         task: str,
         thread: Thread,
         config: AppConfig,
-        prelude: Callable[[], str | None] | None = None,
+        prelude: Callable[[CellRun], str | None] | None = None,
     ) -> None:
         self.loop = loop
         self.prelude = prelude  # run in the worker first: the notebook context, told before the task
+        self.notebook: Any = None  # the NotebookView the prelude read, if it did
         self.confirmer = confirmer
         self.live = live
         self.task = task
@@ -102,7 +103,7 @@ class CellRun:
         if self.prelude is None:
             return None
         try:
-            note = self.prelude()
+            note = self.prelude(self)
         except Exception:  # the run goes on without the notebook's outline
             log.exception("notebook_context_failed")
             return None
@@ -258,6 +259,21 @@ async def run_cell(line: str, body: str) -> None:
         if kernel is not None:
             kernel.finish(raw_cell)
     _finish(session, run, display)
+    _offer_reload(session, run, shell, display)
+
+
+def _offer_reload(session: Session, run: CellRun, shell: Any, display: Any) -> None:
+    """Modules the run changed that this kernel had imported: named, with the offer to reload them."""
+    finished = run.loop.transcript.finished
+    if finished is None or not finished.files_changed:
+        return
+    from architect_nb.notebook.reload import ReloadOffer, autoreload_covers, stale_modules
+
+    modules = stale_modules(finished.files_changed, run.config.workspace.root, run.notebook)
+    if not modules:
+        return
+    session.stale_modules.update({m.name: m.path for m in modules})
+    display(ReloadOffer(tuple(modules), autoreload_covers(shell, modules)))
 
 
 def _wants_context(args: CellArgs, config: AppConfig) -> bool:
@@ -281,7 +297,7 @@ def _raw_cell(shell: Any, line: str, body: str) -> str:
 
 def _context_prelude(
     shell: Any, config: AppConfig, kernel: Any, cell_id: str | None, raw_cell: str, task: str
-) -> Callable[[], str | None]:
+) -> Callable[[CellRun], str | None]:
     """The facts now (main thread); the notebook read and its outline written later, in the worker."""
     from architect_nb.notebook.context import context_note, find_notebook, gather_facts
     from architect_nb.notebook.live_documents import current_channel
@@ -289,8 +305,9 @@ def _context_prelude(
 
     facts = gather_facts(shell, cell_id, raw_cell)
 
-    def prelude() -> str | None:
+    def prelude(run: CellRun) -> str | None:
         found = find_notebook(facts, config.workspace.root, current_channel())
+        run.notebook = found.view
         if kernel is not None and found.live is not None:
             path = found.view.path or str(found.file or "the notebook")
             kernel.bind_notebook(OwnNotebook(document=found.live, path=path, running_cell=cell_id))
