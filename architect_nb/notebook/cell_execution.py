@@ -8,10 +8,11 @@ returns, and the traceback of what it raises, are recorded as nbformat outputs i
 publishers would put them in the `%%architect` cell's output instead. A kernel interrupt stops it as it
 stops a cell (SIGINT raises in the code).
 
-Execution counts: while the `%%architect` cell runs, IPython's count is still its own ([n]); it moves on
-when the cell ends. The first cell the agent runs takes [n+1], the next [n+2], and so on. When the
-`%%architect` cell ends, it takes the count after them, and its source is stored in the history at that
-count too, so `In[k]` is always what ran as [k] (`finish`).
+Execution counts: the `%%architect` cell runs as [n] (IPython 9 moves its counter on to n+1 as a cell
+starts; earlier versions as it ends, so there it is moved on before the first cell runs). The first cell
+the agent runs takes [n+1], the next [n+2], and so on. When the `%%architect` cell ends, it takes the count
+after them (the kernel's reply says so), and its source is stored in the history at that count too, so
+`In[k]` is always what ran as [k] (`finish`).
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ class CellRunner:
     def __init__(self, shell: Any) -> None:
         self.shell = shell
         self.ran = 0
+        self._counted_at_start = True  # IPython moves execution_count on as a cell starts (9.x)
 
     def refusal(self, source: str) -> str | None:
         """Why `source` cannot run inside a running cell, or None."""
@@ -195,7 +197,12 @@ class CellRunner:
         if (why := self.refusal(source)) is not None:
             return CellExecution(error=f"RuntimeError: {why}")
         if self.ran == 0:
-            shell.execution_count += 1  # the %%architect cell still holds [n]: the agent's first is [n+1]
+            from architect_nb.notebook.context.facts import running_count
+
+            own = running_count(shell)
+            self._counted_at_start = own is not None and shell.execution_count == own + 1
+            if not self._counted_at_start:
+                shell.execution_count += 1  # the %%architect cell still holds [n]: the agent's first is [n+1]
         count = shell.execution_count
         outputs = _Outputs()
         errors: list[tuple[str, str]] = []
@@ -226,3 +233,5 @@ class CellRunner:
         if history is not None:
             with contextlib.suppress(Exception):
                 history.store_inputs(self.shell.execution_count, raw_cell, raw_cell)
+        if self._counted_at_start:  # IPython moved on as the cell started; the reply says the count before
+            self.shell.execution_count += 1

@@ -281,17 +281,11 @@ def _wants_context(args: CellArgs, config: AppConfig) -> bool:
 
 
 def _raw_cell(shell: Any, line: str, body: str) -> str:
-    """The running cell as the person typed it: IPython's history has it, raw, at its count."""
+    """The running cell as the person typed it: IPython's history has it, raw, last."""
     history = getattr(shell, "history_manager", None)
     raw = getattr(history, "input_hist_raw", None)
-    count = getattr(shell, "execution_count", None)
-    if (
-        isinstance(raw, list)
-        and isinstance(count, int)
-        and 0 < count < len(raw)
-        and str(raw[count]).lstrip().startswith("%%architect")
-    ):
-        return str(raw[count])
+    if isinstance(raw, list) and len(raw) > 1 and str(raw[-1]).lstrip().startswith("%%architect"):
+        return str(raw[-1])
     return f"%%architect {line}".rstrip() + "\n" + body
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from architect_nb.notebook.execution_log import Execution, current_log, error_output
 
-__all__ = ["KernelFacts", "gather_facts"]
+__all__ = ["KernelFacts", "gather_facts", "running_count"]
 
 _RESULTS_KEPT = 60  # results of the last executions, described for the kernel's-history outline
 _SHORT = reprlib.Repr()
@@ -65,6 +65,16 @@ def _result(value: Any) -> dict[str, Any]:
     return {"output_type": "execute_result", "data": data, "metadata": {}}
 
 
+def running_count(shell: Any) -> int | None:
+    """The running cell's execution count: where IPython stored it in the history as it started (IPython 9
+    moves `execution_count` on as a cell starts, earlier versions as it ends)."""
+    raw = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    if isinstance(raw, list) and len(raw) > 1:
+        return len(raw) - 1
+    count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
 def gather_facts(shell: Any, cell_id: str | None, raw_cell: str) -> KernelFacts:
     """The facts of the running cell; call on the kernel's main thread."""
     if shell is None:
@@ -81,7 +91,7 @@ def gather_facts(shell: Any, cell_id: str | None, raw_cell: str) -> KernelFacts:
     vscode = shell.user_ns.get("__vsc_ipynb_file__")
     return KernelFacts(
         cell_id=cell_id,
-        count=getattr(shell, "execution_count", None),
+        count=running_count(shell),
         raw_cell=raw_cell,
         inputs=inputs,
         results=results,

@@ -3,10 +3,11 @@
 The cell runs in the kernel as the person's own run would (`KernelSession.run_cell`: their variables, the
 history, the next execution count, autoreload and the plotting hooks), and its outputs and execution count
 then replace the cell's in the open document, so they are in the view at once and saved with the notebook.
-It asks first in every mode but yolo, showing the cell's code (`code_to_run`); the code run is the code
-shown, or the call is refused. It is refused where no front end has the notebook open (a headless run, VS
-Code, a console), for the running `%%architect` cell (and any other), a cell being typed in, one queued or
-running, and a cell that is not code. The kernel's stop button interrupts it, and the run with it.
+It asks first in every mode but yolo, showing the cell's code (`code_to_run`, which also refuses what
+cannot run before anybody is asked); the code run is the code shown, or the call is refused. It is refused
+where no front end has the notebook open (a headless run, VS Code, a console), for the running
+`%%architect` cell (and any other), a cell being typed in, one queued or running, and a cell that is not
+code. The kernel's stop button interrupts it, and the run with it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from pydantic import Field
 
-from architect_nb.tools.base import BaseTool, ToolResult
+from architect_nb.tools.base import BaseTool, ToolRefusedError, ToolResult
 from architect_nb.tools.filesystem.fileio import TextFile
 from architect_nb.tools.kernel.session import CellExecution, KernelSession, OwnNotebook
 from architect_nb.tools.metadata import ToolMetadata
@@ -93,8 +94,10 @@ class RunCellTool(BaseTool):
         ref = str(kwargs.get("cell", ""))
         try:
             _own, _state, cell, _index = self._target(ref)
-        except (_RefusedError, DocumentError):
-            return None  # execute says why
+        except _RefusedError as exc:
+            raise ToolRefusedError(str(exc)) from None
+        except DocumentError as exc:
+            raise ToolRefusedError(f"The notebook could not be read: {exc}") from None
         source = cell_source(cell)
         with self._lock:
             self._shown[ref] = (str(cell.get("id") or ""), source)
