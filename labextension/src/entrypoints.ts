@@ -128,7 +128,9 @@ export function decorateErrors(panel: NotebookPanel): void {
           )
         );
       });
-      child.node.appendChild(button);
+      // Under the traceback, inside the output (the output's row also holds its prompt).
+      const rendered = child.node.querySelector('.jp-OutputArea-output');
+      (rendered ?? child.node).appendChild(button);
     }
   });
 }
