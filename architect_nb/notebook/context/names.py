@@ -17,6 +17,7 @@ import builtins
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 __all__ = ["CellNames", "cell_names"]
 
@@ -45,6 +46,23 @@ class _Scope:
 
 class _Reader(ast.NodeVisitor):
     """Walks a cell's module: module-level binds and reads in order; function bodies for their free names."""
+
+    _handlers: ClassVar[dict[type[ast.AST], Any]] = {}
+
+    def visit(self, node: ast.AST) -> None:
+        """ast.NodeVisitor's dispatch, with the handler looked up once per node type (the outline reads
+        every cell of a notebook as a run starts; this is most of its time)."""
+        kind = type(node)
+        handler = self._handlers.get(kind)
+        if handler is None:
+            handler = getattr(type(self), "visit_" + kind.__name__, None) or type(self).generic_visit
+            self._handlers[kind] = handler
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.Constant | ast.expr_context):
+                self.visit(child)
 
     def __init__(self) -> None:
         self.defines: set[str] = set()
