@@ -66,6 +66,7 @@ def kernel(
         assert player.run("%load_ext architect_nb").status == "ok", player.describe()
         _use_stub(player, server, ws)
         server.requests.clear()
+        server.replies.clear()  # what an interrupted run of another test left
         yield player, ws
 
 
@@ -408,3 +409,35 @@ def test_run_cell_asks_then_runs_the_cell_where_the_person_would_and_writes_its_
     history = player.run(f"In[{count}], In[{architect_count}].startswith('%%architect')")
     assert history.data("text/plain") == ["(\"d.get('b', 0)\", True)"], history.text()
     assert _count(history) == architect_count + 1  # the next cell goes on from there
+
+
+def test_architect_fix_puts_a_cell_below_for_the_last_error(kernel: tuple[FrontEnd, Path]) -> None:
+    player, _ws = kernel
+    assert "No cell has failed" in player.run("%architect fix").text()
+    failing = player.run("d = {}\nd['b']")
+    fix = player.run("%architect fix")
+    assert fix.status == "ok" and "An %%architect cell asking to fix it is below" in fix.text()
+    assert fix.reply is not None
+    [payload] = [p for p in fix.reply["payload"] if p.get("source") == "set_next_input"]
+    assert payload["text"] == f"%%architect\nFix the error of [{_count(failing)}] (KeyError: 'b')."
+    assert payload["replace"] is False
+
+
+def test_the_stop_button_interrupts_a_cell_run_cell_runs(
+    open_notebook: tuple[FrontEnd, Path, DocumentFrontEnd], server: OpenAIStubServer
+) -> None:
+    player, ws, tab = open_notebook
+    doc = tab.open(ws / "nb.ipynb")
+    doc.cells[0]["source"] = "import time\ntime.sleep(60)"
+    doc.cells[2]["source"] = "%%architect --model openai/stub --new --mode yolo\nRun the first cell."
+    server.queue(Reply.calls(("run_cell", {"cell": "data"})), Reply.text("Done."))
+    cell = player.execute("%%architect --model openai/stub --new --mode yolo\nRun the first cell.", "arch")
+    player.wait(lambda: bool(server.requests), 60, "the model to be asked")
+    time.sleep(1.5)  # the cell is sleeping in the kernel now
+    started = time.monotonic()
+    player.interrupt()
+    player.wait(lambda: cell.finished, 30, "the interrupted run to end")
+    assert time.monotonic() - started < 10
+    assert cell.status == "error" and "RunInterruptedError" in json.dumps(cell.reply), player.describe()
+    after = player.run("1 + 1")
+    assert after.status == "ok" and after.data("text/plain") == ["2"]

@@ -295,3 +295,12 @@ def test_the_kernels_history_is_all_a_headless_run_has() -> None:
     assert "below are the 4 cells this kernel ran" in text
     assert "[3], in full:\n    x / 0" in text and "ZeroDivisionError: division by zero" in text
     assert '"[3]" = [3]' in text
+
+
+def test_the_file_the_jupyter_server_names_is_read_without_the_extension(tmp_path: Path) -> None:
+    path = tmp_path / "analysis.ipynb"
+    path.write_text(json.dumps(analysis()))
+    facts = KernelFacts(cell_id="arch", count=7, session_file=str(path), cwd=str(tmp_path))
+    found = find_notebook(facts, tmp_path, OpenNotebooks())  # a front end without it open
+    assert found.view.origin == "file" and found.view.own == 5  # found by the cell's id
+    assert "(the file as last saved)" in context_note(found.view, "fix it", 1500)
