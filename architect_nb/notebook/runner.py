@@ -294,6 +294,7 @@ def _context_prelude(
 ) -> Callable[[CellRun], str | None]:
     """The facts now (main thread); the notebook read and its outline written later, in the worker."""
     from architect_nb.notebook.context import context_note, find_notebook, gather_facts
+    from architect_nb.notebook.context.note import forget_outlines
     from architect_nb.notebook.live_documents import current_channel
     from architect_nb.tools.kernel.session import OwnNotebook
 
@@ -305,6 +306,7 @@ def _context_prelude(
         if kernel is not None and found.live is not None:
             path = found.view.path or str(found.file or "the notebook")
             kernel.bind_notebook(OwnNotebook(document=found.live, path=path, running_cell=cell_id))
+        forget_outlines(run.thread.messages)  # the earlier runs' outlines: this one supersedes them
         return context_note(found.view, task, config.notebook.context_tokens)
 
     return prelude

@@ -304,3 +304,18 @@ def test_the_file_the_jupyter_server_names_is_read_without_the_extension(tmp_pat
     found = find_notebook(facts, tmp_path, OpenNotebooks())  # a front end without it open
     assert found.view.origin == "file" and found.view.own == 5  # found by the cell's id
     assert "(the file as last saved)" in context_note(found.view, "fix it", 1500)
+
+
+def test_a_threads_earlier_outlines_are_left_out_once_a_newer_one_comes() -> None:
+    from architect_nb.notebook.context.note import EARLIER_OUTLINE, forget_outlines
+
+    outline = context_note(view_of(analysis(), own="arch"), "fix it", 1500)
+    messages = [
+        {"role": "user", "content": f"Files went back: a.py.\n\n{outline}\n\nfix it"},
+        {"role": "assistant", "content": outline},  # only what the person side said is rewritten
+        {"role": "user", "content": "No outline here.\n\nJust text."},
+    ]
+    assert forget_outlines(messages) == 1
+    assert messages[0]["content"] == f"Files went back: a.py.\n\n{EARLIER_OUTLINE}\n\nfix it"
+    assert messages[1]["content"] == outline and messages[2]["content"] == "No outline here.\n\nJust text."
+    assert "\n\n" not in outline  # one paragraph, so it can be told apart
