@@ -223,7 +223,7 @@ async def run_cell(line: str, body: str) -> None:
     raw_cell = _raw_cell(shell, line, body)
     prelude = (
         _context_prelude(shell, config, kernel, cell_id, raw_cell, body)
-        if _wants_context(args, config)
+        if _wants_context(args, config, body)
         else None
     )
     try:
@@ -276,8 +276,10 @@ def _offer_reload(session: Session, run: CellRun, shell: Any, display: Any) -> N
     display(ReloadOffer(tuple(modules), autoreload_covers(shell, modules)))
 
 
-def _wants_context(args: CellArgs, config: AppConfig) -> bool:
-    return config.notebook.context and not args.no_notebook
+def _wants_context(args: CellArgs, config: AppConfig, task: str) -> bool:
+    """An outline before the task, unless turned off; a fork that carries on from a step has no task, and its
+    conversation must go on from that step's tool results."""
+    return config.notebook.context and not args.no_notebook and bool(task.strip())
 
 
 def _raw_cell(shell: Any, line: str, body: str) -> str:
