@@ -303,6 +303,16 @@ class NotebookConfig(_Section):
             "it reconnects."
         ),
     )
+    context: bool = Field(
+        True,
+        description=(
+            "Start each %%architect run with an outline of the notebook it runs in (cells, outputs in brief, "
+            "what is stale, the cells the task names). `--no-notebook` leaves it out for one cell."
+        ),
+    )
+    context_tokens: int = Field(
+        1500, ge=200, le=20_000, description="About how many tokens the notebook outline may take at most."
+    )
 
 
 class KernelConfig(_Section):

@@ -61,7 +61,7 @@ from architect_nb.execution.steps import (
     parse_arguments,
 )
 from architect_nb.log import get_logger
-from architect_nb.tools.base import ToolResult, format_validation_error
+from architect_nb.tools.base import ToolRefusedError, ToolResult, format_validation_error
 from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.kernel.session import KernelSession
@@ -296,6 +296,11 @@ class ExecutionEngine:
         record.step("validate", "ok")
         # A re-check after a rewrite judges the new arguments afresh.
         call.rule_notes, call.files, call.command, call.preview = [], [], None, None
+        try:
+            call.code = tool.code_to_run(call.kwargs) if tool.runs_code else None
+        except ToolRefusedError as exc:  # refused before anybody is asked to approve it
+            record.step("validate", "refused", str(exc))
+            return ToolResult.fail(str(exc))
         rails = self.guardrails
         if isinstance(tool, WorkspaceTool) and (
             tool.mutates_files or (rails is not None and bool(rails.sensitive)) or self._hooked
@@ -375,7 +380,7 @@ class ExecutionEngine:
             args=call.kwargs,
             sensitivity=sensitivity_of(tool.sensitive, call.command),
             preview=call.preview,
-            code=call.kwargs.get("code") if tool.runs_code else None,
+            code=call.code,
             command=call.command,
             reasons=tuple(reasons),
             warnings=tuple(call.rule_notes + call.notes),

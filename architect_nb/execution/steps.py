@@ -46,6 +46,7 @@ class CallState:
         kwargs: The validated arguments, as passed to `tool.execute`.
         files: The resolved files the call touches (when something needs to know).
         preview: For edits, the unified diff the call would make.
+        code: For tools that run code in the kernel, the code it would run (`BaseTool.code_to_run`).
         command: For commands, how the command was classified.
         ask: Why hooks asked for a person's confirmation.
         rule_notes: Code-rule warnings from the latest guardrail check.
@@ -60,6 +61,7 @@ class CallState:
     kwargs: dict[str, Any] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
     preview: str | None = None
+    code: str | None = None
     command: CommandCheck | None = None
     ask: list[str] = field(default_factory=list)
     rule_notes: list[str] = field(default_factory=list)
@@ -88,7 +90,7 @@ def guardrail_refusal(call: CallState, rails: GuardrailsEngine | None) -> str | 
     if rails is None:
         return None
     tool = call.tool
-    code = call.kwargs.get("code")
+    code = call.code
     if tool.runs_code and isinstance(code, str):
         allowed, reason = rails.check_code(code)
         if not allowed:

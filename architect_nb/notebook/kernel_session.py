@@ -6,7 +6,8 @@ it stops a cell, and so that libraries that expect the main thread (signals, som
 worker hands such work to `MainThreadCalls`; the cell's pump runs it between its waits (see `pump.py`).
 Displays are captured through IPython's display publisher, values formatted by its display formatter, and a
 proposed cell goes to the front end as a `set_next_input` payload (JupyterLab, Notebook 7 and VS Code add it
-below the running cell when the cell ends).
+below the running cell when the cell ends). run_cell's cells run on the main thread too (`cell_execution`),
+in the notebook the running cell is in, found once through the document channel (`live_documents`).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from architect_nb.tools.kernel.execute import Outcome
 from architect_nb.tools.kernel.namespace import ScratchNamespace
+from architect_nb.tools.kernel.session import NO_FRONT_END, CellExecution, OwnNotebook
 
 if TYPE_CHECKING:
+    from architect_nb.notebook.cell_execution import CellRunner
     from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = ["IPythonKernel", "MainThreadCalls"]
@@ -72,7 +74,7 @@ class MainThreadCalls:
             except BaseException as exc:  # the worker gets it, as the work's own outcome
                 future.set_exception(exc)
                 continue
-            if isinstance(result, Outcome) and result.interrupted:
+            if getattr(result, "interrupted", False) is True:  # run_python's Outcome, run_cell's execution
                 self.interrupted = True
             future.set_result(result)
 
@@ -94,11 +96,15 @@ class MainThreadCalls:
 class IPythonKernel:
     """The live IPython kernel as the kernel tools see it, for one `%%architect` run."""
 
-    def __init__(self, shell: Any, calls: MainThreadCalls) -> None:
+    def __init__(self, shell: Any, calls: MainThreadCalls, cell_id: str | None = None) -> None:
         self.shell = shell
         self.calls = calls
+        self.cell_id = cell_id  # the running %%architect cell's id, as the front end sent it
         self._scratch = ScratchNamespace(shell.user_ns)
         self._proposed: list[str] = []
+        self._own: OwnNotebook | str | None = None
+        self._lock = threading.Lock()
+        self._cells: CellRunner | None = None
 
     @property
     def namespace(self) -> dict[str, Any]:
@@ -145,6 +151,48 @@ class IPythonKernel:
         from architect_nb.notebook.live_documents import current_channel
 
         return current_channel()
+
+    def bind_notebook(self, own: OwnNotebook | str) -> None:
+        """The notebook this run is in, as the notebook context found it (so run_cell need not ask again)."""
+        with self._lock:
+            self._own = own
+
+    def own_notebook(self) -> OwnNotebook | str:
+        with self._lock:
+            if self._own is not None:
+                return self._own
+        own = self._locate()
+        self.bind_notebook(own)
+        return own
+
+    def _locate(self) -> OwnNotebook | str:
+        from architect_nb.notebook.live_documents import current_channel
+
+        channel = current_channel()
+        if channel is None or self.cell_id is None:
+            return f"{NO_FRONT_END} (no front end with the extension is connected to this kernel)"
+        try:
+            located = channel.locate(self.cell_id)
+        except Exception as exc:  # a front end that failed to answer
+            return f"{NO_FRONT_END}: the front end could not be asked ({str(exc)[:200]})"
+        if located is None:
+            return f"{NO_FRONT_END} (no front end has the notebook of this cell open)"
+        live, file = located
+        return OwnNotebook(document=live, path=str(file or "the notebook"), running_cell=self.cell_id)
+
+    def run_cell(self, source: str, cell_id: str | None) -> CellExecution:
+        from architect_nb.notebook.cell_execution import CellRunner
+
+        with self._lock:
+            if self._cells is None:
+                self._cells = CellRunner(self.shell)
+            cells = self._cells
+        return self.calls.submit(lambda: cells.run(source, cell_id))
+
+    def finish(self, raw_cell: str) -> None:
+        """The `%%architect` cell is ending (main thread): its count follows the cells run_cell ran."""
+        if self._cells is not None:
+            self._cells.finish(raw_cell)
 
     def propose_cell(self, code: str) -> bool:
         # A front end adds one cell per execution, from the first set_next_input payload: several proposals

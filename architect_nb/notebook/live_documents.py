@@ -205,6 +205,28 @@ class DocumentChannel:
         (app, doc), (route, _shared) = ranked[0]
         return LiveNotebook(self, route, app, doc, asked[route], clients[route].where)
 
+    def locate(self, cell_id: str) -> tuple[LiveNotebook, Path | None] | None:
+        """The open notebook holding the cell `cell_id` (the running `%%architect` cell), and its file; None
+        when no front end has it open, or front ends cannot be asked (then the outline reads the file)."""
+        if self.unavailable() is not None or not cell_id:
+            return None
+        self._await_reconnects()
+        with self._lock:
+            clients = dict(self.clients)
+        if not clients:
+            return None
+        answers, _silent = self._ask({k: {"type": "locate", "cell": cell_id} for k in clients})
+        for comm_id, answer in sorted(answers.items(), key=lambda item: item[0]):
+            for doc in answer.get("docs") or []:
+                if not isinstance(doc, dict) or not isinstance(doc.get("app"), str):
+                    continue
+                client = clients[comm_id]
+                path = str(doc.get("path") or "")
+                where = str(doc.get("where") or client.where)[:40]
+                live = LiveNotebook(self, comm_id, doc["app"], str(doc.get("doc", "")), path, where)
+                return live, (client.root / path) if client.root is not None and path else None
+        return None
+
     def _await_reconnects(self) -> None:
         """Front ends may be on their way: just after the hello (architect_nb loaded, maybe after a restart: a
         Run All's next cell), or just dropped for not answering (they reopen their comm at once). Until they
@@ -300,8 +322,10 @@ class LiveNotebook:
     def where(self) -> str:
         return self._where
 
-    def read(self) -> DocumentState:
-        answer = self._call({"type": "read"})
+    def read(self, running: str | None = None) -> DocumentState:
+        """The document as shown now; with `running` (a cell id), also which cell the person had selected
+        when that cell was run."""
+        answer = self._call({"type": "read", **({"running": running} if running else {})})
         data = answer.get("notebook")
         if not isinstance(data, dict):
             raise _document_error(f"{self._where} sent no notebook; nothing was changed. Retry the call.")
@@ -309,6 +333,8 @@ class LiveNotebook:
         with self._channel._lock:
             busy |= self._channel.running_cells
         editing = answer.get("editing")
+        selected = answer.get("selected")
+        dirty = answer.get("dirty")
         from architect_nb.tools.notebook_files.backend import DocumentState
 
         return DocumentState(
@@ -316,6 +342,8 @@ class LiveNotebook:
             editing=editing if isinstance(editing, str) else None,
             busy=frozenset(busy),
             read_only=bool(answer.get("read_only")),
+            dirty=frozenset(str(c) for c in dirty if isinstance(c, str)) if isinstance(dirty, list) else None,
+            selected=selected if isinstance(selected, str) else None,
         )
 
     def apply(self, ops: Sequence[CellOp]) -> None:

@@ -25,12 +25,13 @@ __all__ = [
 MODES: tuple[str, ...] = ("yolo", "confirm-sensitive", "confirm-all")  # `ConfirmMode`, pinned by a test
 CELL_USAGE = (
     "usage: %%architect [--agent NAME] [--model M] [--mode yolo|confirm-sensitive|confirm-all] [--dry-run] "
-    "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--config FILE] "
-    "[--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
+    "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--no-notebook] "
+    "[--config FILE] [--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
 )
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
-    "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN]"
+    "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN] | fix "
+    "| reload [MODULE ...]"
 )
 
 Subcommand = Literal[
@@ -45,6 +46,8 @@ Subcommand = Literal[
     "review",
     "revert",
     "transcript",
+    "fix",
+    "reload",
 ]
 THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FORK = re.compile(
@@ -62,6 +65,8 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "review": (0, 1),
     "revert": (2, 2),
     "transcript": (0, 1),
+    "fix": (0, 0),
+    "reload": (0, None),
 }
 
 
@@ -81,6 +86,7 @@ class CellArgs:
     max_steps: int | None = None
     budget_usd: float | None = None
     context: tuple[str, ...] = ()
+    no_notebook: bool = False  # leave the notebook outline out of this run
     config: Path | None = None
     new: bool = False  # start a fresh thread instead of continuing the current one
     thread: str | None = None  # continue (or start) the thread with this name
@@ -154,6 +160,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--max-steps", type=_positive_int)
     p.add_argument("--budget", type=_non_negative)
     p.add_argument("--context", type=_names, default=())
+    p.add_argument("--no-notebook", action="store_true")
     p.add_argument("--config", type=Path)
     p.add_argument("--new", action="store_true")
     p.add_argument("--thread", type=_thread_name)
@@ -186,6 +193,7 @@ def parse_cell_line(line: str) -> CellArgs:
         max_steps=ns.max_steps,
         budget_usd=ns.budget,
         context=ns.context,
+        no_notebook=ns.no_notebook,
         config=ns.config,
         new=ns.new,
         thread=ns.thread,

@@ -6,6 +6,9 @@ cell stays busy (Run All keeps its order) while button clicks are handled. An in
 `CancelledError` (or `KeyboardInterrupt`): the run is cancelled, a pending question denied, running commands'
 process groups killed, requests stashed by jupyter-ui-poll aborted, the worker given up to 0.7 s to stop, the
 output finalised as interrupted, and `RunInterruptedError` raised so Jupyter aborts the queued cells.
+
+Before the task, the worker reads the notebook the cell runs in (`context`): its outline goes to the model
+as a note the run begins with (`Thread.notes`), unless `--no-notebook` or `notebook.context: false`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from architect_nb.agent.events import RunFinished
 from architect_nb.agent.loop import AgentLoop, RunResult
 from architect_nb.agent.thread import Thread
 from architect_nb.config import AppConfig, ConfigError
+from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
 from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.saved_record import for_notebook, save_whole
@@ -32,6 +36,8 @@ from architect_nb.redaction import default_redactor
 from architect_nb.tools.commands.process import kill_running_processes
 
 __all__ = ["CellRun", "RunInterruptedError", "run_cell"]
+
+log = get_logger(__name__)
 
 _STOP_GRACE = 0.7  # then the cell ends anyway (a model call that sends nothing); the worker is left to stop
 
@@ -54,9 +60,18 @@ class CellRun:
     """One run in one cell: the loop, its worker thread and its live view, in the cell's thread."""
 
     def __init__(
-        self, loop: AgentLoop, confirmer: Any, live: Any, task: str, thread: Thread, config: AppConfig
+        self,
+        loop: AgentLoop,
+        confirmer: Any,
+        live: Any,
+        task: str,
+        thread: Thread,
+        config: AppConfig,
+        prelude: Callable[[CellRun], str | None] | None = None,
     ) -> None:
         self.loop = loop
+        self.prelude = prelude  # run in the worker first: the notebook context, told before the task
+        self.notebook: Any = None  # the NotebookView the prelude read, if it did
         self.confirmer = confirmer
         self.live = live
         self.task = task
@@ -74,10 +89,27 @@ class CellRun:
     def _work(self) -> None:
         if not self.future.set_running_or_notify_cancel():
             return
+        note = None
         try:
+            note = self._note()
             self.future.set_result(self.loop.run(self.task, thread=self.thread))
         except BaseException as exc:  # reported in the cell, never lost in a thread
             self.future.set_exception(exc)
+        finally:
+            if note is not None and note in self.thread.notes:  # the run never began: not for the next one
+                self.thread.notes.remove(note)
+
+    def _note(self) -> str | None:
+        if self.prelude is None:
+            return None
+        try:
+            note = self.prelude(self)
+        except Exception:  # the run goes on without the notebook's outline
+            log.exception("notebook_context_failed")
+            return None
+        if note:
+            self.thread.notes.append(note)
+        return note or None
 
     def interrupt(self) -> None:
         """Stop now, from the cell's thread: cancel the loop, deny the question, kill commands."""
@@ -181,12 +213,19 @@ async def run_cell(line: str, body: str) -> None:
     from architect_nb.notebook.approval import WidgetConfirmer
     from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
     from architect_nb.notebook.live import LiveView
-    from architect_nb.notebook.live_documents import for_run
+    from architect_nb.notebook.live_documents import for_run, running_cell_id
 
     live = LiveView(approval_timeout=config.notebook.approval_timeout)
     confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
     calls = MainThreadCalls()
-    kernel = IPythonKernel(shell, calls) if shell is not None else None
+    cell_id = running_cell_id(shell)
+    kernel = IPythonKernel(shell, calls, cell_id) if shell is not None else None
+    raw_cell = _raw_cell(shell, line, body)
+    prelude = (
+        _context_prelude(shell, config, kernel, cell_id, raw_cell, body)
+        if _wants_context(args, config, body)
+        else None
+    )
     try:
         loop = create_loop(
             config,
@@ -203,10 +242,10 @@ async def run_cell(line: str, body: str) -> None:
     except (UnknownAgentError, ConfigError, ValueError) as exc:
         live.finish(MessageOutput(str(exc)))
         return
-    run = CellRun(loop, confirmer, live, task, thread, config)
-    future = asyncio.wrap_future(run.start())
+    run = CellRun(loop, confirmer, live, task, thread, config, prelude)
     try:
         with for_run(shell, config.notebook.frontend_timeout):
+            future = asyncio.wrap_future(run.start())
             await pump_until(future, shell, calls)
     except (asyncio.CancelledError, KeyboardInterrupt):
         run.interrupt()
@@ -217,7 +256,62 @@ async def run_cell(line: str, body: str) -> None:
         raise RunInterruptedError() from None
     finally:
         calls.close()
+        if kernel is not None:
+            kernel.finish(raw_cell)
     _finish(session, run, display)
+    _offer_reload(session, run, shell, display)
+
+
+def _offer_reload(session: Session, run: CellRun, shell: Any, display: Any) -> None:
+    """Modules the run changed that this kernel had imported: named, with the offer to reload them."""
+    finished = run.loop.transcript.finished
+    if finished is None or not finished.files_changed:
+        return
+    from architect_nb.notebook.reload import ReloadOffer, autoreload_covers, stale_modules
+
+    modules = stale_modules(finished.files_changed, run.config.workspace.root, run.notebook)
+    if not modules:
+        return
+    session.stale_modules.update({m.name: m.path for m in modules})
+    display(ReloadOffer(tuple(modules), autoreload_covers(shell, modules)))
+
+
+def _wants_context(args: CellArgs, config: AppConfig, task: str) -> bool:
+    """An outline before the task, unless turned off; a fork that carries on from a step has no task, and its
+    conversation must go on from that step's tool results."""
+    return config.notebook.context and not args.no_notebook and bool(task.strip())
+
+
+def _raw_cell(shell: Any, line: str, body: str) -> str:
+    """The running cell as the person typed it: IPython's history has it, raw, last."""
+    history = getattr(shell, "history_manager", None)
+    raw = getattr(history, "input_hist_raw", None)
+    if isinstance(raw, list) and len(raw) > 1 and str(raw[-1]).lstrip().startswith("%%architect"):
+        return str(raw[-1])
+    return f"%%architect {line}".rstrip() + "\n" + body
+
+
+def _context_prelude(
+    shell: Any, config: AppConfig, kernel: Any, cell_id: str | None, raw_cell: str, task: str
+) -> Callable[[CellRun], str | None]:
+    """The facts now (main thread); the notebook read and its outline written later, in the worker."""
+    from architect_nb.notebook.context import context_note, find_notebook, gather_facts
+    from architect_nb.notebook.context.note import forget_outlines
+    from architect_nb.notebook.live_documents import current_channel
+    from architect_nb.tools.kernel.session import OwnNotebook
+
+    facts = gather_facts(shell, cell_id, raw_cell)
+
+    def prelude(run: CellRun) -> str | None:
+        found = find_notebook(facts, config.workspace.root, current_channel())
+        run.notebook = found.view
+        if kernel is not None and found.live is not None:
+            path = found.view.path or str(found.file or "the notebook")
+            kernel.bind_notebook(OwnNotebook(document=found.live, path=path, running_cell=cell_id))
+        forget_outlines(run.thread.messages)  # the earlier runs' outlines: this one supersedes them
+        return context_note(found.view, task, config.notebook.context_tokens)
+
+    return prelude
 
 
 def _finish(session: Session, run: CellRun, display: Any) -> None:

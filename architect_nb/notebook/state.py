@@ -55,6 +55,8 @@ class Session:
         self.mode: ConfirmMode | None = None
         self.history: list[RunRecord] = []
         self.threads = KernelThreads()
+        #: Modules runs changed on disk that the kernel had imported, not reloaded since: name -> path.
+        self.stale_modules: dict[str, str] = {}
 
     # ------------------------------------------------------------------ config
 
@@ -181,6 +183,10 @@ class Session:
             return MessageOutput(str(report), level="info" if report.ok else "error")
         if name == "review":
             return self.review(args[0] if args else None)
+        if name == "reload":
+            return self._reload(args)
+        if name == "fix":
+            return self._fix()
         record = self.find(args[0] if args else None)
         return default_redactor().redact_data(json.loads(json.dumps(record.payload, default=str)))
 
@@ -251,6 +257,56 @@ class Session:
                 f"${r.cost_usd:.4f}  {task}{undone}"
             )
         return MessageOutput("\n".join(lines), level="info")
+
+    def _reload(self, names: tuple[str, ...]) -> MessageOutput:
+        """`%architect reload [MODULE ...]`: the modules runs changed (or those named), loaded afresh."""
+        import sys
+
+        from IPython import get_ipython
+
+        from architect_nb.notebook.reload import reload_modules
+
+        wanted = list(names) or list(self.stale_modules)
+        if not wanted:
+            return MessageOutput(
+                "Nothing to reload: no module a run changed is imported in this kernel.", level="info"
+            )
+        unknown = [name for name in wanted if name not in sys.modules]
+        shell = get_ipython()
+        namespace = shell.user_ns if shell is not None else {}
+        reloaded, rebound, problems = reload_modules([n for n in wanted if n not in unknown], namespace)
+        for name in reloaded:
+            self.stale_modules.pop(name, None)
+        lines = []
+        if reloaded:
+            lines.append(f"Reloaded {', '.join(reloaded)}: your next cells use the new code.")
+        if rebound:
+            lines.append(
+                f"Your names taken from them now point at the new code: {', '.join(sorted(rebound))}."
+            )
+        lines.extend(f"Could not reload {problem}" for problem in problems)
+        lines.extend(f"{name} is not imported in this kernel." for name in unknown)
+        return MessageOutput("\n".join(lines), level="info" if reloaded and not problems else "error")
+
+    def _fix(self) -> MessageOutput:
+        """`%architect fix`: an `%%architect` cell below, asking to fix the kernel's last error."""
+        from IPython import get_ipython
+
+        from architect_nb.notebook.fix import fix_task
+
+        shell = get_ipython()
+        task = fix_task(shell)
+        if task is None:
+            return MessageOutput(
+                "No cell has failed in this kernel yet, so there is nothing to fix.", level="info"
+            )
+        if shell is None:
+            return MessageOutput(f"%%architect\n{task}", level="info")
+        shell.set_next_input(f"%%architect\n{task}", replace=False)
+        return MessageOutput(
+            "An %%architect cell asking to fix it is below: edit the task if you like, then run it.",
+            level="info",
+        )
 
     def output(self, run: str | None = None) -> RunOutput:
         return RunOutput.from_payload(self.find(run).payload)

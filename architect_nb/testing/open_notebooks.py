@@ -34,6 +34,10 @@ class OpenDocument:
     busy: set[str] = field(default_factory=set)
     read_only: bool = False
     dirty: bool = False
+    #: Code cells edited since they ran, as JupyterLab tracks them; None: the front end does not say.
+    edited: set[str] | None = None
+    #: The cell selected when each cell was run (by the running cell's id), as the extension records it.
+    selected: dict[str, str] = field(default_factory=dict)
     #: Each apply's operations, for tests that count them (one front end applies, never two).
     applied: list[list[CellOp]] = field(default_factory=list)
 
@@ -64,9 +68,9 @@ class _Live:
     def where(self) -> str:
         return self._owner.where
 
-    def read(self) -> DocumentState:
-        answer = self._owner.answer({"type": "read", "doc": self._doc.token, "path": self._path})
-        return _state(answer)
+    def read(self, running: str | None = None) -> DocumentState:
+        request = {"type": "read", "doc": self._doc.token, "path": self._path, "running": running}
+        return _state(self._owner.answer(request))
 
     def apply(self, ops: Sequence[CellOp]) -> None:
         body = {"type": "apply", "doc": self._doc.token, "path": self._path}
@@ -119,10 +123,18 @@ class OpenNotebooks:
     # ------------------------------------------------------------------ the channel's side
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Answer one request of the document channel (`claim`, `read`, `apply`), as the extension does."""
+        """Answer one request of the document channel (`claim`, `locate`, `read`, `apply`), as the extension
+        does."""
         kind = request.get("type")
         path = str(request.get("path", ""))
         with self._lock:
+            if kind == "locate":
+                cell = request.get("cell")
+                docs = [d for d in self.docs.values() if any(c.get("id") == cell for c in d.cells)]
+                return {
+                    "type": "located",
+                    "docs": [{"doc": d.token, "path": str(d.path), "shared": self.shared} for d in docs],
+                }
             if kind == "claim":
                 docs = [d for d in self.docs.values() if str(d.path) == path]
                 return {
@@ -139,13 +151,18 @@ class OpenNotebooks:
                     "error": f"'{path}' was renamed to '{doc.path}' in {self.where}; nothing changed.",
                 }
             if kind == "read":
-                return {
+                answer = {
                     "ok": True,
                     "notebook": copy.deepcopy(doc.data),
                     "editing": doc.editing,
                     "busy": sorted(doc.busy),
                     "read_only": doc.read_only,
                 }
+                if doc.edited is not None:
+                    answer["dirty"] = sorted(doc.edited)
+                if isinstance(request.get("running"), str):
+                    answer["selected"] = doc.selected.get(str(request["running"]))
+                return answer
             if kind != "apply":
                 return {"ok": False, "error": f"Unknown request {kind!r}."}
             if doc.read_only:
@@ -159,6 +176,8 @@ class OpenNotebooks:
                 return {"ok": False, "code": exc.code, "error": str(exc)}
             doc.applied.append(ops)
             doc.dirty = True
+            if doc.edited is not None:  # a cell given the outputs of its source is no longer edited
+                doc.edited -= {op.cell_id for op in ops if op.op == "outputs"}
             return {"ok": True}
 
     # ------------------------------------------------------------------ as a DocumentBackend, in-process
@@ -170,6 +189,12 @@ class OpenNotebooks:
 
     def unavailable(self) -> str | None:
         return None
+
+    def locate(self, cell_id: str) -> tuple[_Live, Path | None] | None:
+        """The open notebook holding cell `cell_id`, and its file (the path it was opened under)."""
+        with self._lock:
+            docs = [d for d in self.docs.values() if any(c.get("id") == cell_id for c in d.cells)]
+        return (_Live(self, docs[0]), docs[0].path) if docs else None
 
 
 def ops_from_json(raw: Any) -> list[CellOp]:
@@ -186,6 +211,18 @@ def ops_from_json(raw: Any) -> list[CellOp]:
             ops.append(CellOp.edit(item["id"], str(item.get("source", "")), str(item.get("expect", ""))))
         elif item.get("op") == "delete" and isinstance(item.get("id"), str):
             ops.append(CellOp.delete(item["id"], str(item.get("expect", ""))))
+        elif item.get("op") == "outputs" and isinstance(item.get("id"), str):
+            raw_outputs = item.get("outputs")
+            outputs: list[Any] = raw_outputs if isinstance(raw_outputs, list) else []
+            count = item.get("execution_count")
+            ops.append(
+                CellOp.set_outputs(
+                    item["id"],
+                    [dict(o) for o in outputs if isinstance(o, dict)],
+                    count if isinstance(count, int) else None,
+                    str(item.get("expect", "")),
+                )
+            )
         else:
             raise CellOpError("bad", f"Unknown cell operation {str(item.get('op'))[:40]!r}.")
     return ops
@@ -194,9 +231,12 @@ def ops_from_json(raw: Any) -> list[CellOp]:
 def _state(answer: dict[str, Any]) -> DocumentState:
     if answer.get("ok") is not True:
         raise DocumentError(str(answer.get("error")))
+    dirty = answer.get("dirty")
     return DocumentState(
         data=answer["notebook"],
         editing=answer.get("editing"),
         busy=frozenset(answer.get("busy") or ()),
         read_only=bool(answer.get("read_only")),
+        dirty=frozenset(dirty) if isinstance(dirty, list) else None,
+        selected=answer.get("selected"),
     )

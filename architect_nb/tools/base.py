@@ -18,7 +18,12 @@ from pydantic import BaseModel, ValidationError
 from architect_nb.log import get_logger
 from architect_nb.tools.metadata import ToolMetadata
 
-__all__ = ["BaseTool", "ToolResult", "format_validation_error"]
+__all__ = ["BaseTool", "ToolRefusedError", "ToolResult", "format_validation_error"]
+
+
+class ToolRefusedError(Exception):
+    """Raised by `BaseTool.code_to_run` for a call the tool will refuse anyway (the engine reports it then,
+    before asking anybody to approve it). The message says why and what to do instead."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -128,6 +133,13 @@ class BaseTool(ABC):
         The engine shows it when asking for confirmation and in dry-run. May raise on bad arguments.
         """
         return None
+
+    def code_to_run(self, kwargs: dict[str, Any]) -> str | None:
+        """For a `runs_code` tool, the code the call would run (its `code` argument unless the tool says
+        otherwise): the guardrails check it and the approval shows it. None when it cannot be told; raises
+        `ToolRefusedError` for a call the tool would refuse."""
+        code = kwargs.get("code")
+        return code if isinstance(code, str) else None
 
     def validate_args(self, args: dict[str, Any]) -> BaseModel:
         """Validate `args` against `args_model`. Raises Pydantic's `ValidationError` on bad input."""

@@ -114,13 +114,14 @@ def register_all_tools(
 
 
 def register_kernel_tools(registry: ToolRegistry, config: AppConfig, kernel: KernelSession) -> None:
-    """list_variables, inspect_variable, run_python and propose_cell, on `kernel`."""
+    """list_variables, inspect_variable, run_python, propose_cell and run_cell, on `kernel`."""
     from architect_nb.tools.kernel.kernel_tools import (
         InspectVariableTool,
         ListVariablesTool,
         ProposeCellTool,
         RunPythonTool,
     )
+    from architect_nb.tools.kernel.run_cell import RunCellTool
 
     root = config.workspace.root.resolve()
     registry.register(ListVariablesTool(kernel, root))
@@ -131,3 +132,4 @@ def register_kernel_tools(registry: ToolRegistry, config: AppConfig, kernel: Ker
         )
     )
     registry.register(ProposeCellTool(kernel, root))
+    registry.register(RunCellTool(kernel))

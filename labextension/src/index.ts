@@ -2,7 +2,10 @@
  * architect-nb's JupyterLab extension: a renderer for run transcripts
  * (`application/vnd.architect-nb.run+json`) whose review list, Revert and
  * rewind buttons run `%architect undo` and `%architect revert` in the
- * notebook's kernel. It is a regular plugin rather than a MIME extension
+ * notebook's kernel, and one for the reload note under a run
+ * (`application/vnd.architect-nb.reload+json`, its button runs
+ * `%architect reload`); live edits (`livetracker.ts`); and the entry points
+ * (`entrypoints.ts`: "Fix with architect", "Ask architect"). It is a regular plugin rather than a MIME extension
  * because a MIME extension cannot reach a kernel.
  */
 
@@ -13,8 +16,10 @@ import type {
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
+import { entryPointsPlugin } from './entrypoints';
 import { notebookUndoRunner } from './kernelundo';
 import { liveEditsPlugin } from './livetracker';
+import { createReloadFactory } from './reload';
 import { createRendererFactory } from './widget';
 
 export { RUN_MIME_TYPE } from './types';
@@ -38,7 +43,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
   ) => {
     const runner = notebooks === null ? null : notebookUndoRunner(notebooks);
     rendermime.addFactory(createRendererFactory(runner), RENDERER_RANK);
+    rendermime.addFactory(createReloadFactory(runner), RENDERER_RANK);
   }
 };
 
-export default [plugin, liveEditsPlugin];
+export default [plugin, liveEditsPlugin, entryPointsPlugin];

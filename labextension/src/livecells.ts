@@ -11,19 +11,29 @@
  * and deletes carry the source they were computed from: a cell changed
  * since is refused. Every check runs before anything changes, so a refused
  * list changes nothing. Outputs of an edited cell are kept, as when the
- * person edits it.
+ * person edits it. An `outputs` operation sets a code cell's outputs and
+ * execution count (the kernel's run_cell ran it), in one transaction that is
+ * not an undo step of the source.
  */
 
-import type { ISharedCell, ISharedNotebook, SharedCell } from '@jupyter/ydoc';
+import type {
+  ISharedCell,
+  ISharedCodeCell,
+  ISharedNotebook,
+  SharedCell
+} from '@jupyter/ydoc';
+import type * as nbformat from '@jupyterlab/nbformat';
 
 /** One operation, as JSON from the kernel. */
 export interface ICellOp {
-  op: 'edit' | 'insert' | 'delete';
+  op: 'edit' | 'insert' | 'delete' | 'outputs';
   id?: string;
   source?: string;
   expect?: string;
   after?: string | null;
   cell?: { [key: string]: unknown };
+  outputs?: nbformat.IOutput[];
+  execution_count?: number | null;
 }
 
 /** Why an operation was refused; the same codes as the kernel's. */
@@ -87,6 +97,26 @@ export function parseOps(raw: unknown): ICellOp[] {
         );
       }
       return { op, cell, after: after ?? null };
+    }
+    if (op === 'outputs' && typeof item.id === 'string') {
+      if (
+        !Array.isArray(item.outputs) ||
+        !item.outputs.every(isRecord) ||
+        (item.expect !== undefined && typeof item.expect !== 'string')
+      ) {
+        throw new CellOpError(
+          'bad',
+          'An outputs operation carried no valid outputs.'
+        );
+      }
+      const count = item.execution_count;
+      return {
+        op,
+        id: item.id,
+        outputs: item.outputs as unknown as nbformat.IOutput[],
+        execution_count: typeof count === 'number' ? count : null,
+        expect: item.expect as string | undefined
+      };
     }
     if ((op === 'edit' || op === 'delete') && typeof item.id === 'string') {
       if (item.expect !== undefined && typeof item.expect !== 'string') {
@@ -168,7 +198,15 @@ export function checkOps(
         `Cell '${id}' changed since it was read (the person edited it); nothing changed. Call read_notebook again, then retry.`
       );
     }
-    if (op.op === 'delete') {
+    if (op.op === 'outputs') {
+      const cell = notebook.cells.find(c => c.getId() === id);
+      if (cell !== undefined && cell.cell_type !== 'code') {
+        throw new CellOpError(
+          'bad',
+          `Cell '${id}' is not a code cell, so it has no outputs; nothing changed.`
+        );
+      }
+    } else if (op.op === 'delete') {
       ids.splice(ids.indexOf(id), 1);
     } else {
       sources.set(id, op.source ?? '');
@@ -246,6 +284,14 @@ export function applyOps(
       continue;
     }
     const index = cellIndex(notebook, op.id ?? '');
+    if (op.op === 'outputs') {
+      const cell = notebook.cells[index] as ISharedCodeCell;
+      notebook.transact(() => {
+        cell.setOutputs(op.outputs ?? []);
+        cell.execution_count = op.execution_count ?? null;
+      }, false);
+      continue;
+    }
     if (op.op === 'delete') {
       separateUndo(notebook);
       notebook.deleteCell(index);

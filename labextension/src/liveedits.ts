@@ -8,8 +8,10 @@
  * server's root is. It opens when the kernel connection starts, after a
  * restart, and when the kernel says hello (it loaded architect_nb); a kernel
  * without architect_nb refuses it, and the next hello opens it again. The
- * kernel asks who has a notebook open (`claim`), then reads it or applies
- * cell operations to it (`livecells.ts`). Each browser tab answers for its own
+ * kernel asks who has a notebook open (`claim`, by path; `locate`, by a cell's
+ * id: the notebook of the running `%%architect` cell), then reads it (with
+ * the cells edited since they ran, and the cell selected when a cell was run)
+ * or applies cell operations to it (`livecells.ts`). Each browser tab answers for its own
  * documents and asks the other tabs of the same browser over a
  * BroadcastChannel, so a notebook open in another Notebook 7 tab is found and
  * changed too.
@@ -42,6 +44,12 @@ export interface IOpenDocument {
   /** The cell being typed in, and the cells running, now. */
   guard(): IGuard;
   toJSON(): nbformat.INotebookContent;
+  /** Code cells edited since they ran, where the front end tracks it. */
+  dirty?(): string[];
+  /** The cell that was selected when the cell `cellId` was run here, if known. */
+  selectedWhenRun?(cellId: string): string | null;
+  /** The cell got the outputs of its source (run_cell): no longer edited since it ran. */
+  markRun?(cellId: string): void;
 }
 
 /** The documents open in this tab, now. */
@@ -97,6 +105,19 @@ export class DocumentHub {
         }
         return { type: 'claimed', docs };
       }
+      if (request.type === 'locate') {
+        const docs = this.located(String(request.cell ?? ''));
+        const others = await this.askPeers({
+          type: 'locate',
+          cell: request.cell
+        });
+        for (const answer of others) {
+          if (Array.isArray(answer.docs)) {
+            docs.push(...answer.docs.filter(isRecord));
+          }
+        }
+        return { type: 'located', docs };
+      }
       if (request.app !== this.app) {
         return await this.relay(request);
       }
@@ -113,6 +134,22 @@ export class DocumentHub {
       .map(doc => ({
         app: this.app,
         doc: doc.token,
+        shared: doc.shared,
+        where: this.where
+      }));
+  }
+
+  /** This tab's documents that hold the cell `cellId`, with their paths. */
+  located(cellId: string): Json[] {
+    if (cellId === '') {
+      return [];
+    }
+    return this.documents()
+      .filter(doc => doc.model.cells.some(cell => cell.getId() === cellId))
+      .map(doc => ({
+        app: this.app,
+        doc: doc.token,
+        path: doc.path,
         shared: doc.shared,
         where: this.where
       }));
@@ -138,13 +175,20 @@ export class DocumentHub {
     }
     const guard = doc.guard();
     if (request.type === 'read') {
-      return {
+      const answer: Json = {
         ok: true,
         notebook: doc.toJSON() as unknown as Json,
         editing: guard.editing,
         busy: [...guard.busy],
         read_only: doc.readOnly
       };
+      if (doc.dirty !== undefined) {
+        answer.dirty = doc.dirty();
+      }
+      if (typeof request.running === 'string' && doc.selectedWhenRun) {
+        answer.selected = doc.selectedWhenRun(request.running);
+      }
+      return answer;
     }
     if (request.type !== 'apply') {
       return {
@@ -163,10 +207,16 @@ export class DocumentHub {
       ? request.protect.map(String)
       : [];
     try {
-      applyOps(doc.model, parseOps(request.ops), {
+      const ops = parseOps(request.ops);
+      applyOps(doc.model, ops, {
         editing: guard.editing,
         busy: new Set([...guard.busy, ...protect])
       });
+      for (const op of ops) {
+        if (op.op === 'outputs' && op.id !== undefined) {
+          doc.markRun?.(op.id);
+        }
+      }
     } catch (error) {
       if (error instanceof CellOpError) {
         return { ok: false, code: error.code, error: error.message };
@@ -250,7 +300,9 @@ export class DocumentHub {
       const answer =
         body.type === 'claim'
           ? { docs: this.claims(String(body.path ?? '')) }
-          : this.answerLocal(body);
+          : body.type === 'locate'
+            ? { docs: this.located(String(body.cell ?? '')) }
+            : this.answerLocal(body);
       this.port?.post({
         t: 'reply',
         id: message.id,

@@ -1,7 +1,10 @@
 /**
  * The live-edits plugin: the notebooks of JupyterLab's (or Notebook 7's)
  * notebook tracker as the kernel sees them, and one `KernelLink` per kernel
- * the tracked notebooks are connected to (`liveedits.ts`).
+ * the tracked notebooks are connected to (`liveedits.ts`). Each document also
+ * says which code cells were edited since they ran (JupyterLab's own
+ * `isDirty`), and which cell the person had selected when a cell was run
+ * (`SelectionLog`), so an `%%architect` run knows what "the selected cell" is.
  */
 
 import type {
@@ -10,7 +13,12 @@ import type {
 } from '@jupyterlab/application';
 import type { ICodeCellModel } from '@jupyterlab/cells';
 import type * as nbformat from '@jupyterlab/nbformat';
-import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import {
+  INotebookTracker,
+  Notebook,
+  NotebookActions,
+  NotebookPanel
+} from '@jupyterlab/notebook';
 
 import {
   DocumentHub,
@@ -70,8 +78,71 @@ export function guardOf(panels: NotebookPanel[]): IGuard {
   return { editing, busy };
 }
 
+/** How many runs' selections are kept (a run asks for its own as it starts). */
+const SELECTIONS_KEPT = 200;
+
+/**
+ * Which cell the person had selected when each cell was run. Run with
+ * Shift+Enter, the running cell is the active one: the selection is then the
+ * cell that was active before it (the person moved from there to write the
+ * `%%architect` cell). Run All keeps the active cell where the person left it.
+ */
+export class SelectionLog {
+  private readonly active = new WeakMap<Notebook, string | null>();
+  private readonly before = new WeakMap<Notebook, string | null>();
+  private readonly atRun = new Map<string, string | null>();
+
+  watch(notebook: Notebook): void {
+    this.active.set(notebook, notebook.activeCell?.model.id ?? null);
+    notebook.activeCellChanged.connect((changed, cell) => {
+      const now = cell?.model.id ?? null;
+      const was = this.active.get(changed) ?? null;
+      if (now !== was) {
+        this.before.set(changed, was);
+        this.active.set(changed, now);
+      }
+    });
+  }
+
+  scheduled(notebook: Notebook, cellId: string): void {
+    const active = notebook.activeCell?.model.id ?? null;
+    const selected =
+      active !== null && active !== cellId
+        ? active
+        : (this.before.get(notebook) ?? null);
+    this.atRun.delete(cellId);
+    this.atRun.set(cellId, selected === cellId ? null : selected);
+    while (this.atRun.size > SELECTIONS_KEPT) {
+      const oldest = this.atRun.keys().next().value;
+      if (oldest === undefined) {
+        break;
+      }
+      this.atRun.delete(oldest);
+    }
+  }
+
+  selectedWhenRun(cellId: string): string | null {
+    return this.atRun.get(cellId) ?? null;
+  }
+}
+
+function codeModels(panel: NotebookPanel): ICodeCellModel[] {
+  const cells = panel.context.model?.cells;
+  const models: ICodeCellModel[] = [];
+  for (let i = 0; cells !== undefined && i < cells.length; i++) {
+    const cell = cells.get(i);
+    if (cell.type === 'code') {
+      models.push(cell as ICodeCellModel);
+    }
+  }
+  return models;
+}
+
 /** The documents of the tracker's notebooks: two views of one notebook are one document. */
-export function trackerDocuments(tracker: INotebookTracker): DocumentSource {
+export function trackerDocuments(
+  tracker: INotebookTracker,
+  selections: SelectionLog | null = null
+): DocumentSource {
   const tokens = new WeakMap<object, string>();
   return () => {
     const byContext = new Map<object, NotebookPanel[]>();
@@ -96,7 +167,19 @@ export function trackerDocuments(tracker: INotebookTracker): DocumentSource {
         readOnly: panels[0].context.contentsModel?.writable === false,
         model: model.sharedModel,
         guard: () => guardOf(panels),
-        toJSON: () => model.toJSON() as unknown as nbformat.INotebookContent
+        toJSON: () => model.toJSON() as unknown as nbformat.INotebookContent,
+        dirty: () =>
+          codeModels(panels[0])
+            .filter(cell => cell.isDirty)
+            .map(cell => cell.id),
+        selectedWhenRun: cellId => selections?.selectedWhenRun(cellId) ?? null,
+        markRun: cellId => {
+          const cell = codeModels(panels[0]).find(c => c.id === cellId);
+          if (cell !== undefined) {
+            // CodeCellModel has the setter; ICodeCellModel declares it read-only.
+            (cell as unknown as { isDirty: boolean }).isDirty = false;
+          }
+        }
       });
     }
     return docs;
@@ -131,10 +214,14 @@ export function startLiveEdits(
   const app = randomId();
   const root = typeof config.serverRoot === 'string' ? config.serverRoot : '';
   const baseUrl = typeof config.baseUrl === 'string' ? config.baseUrl : '/';
+  const selections = new SelectionLog();
+  NotebookActions.executionScheduled.connect((_, { notebook, cell }) => {
+    selections.scheduled(notebook, cell.model.id);
+  });
   const hub = new DocumentHub(
     app,
     where,
-    trackerDocuments(tracker),
+    trackerDocuments(tracker, selections),
     broadcastPort(baseUrl)
   );
   const links = new Map<string, KernelLink>();
@@ -175,6 +262,7 @@ export function startLiveEdits(
   };
 
   const watch = (panel: NotebookPanel): void => {
+    selections.watch(panel.content);
     panel.sessionContext.kernelChanged.connect(refresh);
     panel.sessionContext.sessionChanged.connect(refresh);
     panel.disposed.connect(refresh);

@@ -16,7 +16,8 @@ import { h } from './dom';
 export type UndoAction =
   | { kind: 'undo'; runId: string }
   | { kind: 'rewind'; runId: string; step: number }
-  | { kind: 'revert'; runId: string; path: string };
+  | { kind: 'revert'; runId: string; path: string }
+  | { kind: 'reload' };
 
 /** What the kernel said about an action. */
 export interface IUndoResult {
@@ -72,6 +73,9 @@ export function isValidPath(path: unknown): path is string {
 
 /** Whether `action`'s values may go into kernel code. */
 export function isValidAction(action: UndoAction): boolean {
+  if (action.kind === 'reload') {
+    return true;
+  }
   if (!isValidRunId(action.runId)) {
     return false;
   }
@@ -150,6 +154,8 @@ export function kernelCommand(action: UndoAction): string {
       return `undo ${action.runId}:${action.step}`;
     case 'revert':
       return `revert ${action.runId} b64:${base64url(action.path)}`;
+    case 'reload':
+      return 'reload';
   }
 }
 
@@ -197,6 +203,8 @@ export function typedMagic(action: UndoAction): string {
       return `%architect undo ${action.runId}:${action.step}`;
     case 'revert':
       return `%architect revert ${action.runId} ${typedPath(action.path)}`;
+    case 'reload':
+      return '%architect reload';
   }
 }
 

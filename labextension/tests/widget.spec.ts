@@ -5,7 +5,11 @@ import { Widget } from '@lumino/widgets';
 
 // The plugin needs only the tokens from these packages; their real modules are ES modules jest does not load.
 jest.mock('@jupyterlab/notebook', () => ({
-  INotebookTracker: 'notebook-tracker'
+  INotebookTracker: 'notebook-tracker',
+  NotebookActions: { executionScheduled: { connect: () => undefined } }
+}));
+jest.mock('@jupyterlab/apputils', () => ({
+  ICommandPalette: 'command-palette'
 }));
 jest.mock('@jupyterlab/rendermime', () => ({
   IRenderMimeRegistry: 'rendermime'
@@ -57,15 +61,16 @@ describe('the plugin', () => {
     expect(plugin.optional).toEqual(['notebook-tracker']);
   });
 
-  it('registers a safe renderer for the run MIME type at rank 40, with or without notebooks', () => {
+  it('registers safe renderers for the run and reload MIME types at rank 40, with or without notebooks', () => {
     for (const tracker of [null, { find: () => undefined }]) {
       const added = activate(tracker);
-      expect(added).toHaveLength(1);
-      expect(added[0].rank).toBe(40);
-      expect(added[0].factory.mimeTypes).toEqual([
-        'application/vnd.architect-nb.run+json'
+      expect(added).toHaveLength(2);
+      expect(added.map(a => a.rank)).toEqual([40, 40]);
+      expect(added.map(a => a.factory.mimeTypes)).toEqual([
+        ['application/vnd.architect-nb.run+json'],
+        ['application/vnd.architect-nb.reload+json']
       ]);
-      expect(added[0].factory.safe).toBe(true);
+      expect(added.every(a => a.factory.safe)).toBe(true);
     }
   });
 

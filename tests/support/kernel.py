@@ -127,16 +127,30 @@ class FrontEnd:
 
     # ------------------------------------------------------------------ sending
 
-    def execute(self, code: str) -> Cell:
-        msg_id = self.kc.execute(code, stop_on_error=True)
+    def execute(self, code: str, cell_id: str | None = None) -> Cell:
+        """Send a cell; with `cell_id`, as JupyterLab sends it (the id in the request's metadata)."""
+        if cell_id is None:
+            msg_id = self.kc.execute(code, stop_on_error=True)
+        else:
+            content = {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            }
+            msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         cell = Cell(code=code, msg_id=msg_id)
         self.cells[msg_id] = cell
         self.order.append(cell)
         return cell
 
-    def run(self, code: str, timeout: float = 60) -> Cell:
+    def run(self, code: str, timeout: float = 60, cell_id: str | None = None) -> Cell:
         """Execute; wait for the reply and the outputs (iopub can trail the reply, as on ipykernel 6)."""
-        cell = self.execute(code)
+        cell = self.execute(code, cell_id)
         self.wait(lambda: cell.finished, timeout, f"cell {code!r} to finish")
         return cell
 

@@ -1,6 +1,7 @@
-"""The kernel tools: list_variables, inspect_variable, run_python and propose_cell.
+"""The kernel tools: list_variables, inspect_variable, run_python, propose_cell and run_cell.
 
-- `kernel_tools`: the four tools, registered when the engine runs inside a kernel (`register_kernel_tools`).
+- `kernel_tools`: the first four, registered when the engine runs inside a kernel (`register_kernel_tools`).
+- `run_cell`: running a cell of the open notebook in the person's namespace, its outputs written back.
 - `session`: `KernelSession`, what they need from the live kernel, and `PlainKernel`, a namespace alone.
 - `namespace`: the person's variables, and the scratch layer the agent's code assigns into.
 - `execute`: running code with its output captured, within a time bound, figures and widgets cleaned up.
@@ -20,17 +21,22 @@ from architect_nb.tools.kernel.kernel_tools import (
     RunPythonArgs,
     RunPythonTool,
 )
-from architect_nb.tools.kernel.session import KernelSession, PlainKernel
+from architect_nb.tools.kernel.run_cell import RunCellArgs, RunCellTool
+from architect_nb.tools.kernel.session import CellExecution, KernelSession, OwnNotebook, PlainKernel
 
 __all__ = [
+    "CellExecution",
     "InspectVariableArgs",
     "InspectVariableTool",
     "KernelSession",
     "ListVariablesArgs",
     "ListVariablesTool",
+    "OwnNotebook",
     "PlainKernel",
     "ProposeCellArgs",
     "ProposeCellTool",
+    "RunCellArgs",
+    "RunCellTool",
     "RunPythonArgs",
     "RunPythonTool",
 ]

@@ -46,8 +46,8 @@ class ListVariablesArgs(ToolArgs):
 
 # Lengths are checked in `execute`, not in the schema: every schema keyword costs tokens on every turn.
 class InspectVariableArgs(ToolArgs):
-    name: str = Field(description="Variable, or path like cfg.paths or d['k'] (no calls).")
-    rows: int = Field(5, ge=1, le=50, description="Head rows.")
+    name: str = Field(description="Variable or path, e.g. cfg.a or d['k'] (no calls).")
+    rows: int = Field(5, description="Head rows, 1-50.")
 
 
 class RunPythonArgs(ToolArgs):
@@ -72,7 +72,7 @@ class _KernelTool(BaseTool):
 
 class ListVariablesTool(_KernelTool):
     name = "list_variables"
-    description = "List the user's live notebook variables: name, type, size."
+    description = "List the user's notebook variables: name, type, size."
     args_model = ListVariablesArgs
 
     def execute(self, **kwargs: Any) -> ToolResult:
@@ -95,15 +95,15 @@ class ListVariablesTool(_KernelTool):
 
 class InspectVariableTool(_KernelTool):
     name = "inspect_variable"
-    description = (
-        "Describe a notebook variable: DataFrame dtypes/head/nulls/stats, array stats, function source."
-    )
+    description = "Describe a variable: DataFrame dtypes/head/nulls/stats, array stats, function source."
     args_model = InspectVariableArgs
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = InspectVariableArgs.model_validate(kwargs)
         if (refusal := _too_long(args.name, 500, "variable path")) is not None:
             return refusal
+        if not 1 <= args.rows <= 50:
+            return ToolResult.fail(f"rows must be from 1 to 50, not {args.rows}.")
         return self.session.call(lambda: self._inspect(args))
 
     def _inspect(self, args: InspectVariableArgs) -> ToolResult:
@@ -137,8 +137,8 @@ class InspectVariableTool(_KernelTool):
 class RunPythonTool(_KernelTool):
     name = "run_python"
     description = (
-        "Run Python in the user's notebook kernel, with their variables. Your assignments stay in a scratch "
-        "namespace. Returns output, the last value, errors, plots."
+        "Run Python in the user's kernel with their variables; your assignments stay in a scratch namespace. "
+        "Returns output, value, errors, plots."
     )
     args_model = RunPythonArgs
     sensitive = True
@@ -184,7 +184,7 @@ class RunPythonTool(_KernelTool):
 
 class ProposeCellTool(_KernelTool):
     name = "propose_cell"
-    description = "Add a code cell below for the user to review and run; runs nothing."
+    description = "Add a code cell below for the user to run; runs nothing."
     args_model = ProposeCellArgs
 
     def execute(self, **kwargs: Any) -> ToolResult:

@@ -10,16 +10,42 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from architect_nb.tools.kernel.namespace import ScratchNamespace
 
 if TYPE_CHECKING:
-    from architect_nb.tools.notebook_files.backend import DocumentBackend
+    from architect_nb.tools.notebook_files.backend import DocumentBackend, LiveDocument
 
-__all__ = ["KernelSession", "PlainKernel"]
+__all__ = ["CellExecution", "KernelSession", "OwnNotebook", "PlainKernel"]
 
 T = TypeVar("T")
+#: Why run_cell cannot run anything where no front end has the notebook open.
+NO_FRONT_END = (
+    "run_cell runs cells of the notebook open in JupyterLab or Notebook 7 (with architect-nb's extension), "
+    "and none has this run's notebook open"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnNotebook:
+    """The notebook the run is in, open in a front end: its document, its path and the running cell."""
+
+    document: LiveDocument
+    path: str
+    running_cell: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class CellExecution:
+    """A cell run in the person's namespace: its outputs (nbformat), the execution count it ran as, and
+    whether it raised or was interrupted (the kernel's stop button)."""
+
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    execution_count: int | None = None
+    error: str | None = None  # "KeyError: 'x'"
+    interrupted: bool = False
 
 
 class KernelSession(Protocol):
@@ -59,6 +85,15 @@ class KernelSession(Protocol):
     @property
     def documents(self) -> DocumentBackend | None:
         """Where notebooks open in a front end are found (the notebook tools change those there), or None."""
+        ...
+
+    def own_notebook(self) -> OwnNotebook | str:
+        """The notebook this run is in, open in a front end; or why there is none (a sentence)."""
+        ...
+
+    def run_cell(self, source: str, cell_id: str | None) -> CellExecution:
+        """Run `source` as the person runs a cell (history, execution count, display hooks), on the main
+        thread, capturing its outputs instead of sending them to the running cell."""
         ...
 
 
@@ -102,3 +137,9 @@ class PlainKernel:
     @property
     def documents(self) -> DocumentBackend | None:
         return None
+
+    def own_notebook(self) -> OwnNotebook | str:
+        return f"{NO_FRONT_END} (this is the Python API, outside a notebook)"
+
+    def run_cell(self, source: str, cell_id: str | None) -> CellExecution:
+        return CellExecution(error="RuntimeError: no notebook front end to run a cell in")

@@ -56,12 +56,16 @@ class DocumentState:
         editing: The cell the person is typing in (edit mode, focused), never changed under their cursor.
         busy: Cells running or queued to run, and the running `%%architect` cell: never changed.
         read_only: The front end cannot save the notebook (the file is not writable).
+        dirty: Code cells edited since they ran, as the front end tracks it (None: it does not say).
+        selected: The cell the person had selected when the running cell was run, if asked and known.
     """
 
     data: dict[str, Any]
     editing: str | None = None
     busy: frozenset[str] = frozenset()
     read_only: bool = False
+    dirty: frozenset[str] | None = None
+    selected: str | None = None
 
 
 class LiveDocument(Protocol):
@@ -72,8 +76,9 @@ class LiveDocument(Protocol):
         """The front end, for messages: 'JupyterLab' or 'Jupyter Notebook'."""
         ...
 
-    def read(self) -> DocumentState:
-        """The document as shown now. Raises `DocumentError`."""
+    def read(self, running: str | None = None) -> DocumentState:
+        """The document as shown now (with `running`, a cell id: also what was selected when it ran). Raises
+        `DocumentError`."""
         ...
 
     def apply(self, ops: Sequence[CellOp]) -> None:

@@ -1,7 +1,8 @@
 """Cell operations: the changes the notebook tools (and an undo) make to a notebook, by cell id.
 
 An edit replaces one cell's source, an insert puts a whole cell after another (named by id, or at the top),
-a delete takes one cell out. Edits and deletes carry the source they were computed from (`expect`), so a
+a delete takes one cell out, and `outputs` sets a code cell's outputs and execution count (run_cell ran it in
+the kernel). Edits and deletes carry the source they were computed from (`expect`), so a
 cell that changed since it was read is refused rather than overwritten. The same operations, as JSON, go to a
 JupyterLab or Notebook 7 front end for the notebook open there (`labextension/src/livecells.ts` applies them
 to the document model); `apply_ops` applies them to a notebook's JSON, for a notebook on disk.
@@ -18,7 +19,7 @@ from typing import Any, Literal
 
 __all__ = ["CellOp", "CellOpError", "apply_ops", "check_ops"]
 
-OpKind = Literal["edit", "insert", "delete"]
+OpKind = Literal["edit", "insert", "delete", "outputs"]
 
 
 class CellOpError(ValueError):
@@ -36,10 +37,10 @@ class CellOp:
     """One change to a notebook's cells.
 
     Attributes:
-        op: 'edit', 'insert' or 'delete'.
-        cell_id: The cell edited or deleted; for an insert, the new cell's id.
+        op: 'edit', 'insert', 'delete' or 'outputs'.
+        cell_id: The cell edited, deleted or given outputs; for an insert, the new cell's id.
         source: An edit's new source.
-        expect: The source an edit or delete was computed from.
+        expect: The source an edit or delete was computed from (for `outputs`: the source that ran).
         after: An insert's place: after the cell with this id; None puts it first.
         cell: An insert's whole cell (nbformat JSON, with its id).
     """
@@ -50,6 +51,8 @@ class CellOp:
     expect: str | None = None
     after: str | None = None
     cell: dict[str, Any] | None = None
+    outputs: tuple[dict[str, Any], ...] | None = None
+    execution_count: int | None = None
 
     @classmethod
     def edit(cls, cell_id: str, source: str, expect: str) -> CellOp:
@@ -63,7 +66,21 @@ class CellOp:
     def delete(cls, cell_id: str, expect: str) -> CellOp:
         return cls("delete", cell_id, expect=expect)
 
+    @classmethod
+    def set_outputs(
+        cls, cell_id: str, outputs: Sequence[dict[str, Any]], execution_count: int | None, expect: str
+    ) -> CellOp:
+        return cls("outputs", cell_id, expect=expect, outputs=tuple(outputs), execution_count=execution_count)
+
     def to_json(self) -> dict[str, Any]:
+        if self.op == "outputs":
+            return {
+                "op": "outputs",
+                "id": self.cell_id,
+                "outputs": list(self.outputs or ()),
+                "execution_count": self.execution_count,
+                "expect": self.expect,
+            }
         if self.op == "edit":
             return {"op": "edit", "id": self.cell_id, "source": self.source, "expect": self.expect}
         if self.op == "delete":
@@ -127,7 +144,7 @@ def check_ops(
             )
         if op.op == "delete":
             ids.remove(op.cell_id)
-        else:
+        elif op.op == "edit":
             sources[op.cell_id] = op.source or ""
 
 
@@ -145,6 +162,12 @@ def apply_ops(cells: Sequence[dict[str, Any]], ops: Sequence[CellOp]) -> list[di
         at = _index(out, op.cell_id)
         if op.op == "delete":
             del out[at]
+            continue
+        if op.op == "outputs":
+            changed = dict(out[at])
+            changed["outputs"] = copy.deepcopy(list(op.outputs or ()))
+            changed["execution_count"] = op.execution_count
+            out[at] = changed
             continue
         changed = dict(out[at])
         text = op.source or ""

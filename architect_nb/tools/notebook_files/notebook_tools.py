@@ -11,6 +11,7 @@ person added or moved cells meanwhile. Outputs of an edited cell are kept, as wh
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -36,6 +37,7 @@ from architect_nb.tools.notebook_files.model import (
     set_source,
 )
 from architect_nb.tools.notebook_files.outline import outline
+from architect_nb.tools.notebook_files.outputs import output_images
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 
 __all__ = [
@@ -50,26 +52,30 @@ __all__ = [
 ]
 
 DEFAULT_OUTLINE_CHARS = 256 * 1024
+MAX_IMAGES = 4  # the images read_notebook hands a model that accepts them, as run_python's plots
+#: `nb.ipynb#7` or `nb.ipynb#3-9`: only those cells (the notebook outline tells the model of this form; it
+#: costs no schema tokens).
+_CELLS = re.compile(r"^(?P<path>.+\.ipynb)#(?P<first>\d{1,6})(?:-(?P<last>\d{1,6}))?$", re.IGNORECASE)
 _NB_PATH = PATH_HELP
-_CELL = "Cell id, or 'index:N' (0-based)."
+_CELL = "Cell id or 'index:N' (0-based)."
 _ERRORS = (PathTraversalError, FileAccessError, NotebookError, EditError, DocumentError, CellOpError)
 
 
 class ReadNotebookArgs(ToolArgs):
     path: str = Field(description=_NB_PATH)
-    include_outputs: bool = Field(False, description="Show outputs' text, not only their types.")
+    include_outputs: bool = Field(False, description="Outputs in full: text, tracebacks, images.")
 
 
 class EditNotebookCellArgs(ToolArgs):
     path: str = Field(description=_NB_PATH)
     cell_id: str = Field(description=_CELL)
-    old_str: str = Field(description="Exact text to replace; must occur once in the cell.")
+    old_str: str = Field(description="Exact text to replace, once in the cell.")
     new_str: str = Field(description="Replacement text.")
 
 
 class InsertNotebookCellArgs(ToolArgs):
     path: str = Field(description=_NB_PATH)
-    after_cell_id: str = Field("", description="Insert after this cell (id or 'index:N').")
+    after_cell_id: str = Field("", description="After this cell (id or 'index:N').")
     index: int = Field(-1, description="Or the new cell's position: 0 first, -1 last.")
     cell_type: Literal["code", "markdown", "raw"] = Field("code", description="Cell type.")
     source: str = Field(description="Cell source.")
@@ -95,8 +101,7 @@ class _NotebookTool(WorkspaceTool):
 class ReadNotebookTool(_NotebookTool):
     name = "read_notebook"
     description = (
-        "Outline a .ipynb notebook: kernel, each cell's index, id, type and numbered source, outputs "
-        "summarized. Use it, not read_file, on notebooks."
+        "Read a .ipynb notebook by cell (index, id, type, numbered source, outputs in brief); not read_file."
     )
     args_model = ReadNotebookArgs
 
@@ -109,14 +114,35 @@ class ReadNotebookTool(_NotebookTool):
         super().__init__(workspace_root, documents)
         self.max_chars = max_chars
 
+    def _selection(self, path: str) -> tuple[str, range | None]:
+        """`path` and the cells it selects with a `#N` or `#N-M` suffix (unless a file is named so)."""
+        match = _CELLS.match(path)
+        if match is None:
+            return path, None
+        try:
+            if self.resolve(path).exists():
+                return path, None
+        except PathTraversalError:
+            pass
+        first = int(match.group("first"))
+        last = int(match.group("last") or first)
+        return match.group("path"), range(first, max(first, last) + 1)
+
+    def target_paths(self, args: dict[str, Any]) -> list[Path]:
+        path = args.get("path")
+        if isinstance(path, str):
+            args = {**args, "path": self._selection(path)[0]}
+        return super().target_paths(args)
+
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ReadNotebookArgs.model_validate(kwargs)
+        path, cells = self._selection(args.path)
         try:
-            _target, loaded = self._load(args.path)
+            _target, loaded = self._load(path)
         except _ERRORS as exc:
             return ToolResult.fail(str(exc))
         notebook = loaded.notebook
-        text, cells_shown = outline(notebook, args.include_outputs, self.max_chars)
+        text, cells_shown = outline(notebook, args.include_outputs, self.max_chars, cells)
         metadata: ToolMetadata = {
             "path": notebook.shown,
             "cells": len(notebook.cells),
@@ -126,6 +152,21 @@ class ReadNotebookTool(_NotebookTool):
         if loaded.live is not None and loaded.state is not None:
             text += "\n" + _open_note(loaded)
             metadata["open_in"] = loaded.live.where
+        if args.include_outputs:
+            wanted = cells if cells is not None else range(len(notebook.cells))
+            images = [
+                image
+                for index in wanted
+                if index < len(notebook.cells)
+                for image in output_images(notebook.cells[index].get("outputs") or (), f"cell {index}")
+            ]
+            if images:
+                metadata["images"] = images[:MAX_IMAGES]
+                if len(images) > MAX_IMAGES:
+                    text += (
+                        f"\n[{len(images)} images; the first {MAX_IMAGES} come as images. Read fewer cells "
+                        f"('{notebook.shown}#N-M') to see others.]"
+                    )
         return ToolResult.ok(text, **metadata)
 
 
@@ -199,9 +240,7 @@ class _CellEditTool(_NotebookTool):
 
 class EditNotebookCellTool(_CellEditTool):
     name = "edit_notebook_cell"
-    description = (
-        "Replace one unique piece of text in one notebook cell, as edit_file does; returns the cell diff."
-    )
+    description = "Replace unique text in one notebook cell, as edit_file does; returns the cell diff."
     args_model = EditNotebookCellArgs
 
     def _change(self, notebook: Notebook, args: Any) -> _Change:
@@ -232,7 +271,7 @@ class EditNotebookCellTool(_CellEditTool):
 
 class InsertNotebookCellTool(_CellEditTool):
     name = "insert_notebook_cell"
-    description = "Insert a cell into a .ipynb notebook; returns the cell diff."
+    description = "Insert a notebook cell; returns the cell diff."
     args_model = InsertNotebookCellArgs
 
     def _change(self, notebook: Notebook, args: Any) -> _Change:
@@ -268,7 +307,7 @@ class InsertNotebookCellTool(_CellEditTool):
 
 class DeleteNotebookCellTool(_CellEditTool):
     name = "delete_notebook_cell"
-    description = "Delete one notebook cell. Only works if the workspace allows deletion."
+    description = "Delete one notebook cell, if the workspace allows deletion."
     args_model = DeleteNotebookCellArgs
 
     def __init__(

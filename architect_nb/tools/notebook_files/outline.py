@@ -1,5 +1,6 @@
 """What read_notebook shows: the kernel and language, then each cell's index, id, type and numbered source,
-with its outputs summarized (type and size), or excerpted as text when asked. Never base64 data."""
+with its outputs summarized (type and size), or as text when asked (an error's whole traceback). Never
+base64 data: images go to the model as images (`outputs.output_images`). `cells` limits it to a range."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from architect_nb.tools.filesystem.fileio import describe_size
 from architect_nb.tools.filesystem.textmatch import numbered, split_lines
 from architect_nb.tools.notebook_files.model import Notebook, cell_label, cell_source
+from architect_nb.tools.notebook_files.outputs import error_text
 from architect_nb.tools.search.scan import joined_text, notebook_output_text  # one reading, search's too
 
 __all__ = ["outline"]
@@ -19,23 +21,31 @@ _EXCERPT_CHARS = 2000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
-def outline(notebook: Notebook, include_outputs: bool, max_chars: int) -> tuple[str, int]:
-    """The outline text and how many cells it shows in full (it stops at a cell boundary past `max_chars`)."""
-    cells = notebook.cells
+def outline(
+    notebook: Notebook, include_outputs: bool, max_chars: int, cells: range | None = None
+) -> tuple[str, int]:
+    """The outline text and how many cells it shows in full (it stops at a cell boundary past `max_chars`);
+    with `cells`, only those."""
+    every = notebook.cells
+    wanted = range(len(every)) if cells is None else range(cells.start, min(cells.stop, len(every)))
     parts = [_header(notebook)]
     size = len(parts[0])
-    for index, cell in enumerate(cells):
-        block = _cell_block(index, cell, include_outputs)
-        if size + len(block) > max_chars and index > 0:
+    shown = 0
+    for index in wanted:
+        block = _cell_block(index, every[index], include_outputs)
+        if size + len(block) > max_chars and shown > 0:
             parts.append(
-                f"[... cells {index}-{len(cells) - 1} not shown: the outline is over "
-                f"{describe_size(max_chars)}. grep and search_code find lines in them as "
-                "[cell N, line M]; edit them by 'index:N'.]"
+                f"[... cells {index}-{wanted.stop - 1} not shown: the outline is over "
+                f"{describe_size(max_chars)}. Read them as '{notebook.shown}#{index}-{wanted.stop - 1}'; "
+                "grep and search_code find lines in them as [cell N, line M]; edit them by 'index:N'.]"
             )
-            return "\n".join(parts), index
+            return "\n".join(parts), shown
         parts.append(block)
         size += len(block) + 1
-    return "\n".join(parts), len(cells)
+        shown += 1
+    if cells is not None and not shown:
+        parts.append(f"[No cell in {cells.start}-{cells.stop - 1}: the notebook has {len(every)} cells.]")
+    return "\n".join(parts), shown
 
 
 def _header(notebook: Notebook) -> str:
@@ -95,6 +105,9 @@ def _output_summary(output: Any) -> str:
 
 def _output_block(n: int, output: Any) -> str:
     head = f"  [output {n}] {_output_summary(output)}"
+    if isinstance(output, dict) and output.get("output_type") == "error":
+        trace = error_text(output).rstrip("\n")
+        return f"{head}:\n" + "\n".join(f"    | {line}" for line in trace.split("\n"))
     text = notebook_output_text(output)
     if not text or (isinstance(output, dict) and output.get("output_type") == "error" and not text.strip()):
         return head
