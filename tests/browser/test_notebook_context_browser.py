@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 import yaml
-from browser_support import jupyter_server, open_chromium, require_tools, write_notebook
 
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
+from tests.support.browser import jupyter_server, open_chromium, require_tools, write_notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

@@ -28,10 +28,10 @@ from typing import Any
 
 import nbformat
 import pytest
-from kernel_harness import Cell, FrontEnd, front_end, kernel_env, kernel_params, write_kernelspecs
-from live_frontend import DocumentFrontEnd
 
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
+from tests.support.kernel import Cell, FrontEnd, front_end, kernel_env, kernel_params, write_kernelspecs
+from tests.support.live_frontend import DocumentFrontEnd
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
