@@ -256,8 +256,9 @@ def _check_headless(server: OpenAIStubServer, nb: Any) -> None:
 def test_under_nbclient_the_cells_and_the_last_error_come_from_the_kernel(
     kernel: str, tmp_path: Path, server: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.support.kernel import available_kernels
     from nbclient import NotebookClient
+
+    from tests.support.kernel import available_kernels
 
     if kernel not in available_kernels():
         pytest.skip("no .venv-ipk6: run `make setup-ipk6`")
