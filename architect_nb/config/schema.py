@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 ConfirmMode = Literal["yolo", "confirm-sensitive", "confirm-all"]
+#: LiteLLM's `reasoning_effort` levels ("none" turns thinking off where a model thinks by default).
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 
 
 class _Section(BaseModel):
@@ -227,6 +229,21 @@ class LLMConfig(_Section):
         2, ge=0, le=10, description="Retries of a failed model call (rate limits, connection errors)."
     )
     stream: bool = Field(True, description="Stream the answer as it is written.")
+    thinking: int | None = Field(
+        None,
+        ge=1024,
+        description=(
+            "Let the model think before it answers, with up to this many tokens for it (Anthropic's and "
+            "Gemini's thinking budget; other providers get a reasoning effort). Thinking tokens are output."
+        ),
+    )
+    reasoning_effort: ReasoningEffort | None = Field(
+        None,
+        description="How hard a reasoning model thinks (OpenAI o-series and GPT-5, Gemini, Claude, Ollama).",
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="Most tokens one answer may have (the provider's default if unset)."
+    )
 
 
 class AgentSpec(_Section):
