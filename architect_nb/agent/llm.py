@@ -107,8 +107,12 @@ def import_litellm() -> Any:
             started = time.perf_counter()
             import litellm
 
-            # LiteLLM touches a Pydantic attribute deprecated in 2.11; keep that out of notebook cells.
+            # LiteLLM touches a Pydantic attribute deprecated in 2.11, and its Gemini types make Pydantic warn
+            # about `ReadOnly` items on the first Gemini call; keep both out of notebook cells.
             warnings.filterwarnings("ignore", message="Accessing the 'model_", module="litellm")
+            warnings.filterwarnings(
+                "ignore", message=".* using the `ReadOnly` qualifier", category=UserWarning
+            )
 
             LITELLM_IMPORT_SECONDS = time.perf_counter() - started
             litellm.suppress_debug_info = True
@@ -187,24 +191,22 @@ class LiteLLMClient:
             response = parse_reply(raw)
             if (refused := refusal_words(raw, response)) is not None:
                 raise LLMError(f"The provider refused to answer: {refused}", kind="refused")
-            if response.finish_reason == "length" and response.tool_calls:
+            if response.finish_reason == "length" and (response.tool_calls or not response.content):
                 room = self._more_room(kwargs, response) if more_room else None
                 if room is not None:
                     more_room = False
                     kwargs["max_tokens"] = room
+                    _say(on_notice, f"{_cut_where(response)}; asking again with room for {room:,} tokens.")
+                    continue
+                if response.tool_calls:
+                    response = _cut_calls(response)
                     _say(
                         on_notice,
-                        f"The model's answer was cut off at its length limit in the middle of a call to "
-                        f"{response.tool_calls[-1].name}; asking again with room for {room:,} tokens.",
+                        f"{_cut_where(response)} again; that call was not run, and the model is told to send "
+                        "it in smaller pieces (or raise llm.max_tokens).",
                     )
-                    continue
-                response = _cut_calls(response)
-                _say(
-                    on_notice,
-                    f"The model's answer was cut off at its length limit again, in the middle of a call to "
-                    f"{response.tool_calls[-1].name}; that call was not run, and the model is told to send "
-                    "it in smaller pieces (or raise llm.max_tokens).",
-                )
+                else:
+                    _say(on_notice, f"{_cut_where(response)} again, with nothing said; raise llm.max_tokens.")
             elif response.finish_reason == "length":
                 _say(on_notice, "The model's answer was cut off at its length limit (llm.max_tokens).")
             return dataclasses.replace(response, usage=self._price(response.usage))
@@ -362,8 +364,10 @@ class LiteLLMClient:
         model = self._price_as or self.model
         if model.startswith(SCRIPTED_PREFIX):
             return None
+        # Ollama's server says what its model is (LiteLLM asks its /api/show); other providers are looked up.
+        base = self.config.api_base if model.startswith(("ollama/", "ollama_chat/")) else None
         try:
-            value = import_litellm().get_model_info(model).get(key)
+            value = import_litellm().get_model_info(model, api_base=base).get(key)
         except Exception:  # an unknown model
             return None
         return int(value) if isinstance(value, int) and value > 0 else None
@@ -411,6 +415,13 @@ class _Echo:
             return
         self.shown = self.attempt  # a different answer: shown after what was
         self.sink(piece)
+
+
+def _cut_where(response: LLMResponse) -> str:
+    if response.tool_calls:
+        call = response.tool_calls[-1].name
+        return f"The model's answer was cut off at its length limit in the middle of a call to {call}"
+    return "The model's answer was cut off at its length limit before it said anything (while it thought)"
 
 
 def _cut_calls(response: LLMResponse) -> LLMResponse:

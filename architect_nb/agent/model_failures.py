@@ -54,6 +54,11 @@ _CUT = re.compile(
 _STALLED = re.compile(r"timed? ?out|timeout", re.IGNORECASE)
 _TRY_AGAIN = re.compile(r"try again in (\d+(?:\.\d+)?)\s*(ms|s\b|sec|second)", re.IGNORECASE)
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
+_UNKNOWN_MODEL = re.compile(
+    r"model.{0,60}(not found|does not exist|not supported|unknown|invalid)|(unknown|invalid|no such) model"
+    r"|model_not_found|LLM Provider NOT provided",
+    re.IGNORECASE,
+)
 _BOILERPLATE = ("This looks like a bug in LiteLLM", "Received Model Group", "LiteLLM Retried")
 
 
@@ -105,7 +110,7 @@ def classify(exc: BaseException) -> Failure:
         return failure("server")
     if "APIConnectionError" in names:
         return failure("connection")
-    if "NotFoundError" in names or ("BadRequestError" in names and "model" in detail.lower()):
+    if "NotFoundError" in names or ("BadRequestError" in names and _UNKNOWN_MODEL.search(detail)):
         return failure("unknown_model")
     return failure("other")
 

@@ -2,11 +2,13 @@
 
 Every provider's answer arrives here in LiteLLM's OpenAI shape. What each adds is kept (`provider_extras`),
 calls written as text by a local model are recognised (`text_tool_calls`), and the usage is read with the
-cached and reasoning shares. Pricing is the client's: it knows the model.
+cached and reasoning shares (the reasoning estimated from the thinking text where the provider does not
+say). Pricing is the client's: it knows the model.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_call
@@ -42,7 +44,16 @@ def parse_reply(response: Any) -> LLMResponse:
             content = rest or None
             calls = [_text_call(n, call.name, call.arguments, call.problem) for n, call in enumerate(found)]
     finish = str(choice.finish_reason or "stop")
-    return LLMResponse(content, calls, usage_counts(getattr(response, "usage", None)), finish, extras)
+    usage = usage_counts(getattr(response, "usage", None))
+    reply = LLMResponse(content, calls, usage, finish, extras)
+    return replace(reply, usage=replace(usage, reasoning_tokens=_thinking_tokens(usage, reply.thinking)))
+
+
+def _thinking_tokens(usage: Usage, thinking: str) -> int:
+    """The reasoning share of the output: as reported, else about four characters a token of the thinking
+    text (Anthropic and Ollama do not report it apart), never more than the output."""
+    reported = usage.reasoning_tokens or (max(1, len(thinking) // 4) if thinking else 0)
+    return min(reported, usage.completion_tokens) if usage.completion_tokens else reported
 
 
 def _text_call(n: int, name: str, arguments: str, problem: str | None) -> ToolCall:
@@ -76,4 +87,16 @@ def refusal_words(response: Any, reply: LLMResponse) -> str | None:
         return refusal.strip()
     if reply.finish_reason != "content_filter":
         return None
-    return (reply.content or "").strip() or "no reason given"
+    if (reply.content or "").strip():
+        return (reply.content or "").strip()
+    blocked = sorted(
+        {
+            str(rating.get("category", "")).removeprefix("HARM_CATEGORY_").lower().replace("_", " ")
+            for ratings in getattr(response, "vertex_ai_safety_ratings", None) or ()
+            for rating in (ratings if isinstance(ratings, list) else [ratings])
+            if isinstance(rating, dict) and rating.get("blocked")
+        }
+    )
+    if blocked:
+        return f"its safety filter blocked the answer ({', '.join(blocked)})"
+    return "its content filter stopped the answer and gave no reason"
