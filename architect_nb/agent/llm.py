@@ -198,15 +198,18 @@ class LiteLLMClient:
                     kwargs["max_tokens"] = room
                     _say(on_notice, f"{_cut_where(response)}; asking again with room for {room:,} tokens.")
                     continue
+                again = " again" if not more_room else " (it had all the room the model has)"
                 if response.tool_calls:
                     response = _cut_calls(response)
                     _say(
                         on_notice,
-                        f"{_cut_where(response)} again; that call was not run, and the model is told to send "
-                        "it in smaller pieces (or raise llm.max_tokens).",
+                        f"{_cut_where(response)}{again}; that call was not run, and the model is told to "
+                        "send it in smaller pieces (or raise llm.max_tokens).",
                     )
                 else:
-                    _say(on_notice, f"{_cut_where(response)} again, with nothing said; raise llm.max_tokens.")
+                    _say(
+                        on_notice, f"{_cut_where(response)}{again}, with nothing said; raise llm.max_tokens."
+                    )
             elif response.finish_reason == "length":
                 _say(on_notice, "The model's answer was cut off at its length limit (llm.max_tokens).")
             return dataclasses.replace(response, usage=self._price(response.usage))

@@ -53,6 +53,7 @@ _CUT = re.compile(
 )
 _STALLED = re.compile(r"timed? ?out|timeout", re.IGNORECASE)
 _TRY_AGAIN = re.compile(r"try again in (\d+(?:\.\d+)?)\s*(ms|s\b|sec|second)", re.IGNORECASE)
+_BODY_CODE = re.compile(r'"code"\s*:\s*(5\d\d)\b')
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 _UNKNOWN_MODEL = re.compile(
     r"model.{0,60}(not found|does not exist|not supported|unknown|invalid)|(unknown|invalid|no such) model"
@@ -81,6 +82,9 @@ def classify(exc: BaseException) -> Failure:
     names = {type(exc).__name__, type(cause).__name__}
     status = _status(cause) if cause is not exc else _status(exc)  # a wrapper's status is made up
     text = f"{exc} {cause}" if cause is not exc else str(exc)
+    if status == 500:  # LiteLLM's status for errors it did not place: the body says the real one
+        code = _BODY_CODE.search(text)
+        status = 529 if "overloaded_error" in text else int(code.group(1)) if code else status
     detail = provider_words(str(cause))
     wait = retry_after(exc) if retry_after(exc) is not None else retry_after(cause)
 
@@ -104,8 +108,10 @@ def classify(exc: BaseException) -> Failure:
         return failure("overloaded")
     if "Timeout" in names or (_STALLED.search(text) and "APIConnectionError" in names):
         return failure("stalled")
-    if _CUT.search(text):
-        return failure("cut_short")
+    if _CUT.search(text) or ("MidStreamFallbackError" in names and "APIConnectionError" in names):
+        return failure(
+            "cut_short"
+        )  # a stream that broke after it began (the OpenAI SDK says only "Connection error")
     if names & {"InternalServerError", "APIError"} and (status or 500) >= 500:
         return failure("server")
     if "APIConnectionError" in names:

@@ -32,11 +32,18 @@ class ToolCall:
     extras: Mapping[str, Any] = field(default_factory=dict)
 
     def to_message(self) -> dict[str, Any]:
+        """The call in the assistant message. Unreadable arguments go back as `{}` (the tool result quotes
+        them): LiteLLM cannot convert them for Anthropic or Gemini, whose calls carry JSON objects."""
+        raw = (
+            self.raw_arguments
+            if self.raw_arguments and self.parse_error is None
+            else json.dumps(self.arguments)
+        )
         return {
             **self.extras,
             "id": self.id,
             "type": "function",
-            "function": {"name": self.name, "arguments": self.raw_arguments or json.dumps(self.arguments)},
+            "function": {"name": self.name, "arguments": raw},
         }
 
 

@@ -90,6 +90,7 @@ class AnthropicStubServer(StubServer):
             status, error, headers = _failure(reply, bill)
             handler.send_json(status, error, headers)
             return
+        reply = reply.with_(completion_tokens=reply.output_tokens(body.get("max_tokens")))
         message, whole = self._message(reply, str(body.get("model", "stub")), bill)
         if not body.get("stream"):
             handler.send_json(200, message)

@@ -77,6 +77,9 @@ class GeminiStubServer(StubServer):
             status, error = _failure(reply)
             handler.send_json(status, error)
             return
+        config = body.get("generationConfig") or {}
+        limit = config.get("maxOutputTokens", config.get("max_output_tokens"))
+        reply = reply.with_(completion_tokens=reply.output_tokens(limit))
         parts = self._parts(reply)
         if ":streamGenerateContent" in handler.path:
             events = [f"data: {json.dumps(c)}\r\n\r\n".encode() for c in _chunks(parts, reply, model)]

@@ -57,12 +57,16 @@ class OllamaStubServer(StubServer):
         self.capabilities = tuple(capabilities)
         self.context_length = context_length
         self.thinking_checked = 0  # turns whose thinking came back as sent
-        self._thought: dict[str, str] = {}  # a turn's key (its calls, or its text) -> its thinking
+        self.shown: list[str] = []  # the models `/api/show` was asked about (not in `requests`)
+        self._thought: dict[
+            str, set[str]
+        ] = {}  # a turn's key (its calls, or its text) -> thinking sent with it
         super().__init__()
 
     def respond(self, handler: StubHandler, body: dict[str, Any]) -> None:
-        if handler.path.startswith("/api/show"):
-            self.record(body, handler.path)
+        if handler.path.startswith("/api/show"):  # LiteLLM asks it for the model's window and tools
+            with self._lock:
+                self.shown.append(str(body.get("model") or body.get("name") or ""))
             handler.send_json(200, self._show(str(body.get("model") or body.get("name") or "")))
             return
         if not handler.path.startswith("/api/chat"):
@@ -79,6 +83,9 @@ class OllamaStubServer(StubServer):
         if reply.failure is not None or reply.status != 200:
             handler.send_json(*_failure(reply))
             return
+        reply = reply.with_(
+            completion_tokens=reply.output_tokens((body.get("options") or {}).get("num_predict"))
+        )
         thinking = reply.thinking if body.get("think") else None
         message = self._message(reply, thinking)
         if body.get("stream", True):
@@ -128,7 +135,7 @@ class OllamaStubServer(StubServer):
             sent = self._thought.get(_turn_key(message.get("content"), calls))
             if sent is None:
                 continue
-            if message.get("thinking") == sent:
+            if message.get("thinking") in sent:
                 self.thinking_checked += 1
             else:
                 self.problem("a turn's thinking did not come back in its `thinking` field")
@@ -146,7 +153,7 @@ class OllamaStubServer(StubServer):
         if thinking:
             message["thinking"] = thinking
             with self._lock:
-                self._thought[_turn_key(content, calls)] = thinking
+                self._thought.setdefault(_turn_key(content, calls), set()).add(thinking)
         if calls:
             message["tool_calls"] = calls
         return message
@@ -159,11 +166,10 @@ def _turn_key(content: object, calls: list[dict[str, Any]]) -> str:
 
 
 def _failure(reply: Reply) -> tuple[int, dict[str, Any], tuple[tuple[str, str], ...]]:
-    after = (("retry-after", f"{reply.retry_after:g}"),) if reply.retry_after is not None else ()
-    if reply.failure == "overloaded":
-        return 503, {"error": "server busy, please try again.  maximum pending requests exceeded"}, after
+    if reply.failure == "overloaded":  # Ollama says no time to wait
+        return 503, {"error": "server busy, please try again.  maximum pending requests exceeded"}, ()
     if reply.failure == "rate_limit":
-        return 429, {"error": "you have reached your hourly usage limit, please try again later"}, after
+        return 429, {"error": "you have reached your hourly usage limit, please try again later"}, ()
     if reply.failure == "context_window":
         return 400, {"error": "the input length exceeds the context length"}, ()
     error = reply.error_body.get("error")

@@ -69,6 +69,8 @@ class OpenAIStubServer(StubServer):
             handler.send_json(status, error, headers)
             return
         calls = self._tool_calls(reply)
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        reply = reply.with_(completion_tokens=reply.output_tokens(limit))
         if body.get("stream"):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             chunks = _stream_chunks(reply, calls, model, include_usage, self.reasoning_field)

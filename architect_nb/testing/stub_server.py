@@ -90,6 +90,12 @@ class Reply:
     def with_(self, **changes: Any) -> Reply:
         return replace(self, **changes)
 
+    def output_tokens(self, limit: object) -> int:
+        """The output tokens to report: for a turn cut at the length limit, the request's limit."""
+        if self.finish == "length" and isinstance(limit, int) and limit > 0:
+            return limit
+        return self.completion_tokens
+
 
 class StubServer:
     """The queue, the records and the lifecycle of a stub server; a subclass answers (`respond`)."""
