@@ -28,6 +28,7 @@ from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_ca
 from architect_nb.agent.prompt_cache import needs_markers, with_markers
 from architect_nb.agent.reply_parsing import parse_reply, refusal_words
 from architect_nb.agent.retry_policy import MAX_WAIT_S, RetryPolicy
+from architect_nb.agent.text_tool_calls import LiveText
 from architect_nb.config.schema import LLMConfig
 from architect_nb.log import get_logger
 
@@ -301,7 +302,9 @@ class LiteLLMClient:
         on_thinking: Callable[[str], None],
         should_stop: Callable[[], bool] | None,
     ) -> Any:
-        """One attempt: LiteLLM's whole response, streamed (and rebuilt) or not."""
+        """One attempt: LiteLLM's whole response, streamed (and rebuilt) or not. The text goes to `on_text`
+        without the thinking or calls a local model wrote into it (`LiveText`)."""
+        live = LiveText(on_text, on_thinking)
         if not self.config.stream:
             response = litellm.completion(**kwargs)
             message = response.choices[0].message
@@ -309,7 +312,8 @@ class LiteLLMClient:
             if isinstance(reasoning, str) and reasoning:
                 on_thinking(reasoning)
             if isinstance(message.content, str) and message.content:
-                on_text(message.content)
+                live(message.content)
+            live.close()
             return response
         stream = litellm.completion(**kwargs, stream=True, stream_options={"include_usage": True})
         chunks: list[Any] = []
@@ -323,7 +327,8 @@ class LiteLLMClient:
                 if isinstance(reasoning, str) and reasoning:
                     on_thinking(reasoning)
                 if delta is not None and isinstance(delta.content, str) and delta.content:
-                    on_text(delta.content)
+                    live(delta.content)
+            live.close()
         finally:
             close = getattr(stream, "close", None)
             if callable(close):

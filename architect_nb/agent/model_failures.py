@@ -35,6 +35,7 @@ FailureKind = Literal[
     "missing_key",
     "unknown_model",
     "unsupported",
+    "no_tools",
     "other",
 ]
 
@@ -91,8 +92,10 @@ def classify(exc: BaseException) -> Failure:
     def failure(kind: FailureKind) -> Failure:
         return Failure(kind, type(cause).__name__, status, detail, wait)
 
-    if "UnsupportedParamsError" in names:
+    if "UnsupportedParamsError" in names or "does not support thinking" in text:
         return failure("unsupported")
+    if "does not support tools" in text:  # Ollama, for a model whose template has no tools
+        return failure("no_tools")
     if names & {"AuthenticationError", "PermissionDeniedError"} or status in (401, 403):
         return failure("auth")
     if missing_key(text):
@@ -242,6 +245,11 @@ def explain(
         return (
             f"The model {model} does not take a setting it was given ({failure.detail.split('.')[0]}). "
             "Leave out --think (llm.thinking, llm.reasoning_effort) for it, or pick a model that thinks."
+        )
+    if kind == "no_tools":
+        return (
+            f"The model {model} cannot call tools ({failure.detail}); pick one that can (on Ollama, a model "
+            "whose template has tools: qwen3, llama3.1, mistral-nemo, ...)."
         )
     if kind == "rate_limit" and failure.retry_after is not None and failure.retry_after > max_wait:
         return (

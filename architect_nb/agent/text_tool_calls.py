@@ -9,16 +9,18 @@ call as text. Two forms are recognised:
 
 A call cut off before its closing tag (the answer hit the length limit) is still found, with its text as it
 stands, so the model is told what went wrong instead of the call being lost. `split_thinking` takes a
-`<think>...</think>` prefix (Qwen 3, DeepSeek-R1) out of the text, for a server that leaves it there.
+`<think>...</think>` prefix (Qwen 3, DeepSeek-R1) out of the text, for a server that leaves it there, and
+`LiveText` does both to a streaming answer, so the cell shows thinking as thinking and no call as text.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["TextCall", "find_text_calls", "split_thinking"]
+__all__ = ["LiveText", "TextCall", "find_text_calls", "split_thinking"]
 
 _BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
 _FUNCTION = re.compile(r"<function=([^>\s]+)>\s*(.*?)\s*(?:</function>|\Z)", re.DOTALL)
@@ -96,3 +98,59 @@ def split_thinking(text: str) -> tuple[str, str]:
         thought, _, rest = text.partition("</think>")
         return thought.strip(), rest.strip()
     return "", text
+
+
+_OPENING = {"<tool_call>": "</tool_call>", "<function=": "</function>"}
+
+
+class LiveText:
+    """Splits an answer's text as it streams: a leading `<think>...</think>` goes to `on_thinking`, and a
+    `<tool_call>...</tool_call>` (or Qwen3-Coder's `<function=...>`) is not shown (it appears as a call).
+    The end of a piece that may be the start of a tag is held back until the next piece says."""
+
+    def __init__(self, on_text: Callable[[str], None], on_thinking: Callable[[str], None]) -> None:
+        self.on_text = on_text
+        self.on_thinking = on_thinking
+        self.state = "start"  # start, text, think, call
+        self.closing = ""  # the tag that ends the current thought or call
+        self.held = ""
+
+    def __call__(self, piece: str) -> None:
+        self.held += piece
+        while self.held:
+            if self.state == "start":
+                stripped = self.held.lstrip()
+                if not stripped or (len(stripped) < len("<think>") and "<think>".startswith(stripped)):
+                    return  # not yet known whether the answer starts by thinking
+                if stripped.startswith("<think>"):
+                    self.held, self.state, self.closing = stripped[len("<think>") :], "think", "</think>"
+                else:
+                    self.state = "text"
+                continue
+            tags = tuple(_OPENING) if self.state == "text" else (self.closing,)
+            found = [(at, tag) for tag in tags if (at := self.held.find(tag)) >= 0]
+            if not found:
+                keep = max(
+                    (n for tag in tags for n in range(1, len(tag)) if self.held.endswith(tag[:n])), default=0
+                )
+                self._say(self.held[: len(self.held) - keep])
+                self.held = self.held[len(self.held) - keep :]
+                return
+            at, tag = min(found)
+            self._say(self.held[:at])
+            self.held = self.held[at + len(tag) :]
+            if self.state == "text":
+                self.state, self.closing = "call", _OPENING[tag]
+            else:
+                self.state, self.closing = "text", ""
+
+    def close(self) -> None:
+        """The answer is whole: what was held back is said (unless it is part of a call)."""
+        if self.state == "start":
+            self.state = "text"
+        self._say(self.held)
+        self.held = ""
+
+    def _say(self, text: str) -> None:
+        if text and self.state != "call":
+            (self.on_thinking if self.state == "think" else self.on_text)(text)

@@ -224,3 +224,32 @@ def test_a_tool_call_message_carries_its_extras_first_and_its_own_fields_last() 
     call = ToolCall("c1", "read", {"a": 1}, extras={"id": "spoofed", "provider_specific_fields": {"k": "v"}})
     message = call.to_message()
     assert message["id"] == "c1" and message["provider_specific_fields"] == {"k": "v"}
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 1000])
+def test_live_text_shows_thinking_as_thinking_and_no_call_as_text(size: int) -> None:
+    from architect_nb.agent.text_tool_calls import LiveText
+
+    answer = (
+        '<think>plan: read a.py</think>\nReading it.\n<tool_call>{"name": "read_file", '
+        '"arguments": {"path": "a.py"}}</tool_call>\nThen I will say < and > freely.'
+    )
+    text: list[str] = []
+    thought: list[str] = []
+    live = LiveText(text.append, thought.append)
+    for start in range(0, len(answer), size):  # the pieces a stream could bring
+        live(answer[start : start + size])
+    live.close()
+    assert "".join(thought) == "plan: read a.py"
+    assert "".join(text) == "\nReading it.\n\nThen I will say < and > freely."
+
+
+def test_live_text_passes_an_ordinary_answer_through() -> None:
+    from architect_nb.agent.text_tool_calls import LiveText
+
+    text: list[str] = []
+    live = LiveText(text.append, lambda _: pytest.fail("no thinking here"))
+    for piece in ("  <b>bold</b> and <thin", "k about it>"):
+        live(piece)
+    live.close()
+    assert "".join(text) == "  <b>bold</b> and <think about it>"
