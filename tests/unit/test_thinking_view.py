@@ -70,3 +70,60 @@ def test_a_secret_the_model_thinks_about_is_redacted_in_the_cell(
     finally:
         monkeypatch.delenv("DB_PASSWORD")
         default_redactor().refresh()
+
+
+def test_the_live_view_shows_thinking_as_it_streams_and_holds_back_a_secret_arriving(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from architect_nb.agent.events import CostUpdate, RunStarted, StepStarted, ThinkingDelta
+    from architect_nb.notebook.live import LiveView
+
+    secret = "tok-live-9f8e7d6c5b4a"
+    monkeypatch.setenv("LIVE_TOKEN", secret)
+    default_redactor().refresh()
+    try:
+        view = LiveView()
+        view.on_event(
+            RunStarted(
+                run_id="r",
+                task="t",
+                agent="build",
+                model="m",
+                mode="yolo",
+                dry_run=False,
+                workspace="",
+                tools=(),
+            )
+        )
+        view.on_event(StepStarted(run_id="r", step=1))
+        view.on_event(
+            ThinkingDelta(
+                run_id="r",
+                step=1,
+                text="Let me go through the settings and the files they name, one by one, before I change "
+                "anything. First I check the token " + secret[:8],
+            )
+        )
+        shown = view._bundle()["text/html"]
+        assert "Thinking (" in shown and secret[:8] not in shown  # a secret may be arriving: held back
+        view.on_event(ThinkingDelta(run_id="r", step=1, text=secret[8:] + " and then stop. " + "x " * 200))
+        shown = view._bundle()["text/html"]
+        assert secret not in shown and "[REDACTED:LIVE_TOKEN] and then stop." in shown
+        view.on_event(
+            CostUpdate(
+                run_id="r",
+                step=1,
+                prompt_tokens=10,
+                completion_tokens=50,
+                cost_usd=0.0,
+                total_tokens=60,
+                total_cost_usd=0.0,
+                priced=True,
+                reasoning_tokens=40,
+                total_reasoning_tokens=40,
+            )
+        )
+        assert "60 tokens, 40 thinking" in view._bundle()["text/html"]
+    finally:
+        monkeypatch.delenv("LIVE_TOKEN")
+        default_redactor().refresh()
