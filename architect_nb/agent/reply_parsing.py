@@ -8,6 +8,7 @@ say). Pricing is the client's: it knows the model.
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import replace
 from typing import Any
 
@@ -42,7 +43,10 @@ def parse_reply(response: Any) -> LLMResponse:
         rest, found = find_text_calls(content)
         if found:
             content = rest or None
-            calls = [_text_call(n, call.name, call.arguments, call.problem) for n, call in enumerate(found)]
+            turn = secrets.token_hex(4)  # ids unique across turns, as a provider's are
+            calls = [
+                _text_call(f"call_{turn}_{n}", c.name, c.arguments, c.problem) for n, c in enumerate(found)
+            ]
     finish = str(choice.finish_reason or "stop")
     usage = usage_counts(getattr(response, "usage", None))
     reply = LLMResponse(content, calls, usage, finish, extras)
@@ -56,8 +60,8 @@ def _thinking_tokens(usage: Usage, thinking: str) -> int:
     return min(reported, usage.completion_tokens) if usage.completion_tokens else reported
 
 
-def _text_call(n: int, name: str, arguments: str, problem: str | None) -> ToolCall:
-    call = make_call(f"call_text_{n}", name, arguments)
+def _text_call(call_id: str, name: str, arguments: str, problem: str | None) -> ToolCall:
+    call = make_call(call_id, name, arguments)
     if problem is not None:
         return ToolCall(call.id, name, {}, arguments, problem)
     return call
