@@ -179,6 +179,7 @@ class LiteLLMClient:
         policy = RetryPolicy(self.config.retries, float(self.config.timeout))
         text, thinking = _Echo(on_text), _Echo(on_thinking)
         more_room = True
+        spent = Usage()  # the tokens of an answer cut at the length limit and asked again: billed too
         while True:
             text.again()
             thinking.again()
@@ -192,28 +193,16 @@ class LiteLLMClient:
             response = parse_reply(raw)
             if (refused := refusal_words(raw, response)) is not None:
                 raise LLMError(f"The provider refused to answer: {refused}", kind="refused")
-            if response.finish_reason == "length" and (response.tool_calls or not response.content):
-                room = self._more_room(kwargs, response) if more_room else None
+            if response.finish_reason == "length":
+                cut_early = bool(response.tool_calls) or not response.content  # mid-call, or before a word
+                room = self._more_room(kwargs, response) if cut_early and more_room else None
                 if room is not None:
-                    more_room = False
+                    more_room, spent = False, _added(spent, response.usage)
                     kwargs["max_tokens"] = room
                     _say(on_notice, f"{_cut_where(response)}; asking again with room for {room:,} tokens.")
                     continue
-                again = " again" if not more_room else " (it had all the room the model has)"
-                if response.tool_calls:
-                    response = _cut_calls(response)
-                    _say(
-                        on_notice,
-                        f"{_cut_where(response)}{again}; that call was not run, and the model is told to "
-                        "send it in smaller pieces (or raise llm.max_tokens).",
-                    )
-                else:
-                    _say(
-                        on_notice, f"{_cut_where(response)}{again}, with nothing said; raise llm.max_tokens."
-                    )
-            elif response.finish_reason == "length":
-                _say(on_notice, "The model's answer was cut off at its length limit (llm.max_tokens).")
-            return dataclasses.replace(response, usage=self._price(response.usage))
+                response = _told_cut(response, on_notice, retried=not more_room)
+            return dataclasses.replace(response, usage=self._price(_added(spent, response.usage)))
 
     def _request(
         self,
@@ -423,6 +412,36 @@ class _Echo:
             return
         self.shown = self.attempt  # a different answer: shown after what was
         self.sink(piece)
+
+
+def _told_cut(
+    response: LLMResponse, on_notice: Callable[[str], None] | None, *, retried: bool
+) -> LLMResponse:
+    """An answer cut at the length limit, for good: its cut call is not run (the model is told why), and the
+    cell says so."""
+    if not response.tool_calls and response.content:
+        _say(on_notice, "The model's answer was cut off at its length limit (llm.max_tokens).")
+        return response
+    again = " again" if retried else " (it had all the room the model has)"
+    if not response.tool_calls:
+        _say(on_notice, f"{_cut_where(response)}{again}, with nothing said; raise llm.max_tokens.")
+        return response
+    _say(
+        on_notice,
+        f"{_cut_where(response)}{again}; that call was not run, and the model is told to send it in smaller "
+        "pieces (or raise llm.max_tokens).",
+    )
+    return _cut_calls(response)
+
+
+def _added(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        prompt_tokens=a.prompt_tokens + b.prompt_tokens,
+        completion_tokens=a.completion_tokens + b.completion_tokens,
+        cached_tokens=a.cached_tokens + b.cached_tokens,
+        cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
+        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
+    )
 
 
 def _cut_where(response: LLMResponse) -> str:

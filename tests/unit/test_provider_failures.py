@@ -277,6 +277,8 @@ def test_an_answer_cut_at_the_length_limit_mid_call_is_asked_again_with_more_roo
     chats = [body for body in server.requests if "messages" in body or "contents" in body]
     first, again = (_max_tokens(provider, body) for body in chats[:2])
     assert again is not None and again > (first or 0) and again >= 6000
+    # Both answers were billed: the cut one (its limit's worth) and the whole one.
+    assert run.of("cost")[0].completion_tokens == (first or 3000) + 3000
 
 
 @pytest.mark.parametrize("provider", [BY_NAME["anthropic"], BY_NAME["openai"]], ids=["anthropic", "openai"])
