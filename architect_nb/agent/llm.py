@@ -191,6 +191,8 @@ class LiteLLMClient:
                 self._retry_or_raise(litellm, exc, policy, on_notice, should_stop)
                 continue
             response = parse_reply(raw)
+            if not thinking.shown and response.thinking:  # thinking that came whole (encrypted blocks)
+                thinking(response.thinking)
             if (refused := refusal_words(raw, response)) is not None:
                 raise LLMError(f"The provider refused to answer: {refused}", kind="refused")
             if response.finish_reason == "length":

@@ -3,7 +3,8 @@
 It answers `POST /v1/messages` as one JSON message or as its event stream (`message_start`,
 `content_block_start` / `_delta` / `_stop` for each block, `message_delta` with the stop reason and usage,
 `message_stop`). A reply's `thinking` comes first as a `thinking` block signed by the server (in the stream:
-`thinking_delta` events, then a `signature_delta`); text and `tool_use` blocks follow. Usage splits the input
+`thinking_delta` events, then a `signature_delta`), or `encrypted` as a `redacted_thinking` block; text and
+`tool_use` blocks follow. Usage splits the input
 as Anthropic does (`input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`: see
 `anthropic_cache`) and counts thinking inside `output_tokens`.
 
@@ -59,6 +60,7 @@ class AnthropicStubServer(StubServer):
         self.thinking_checked = 0  # signed thinking blocks that came back intact
         self._key = secrets.token_bytes(16)
         self._thought: dict[str, str] = {}  # tool_use id or answer text -> the thinking of its turn
+        self._encrypted: dict[str, str] = {}  # a redacted_thinking block's data -> the thinking it hides
         self._tool_uses = 0
         super().__init__()
 
@@ -114,6 +116,12 @@ class AnthropicStubServer(StubServer):
                 continue
             blocks = message["content"]
             for j, block in enumerate(blocks):
+                if block.get("type") == "redacted_thinking":
+                    if str(block.get("data")) not in self._encrypted:
+                        return self.problem(
+                            f"messages.{n}.content.{j}: Invalid `data` in `redacted_thinking` block"
+                        )
+                    self.thinking_checked += 1
                 if block.get("type") != "thinking":
                     continue
                 if not hmac.compare_digest(
@@ -138,6 +146,9 @@ class AnthropicStubServer(StubServer):
         keys += [str(b.get("text")) for b in blocks if b.get("type") == "text"]
         had = next((self._thought[k] for k in keys if k in self._thought), None)
         back = [b.get("thinking") for b in blocks if b.get("type") == "thinking"]
+        back += [
+            self._encrypted.get(str(b.get("data"))) for b in blocks if b.get("type") == "redacted_thinking"
+        ]
         if had is not None and had not in back:
             self.problem(f"messages.{n}: this turn's thinking did not come back")
 
@@ -148,7 +159,13 @@ class AnthropicStubServer(StubServer):
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """The message, and for one cut at the length limit the whole input of its last tool use."""
         content: list[dict[str, Any]] = []
-        if reply.thinking:
+        if (
+            reply.thinking and reply.encrypted
+        ):  # the model's thinking, encrypted by Anthropic's safety systems
+            data = self.sign(f"redacted:{reply.thinking}")
+            self._encrypted[data] = reply.thinking
+            content.append({"type": "redacted_thinking", "data": data})
+        elif reply.thinking:
             content.append(
                 {"type": "thinking", "thinking": reply.thinking, "signature": self.sign(reply.thinking)}
             )
@@ -255,6 +272,8 @@ def _events(message: dict[str, Any], whole: dict[str, Any] | None) -> list[tuple
             for at in range(0, len(text), 9):
                 delta(index, {"type": "thinking_delta", "thinking": text[at : at + 9]})
             delta(index, {"type": "signature_delta", "signature": block["signature"]})
+        elif block["type"] == "redacted_thinking":  # sent whole in its start event, as Anthropic does
+            begin(index, block)
         elif block["type"] == "text":
             begin(index, {"type": "text", "text": ""})
             text = block["text"]

@@ -58,6 +58,7 @@ class Reply:
     stall: float = 0.0  # seconds the stream sends nothing, after its first chunk
     cut: bool = False  # the stream's connection closes half-way through its body
     finish: Literal["length", "refusal"] | None = None
+    encrypted: bool = False  # the thinking comes encrypted (Anthropic's `redacted_thinking`), where it can
 
     @classmethod
     def text(cls, content: str, *, thinking: str | None = None) -> Reply:

@@ -231,3 +231,22 @@ def test_the_edit_call_arguments_reach_the_tool_unchanged_everywhere() -> None:
     """The fixture's edit must match the sample project, or the runs above would not edit anything."""
     cart = Path(__file__).resolve().parents[2] / "notebooks" / "sample_project" / "shop" / "cart.py"
     assert cart.read_text().count(EDIT["old_str"]) == 1
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "whole"])
+def test_encrypted_thinking_goes_back_as_it_came(stream: bool, tmp_path: Path) -> None:
+    """Claude's `redacted_thinking` (thinking its safety systems encrypted) is opaque: it goes back whole."""
+    root = project(tmp_path)
+    with AnthropicStubServer() as server:
+        hidden = Reply.calls(("read_file", {"path": "shop/cart.py"}), thinking="kept from view").with_(
+            encrypted=True
+        )
+        server.queue(hidden, Reply.text("Read it.", thinking="Done."))
+        run = run_agent(
+            config_for(PROVIDERS[0], server, root, stream=stream, thinking=2048), "Read the cart."
+        )
+    assert run.result.stop_reason == "completed", run.result.message
+    assert server.problems == [] and server.thinking_checked == 1
+    first = next(m for m in run.result.messages if m["role"] == "assistant")
+    assert [b["type"] for b in first["thinking_blocks"]] == ["redacted_thinking"]
+    assert run.thinking == ["[thinking the provider keeps encrypted]", "Done."]  # said, never shown
