@@ -7,9 +7,10 @@ LiteLLM custom provider, so demos and tests go through the same code path as rea
 One call is the request (`llm.thinking`, `llm.reasoning_effort` and `llm.max_tokens` pass through to
 LiteLLM), then attempts until one gives an answer: a failure is told apart (`model_failures`) and retried or
 not (`retry_policy`), each wait announced through `on_notice`; an answer cut off at the length limit in the
-middle of a tool call is asked again once with more room; a refusal ends the call with the provider's
-words. A streamed answer is rebuilt by LiteLLM's own `stream_chunk_builder`, so it is read exactly as an
-unstreamed one (`reply_parsing`), what the provider attached (thinking blocks, signatures) included.
+middle of a tool call is asked again once with more room (`length_cuts`); a refusal ends the call with the
+provider's words. A streamed answer is rebuilt by LiteLLM's own `stream_chunk_builder`, so it is read
+exactly as an unstreamed one (`reply_parsing`), what the provider attached (thinking blocks, signatures)
+included; the text shown as it streams leaves out the thinking and calls a local model writes into it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from architect_nb.agent.length_cuts import added, cut_where, more_room_for, told_cut
 from architect_nb.agent.model_failures import classify, explain
 from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_call
 from architect_nb.agent.prompt_cache import needs_markers, with_markers
@@ -197,14 +199,16 @@ class LiteLLMClient:
                 raise LLMError(f"The provider refused to answer: {refused}", kind="refused")
             if response.finish_reason == "length":
                 cut_early = bool(response.tool_calls) or not response.content  # mid-call, or before a word
-                room = self._more_room(kwargs, response) if cut_early and more_room else None
+                limit = self._model_info("max_output_tokens")
+                room = more_room_for(kwargs, response, limit) if cut_early and more_room else None
                 if room is not None:
-                    more_room, spent = False, _added(spent, response.usage)
+                    more_room, spent = False, added(spent, response.usage)
                     kwargs["max_tokens"] = room
-                    _say(on_notice, f"{_cut_where(response)}; asking again with room for {room:,} tokens.")
+                    _say(on_notice, f"{cut_where(response)}; asking again with room for {room:,} tokens.")
                     continue
-                response = _told_cut(response, on_notice, retried=not more_room)
-            return dataclasses.replace(response, usage=self._price(_added(spent, response.usage)))
+                response, said = told_cut(response, retried=not more_room)
+                _say(on_notice, said)
+            return dataclasses.replace(response, usage=self._price(added(spent, response.usage)))
 
     def _request(
         self,
@@ -329,16 +333,6 @@ class LiteLLMClient:
             raise _EmptyStreamError("the stream ended before a finish_reason: it held no answer")
         return built
 
-    def _more_room(self, kwargs: Mapping[str, Any], response: LLMResponse) -> int | None:
-        """A larger `max_tokens` for an answer cut off at its limit (twice what it used, within the model's
-        output limit), or None when there is no more room to give."""
-        used = max(response.usage.completion_tokens, int(kwargs.get("max_tokens") or 0))
-        room = max(2 * used, 4096)
-        limit = self._model_info("max_output_tokens")
-        if limit:
-            room = min(room, limit)
-        return room if room > used else None
-
     # ------------------------------------------------------------------ prices and limits
 
     def _price(self, usage: Usage) -> Usage:
@@ -414,58 +408,6 @@ class _Echo:
             return
         self.shown = self.attempt  # a different answer: shown after what was
         self.sink(piece)
-
-
-def _told_cut(
-    response: LLMResponse, on_notice: Callable[[str], None] | None, *, retried: bool
-) -> LLMResponse:
-    """An answer cut at the length limit, for good: its cut call is not run (the model is told why), and the
-    cell says so."""
-    if not response.tool_calls and response.content:
-        _say(on_notice, "The model's answer was cut off at its length limit (llm.max_tokens).")
-        return response
-    again = " again" if retried else " (it had all the room the model has)"
-    if not response.tool_calls:
-        _say(on_notice, f"{_cut_where(response)}{again}, with nothing said; raise llm.max_tokens.")
-        return response
-    _say(
-        on_notice,
-        f"{_cut_where(response)}{again}; that call was not run, and the model is told to send it in smaller "
-        "pieces (or raise llm.max_tokens).",
-    )
-    return _cut_calls(response)
-
-
-def _added(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        prompt_tokens=a.prompt_tokens + b.prompt_tokens,
-        completion_tokens=a.completion_tokens + b.completion_tokens,
-        cached_tokens=a.cached_tokens + b.cached_tokens,
-        cache_write_tokens=a.cache_write_tokens + b.cache_write_tokens,
-        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
-    )
-
-
-def _cut_where(response: LLMResponse) -> str:
-    if response.tool_calls:
-        call = response.tool_calls[-1].name
-        return f"The model's answer was cut off at its length limit in the middle of a call to {call}"
-    return "The model's answer was cut off at its length limit before it said anything (while it thought)"
-
-
-def _cut_calls(response: LLMResponse) -> LLMResponse:
-    """`response` with its last call (the one the length limit cut) and any unreadable one not run, each
-    telling the model why."""
-    why = (
-        "your answer was cut off at the length limit in the middle of this call, so it was not run; send it "
-        "again in smaller pieces (for a long file: write part of it, then add the rest with edit_file)"
-    )
-    last = len(response.tool_calls) - 1
-    calls = [
-        dataclasses.replace(call, arguments={}, parse_error=why) if n == last or call.parse_error else call
-        for n, call in enumerate(response.tool_calls)
-    ]
-    return dataclasses.replace(response, tool_calls=calls)
 
 
 def _say(on_notice: Callable[[str], None] | None, message: str) -> None:
