@@ -47,6 +47,8 @@ class FirstCall:
         tools: Sequence[Mapping[str, Any]],
         *,
         on_text: Callable[[str], None] | None = None,
+        on_thinking: Callable[[str], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:

@@ -1,22 +1,25 @@
 """`ContextBuilder`: the conversation sent to the model, kept within its context window.
 
 Everything entering the conversation is redacted first (tool results, hook output, the model's own text and
-arguments), so no secret is sent to the model or saved with a thread. Long tool results are then cut (head and
-tail kept) before they enter the conversation. When the conversation nears
-the window, older steps are compressed in two stages: first their tool outputs are trimmed, then the oldest
-steps are replaced by a short summary of what they did. A step (an assistant message with tool calls and its
-tool messages) is always kept or dropped whole, so the OpenAI pairing of calls and results stays valid. In a
+arguments), so no secret is sent to the model or saved with a thread. What the provider attached to an answer
+(thinking blocks and their signatures, thought signatures: `provider_extras`) is the exception: it is signed,
+so it goes back exactly as it came, to the model that wrote it; a thread on disk holds it only if redaction
+leaves it unchanged. Long tool results are then cut (head and tail kept) before they enter the conversation.
+When the conversation nears the window, older steps are compressed in two stages: first their tool outputs
+are trimmed, then the oldest steps are replaced by a short summary of what they did. A step (an assistant
+message with its thinking and tool calls, and its tool messages) is always kept or dropped whole, so the
+OpenAI pairing of calls and results stays valid and a thinking block never loses the calls it signed. In a
 thread, the earlier runs' messages are steps like any other; only the current run's task is pinned.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from architect_nb.agent.llm import LLMResponse, ToolCall
+from architect_nb.agent.model_reply import LLMResponse, ToolCall
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
 
@@ -109,8 +112,9 @@ class ContextBuilder:
         return [{"role": "system", "content": system_prompt}, {"role": "user", "content": task}]
 
     def append_assistant(self, messages: list[Message], response: LLMResponse) -> None:
-        """A final answer (no tool calls), redacted like everything the conversation holds."""
-        messages.append({"role": "assistant", "content": default_redactor().redact(response.content or "")})
+        """A final answer (no tool calls), redacted like everything the conversation holds but its extras."""
+        text = default_redactor().redact(response.content or "")
+        messages.append({**response.extras, "role": "assistant", "content": text})
 
     def append_tool_results(
         self,
@@ -120,17 +124,25 @@ class ContextBuilder:
         content: str | None = None,
         *,
         images: bool = False,
+        extras: Mapping[str, Any] | None = None,
     ) -> None:
-        """The assistant's tool calls and one `tool` message per result, in the OpenAI format.
+        """The assistant's tool calls and one `tool` message per result, in the OpenAI format. `extras` is
+        what the provider attached to the answer (its thinking blocks, ...); the calls carry their own.
 
         With `images` (the model accepts them), the images results carry (plots from run_python) follow in
         one user message, since tool messages hold text only; otherwise their text descriptions suffice."""
         redactor = default_redactor()
+        calls = []
+        for call in tool_calls:
+            message = call.to_message()
+            message["function"] = redactor.redact_data(message["function"])
+            calls.append(message)
         messages.append(
             {
+                **(extras or {}),
                 "role": "assistant",
                 "content": redactor.redact(content) if content else content,
-                "tool_calls": [redactor.redact_data(c.to_message()) for c in tool_calls],
+                "tool_calls": calls,
             }
         )
         parts: list[dict[str, Any]] = []

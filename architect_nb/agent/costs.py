@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from architect_nb.agent.llm import Usage
+from architect_nb.agent.model_reply import Usage
 
 __all__ = ["CostTracker"]
 
@@ -29,6 +29,7 @@ class CostTracker:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0  # of the prompt tokens, read from the provider's prompt cache
+    reasoning_tokens: int = 0  # of the completion tokens, spent thinking
     cost_usd: float = 0.0
     priced: bool = True
     _warned: set[str] = field(default_factory=set)
@@ -41,6 +42,7 @@ class CostTracker:
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
         self.cached_tokens += usage.cached_tokens
+        self.reasoning_tokens += usage.reasoning_tokens
         self.cost_usd += usage.cost_usd
         self.priced = self.priced and usage.priced
         warnings = []

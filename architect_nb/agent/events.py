@@ -27,6 +27,7 @@ __all__ = [
     "StepStarted",
     "StopReason",
     "TextDelta",
+    "ThinkingDelta",
     "ThreadInfo",
     "ToolCallRequested",
     "ToolResultEvent",
@@ -38,7 +39,16 @@ RUN_MIME_TYPE = "application/vnd.architect-nb.run+json"
 TRANSCRIPT_VERSION = 1
 
 StopReason = Literal[
-    "completed", "max_steps", "budget", "timeout", "aborted", "interrupted", "llm_error", "script_error"
+    "completed",
+    "max_steps",
+    "budget",
+    "timeout",
+    "aborted",
+    "interrupted",
+    "llm_error",
+    "script_error",
+    "refused",  # the provider refused to answer (a content policy); the message has its words
+    "internal_error",  # an exception in architect-nb or the model client; the message has its type and text
 ]
 #: How a run ended: it completed, it stopped at a limit (steps, budget, time), or it failed.
 RunStatus = Literal["success", "partial", "failed"]
@@ -108,12 +118,24 @@ class TextDelta(AgentEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ThinkingDelta(AgentEvent):
+    """Part of what the model thought before it answered (Claude's thinking, a reasoning model's reasoning),
+    as it arrives; consecutive ones of a step are merged in the transcript."""
+
+    kind: ClassVar[str] = "thinking_delta"
+    step: int
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolCallRequested(AgentEvent):
     kind: ClassVar[str] = "tool_call"
     step: int
     call_id: str
     tool: str
     arguments: dict[str, Any]
+    #: The arguments as the model wrote them, when they could not be read (the call is not run).
+    raw_arguments: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,6 +189,8 @@ class CostUpdate(AgentEvent):
     priced: bool
     cached_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
     total_cached_tokens: int = 0
+    reasoning_tokens: int = 0  # of completion_tokens, spent thinking
+    total_reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -191,13 +215,15 @@ class RunFinished(AgentEvent):
     undo_note: str = ""  # what undo does not cover (files over the size limit, calls with no snapshot)
     changes: tuple[dict[str, str], ...] = ()  # for review: each changed file's path, status and diff
     total_cached_tokens: int = 0  # of total_tokens, input read from the provider's prompt cache
+    total_reasoning_tokens: int = 0  # of total_tokens, output spent thinking
 
 
 EventSink = Callable[[AgentEvent], None]
+_MERGED = frozenset({TextDelta.kind, ThinkingDelta.kind})
 
 
 class Transcript:
-    """All events of one run, in order. `to_list()` merges consecutive text deltas of a step.
+    """All events of one run, in order. `to_list()` merges consecutive text (or thinking) deltas of a step.
 
     The merged list is built as events arrive, so `to_list()`, `to_payload()` and `since()` never convert or
     merge the whole run again: a long run's live view and its hooks' transcript cost the same at step 400 as
@@ -229,9 +255,9 @@ class Transcript:
             data = event.to_dict()
             last = self._merged[-1] if self._merged else None
             if (
-                data["kind"] == "text_delta"
+                data["kind"] in _MERGED
                 and last is not None
-                and last["kind"] == "text_delta"
+                and last["kind"] == data["kind"]
                 and last["step"] == data["step"]
             ):
                 last["text"] += data["text"]

@@ -3,22 +3,34 @@
 LiteLLM is imported on the first call, never when `architect_nb` is imported (it takes seconds), and it is
 told to use its bundled price list instead of downloading one. The `scripted/<script.yaml>` model is a
 LiteLLM custom provider, so demos and tests go through the same code path as real models.
+
+One call is the request (`llm.thinking`, `llm.reasoning_effort` and `llm.max_tokens` pass through to
+LiteLLM), then attempts until one gives an answer: a failure is told apart (`model_failures`) and retried or
+not (`retry_policy`), each wait announced through `on_notice`; an answer cut off at the length limit in the
+middle of a tool call is asked again once with more room (`length_cuts`); a refusal ends the call with the
+provider's words. A streamed answer is rebuilt by LiteLLM's own `stream_chunk_builder`, so it is read
+exactly as an unstreamed one (`reply_parsing`), what the provider attached (thinking blocks, signatures)
+included; the text shown as it streams leaves out the thinking and calls a local model writes into it.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import os
-import random
 import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from architect_nb.agent.prompt_cache import cache_counts, needs_markers, with_markers
+from architect_nb.agent.length_cuts import added, cut_where, more_room_for, told_cut
+from architect_nb.agent.model_failures import classify, explain
+from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_call
+from architect_nb.agent.prompt_cache import needs_markers, with_markers
+from architect_nb.agent.reply_parsing import parse_reply, refusal_words
+from architect_nb.agent.retry_policy import MAX_WAIT_S, RetryPolicy
+from architect_nb.agent.text_tool_calls import LiveText
 from architect_nb.config.schema import LLMConfig
 from architect_nb.log import get_logger
 
@@ -31,18 +43,13 @@ __all__ = [
     "ToolCall",
     "Usage",
     "import_litellm",
+    "make_call",
 ]
 
 log = get_logger(__name__)
 
 SCRIPTED_PREFIX = "scripted/"
-_RETRYABLE = (
-    "RateLimitError",
-    "InternalServerError",
-    "ServiceUnavailableError",
-    "APIConnectionError",
-    "Timeout",
-)
+_SIGNED_CALL_IDS = ("gemini/", "vertex_ai/")  # LiteLLM would put Gemini's thought signatures in call ids
 _litellm_lock = threading.Lock()
 _litellm: Any = None
 LITELLM_IMPORT_SECONDS: float | None = None
@@ -51,7 +58,8 @@ LITELLM_IMPORT_SECONDS: float | None = None
 class LLMError(RuntimeError):
     """The model could not be called. The message says what to do (set a key, fix the model name, ...).
 
-    `kind` is "script" when a scripted run left its script, otherwise "llm".
+    `kind` is "script" when a scripted run left its script, "context_window" when the conversation is longer
+    than the model's window, "refused" when the provider refused to answer, otherwise "llm".
     """
 
     def __init__(self, message: str, kind: str = "llm") -> None:
@@ -61,54 +69,6 @@ class LLMError(RuntimeError):
 
 class RunCancelledError(RuntimeError):
     """The run was cancelled while waiting for the model."""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: dict[str, Any]
-    raw_arguments: str = ""
-    parse_error: str | None = None
-
-    def to_message(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": "function",
-            "function": {"name": self.name, "arguments": self.raw_arguments or json.dumps(self.arguments)},
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Tokens of one model turn. `cached_tokens` of the `prompt_tokens` were read from the provider's prompt
-    cache and `cache_write_tokens` written to it; both are priced at the provider's cached rates."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    priced: bool = False
-    cached_tokens: int = 0
-    cache_write_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass(frozen=True, slots=True)
-class LLMResponse:
-    content: str | None
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
-    finish_reason: str = "stop"
-
-    def to_message(self) -> dict[str, Any]:
-        """The assistant message to append to the conversation (OpenAI format)."""
-        message: dict[str, Any] = {"role": "assistant", "content": self.content}
-        if self.tool_calls:
-            message["tool_calls"] = [call.to_message() for call in self.tool_calls]
-        return message
 
 
 class LLMClient(Protocol):
@@ -122,11 +82,15 @@ class LLMClient(Protocol):
         tools: Sequence[Mapping[str, Any]],
         *,
         on_text: Callable[[str], None] | None = None,
+        on_thinking: Callable[[str], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
-        """One model turn. `thread_position` is (assistant turns, runs) the thread held before this run, so
-        the scripted model answers a follow-up run from the first turn of its own script."""
+        """One model turn. `on_text` and `on_thinking` get the answer and the thinking as they arrive,
+        `on_notice` what the person should know meanwhile (a wait before a retry). `thread_position` is
+        (assistant turns, runs) the thread held before this run, so the scripted model answers a follow-up
+        run from the first turn of its own script."""
         ...
 
     def context_window(self) -> int: ...
@@ -146,8 +110,12 @@ def import_litellm() -> Any:
             started = time.perf_counter()
             import litellm
 
-            # LiteLLM touches a Pydantic attribute deprecated in 2.11; keep that out of notebook cells.
+            # LiteLLM touches a Pydantic attribute deprecated in 2.11, and its Gemini types make Pydantic warn
+            # about `ReadOnly` items on the first Gemini call; keep both out of notebook cells.
             warnings.filterwarnings("ignore", message="Accessing the 'model_", module="litellm")
+            warnings.filterwarnings(
+                "ignore", message=".* using the `ReadOnly` qualifier", category=UserWarning
+            )
 
             LITELLM_IMPORT_SECONDS = time.perf_counter() - started
             litellm.suppress_debug_info = True
@@ -191,6 +159,10 @@ class LiteLLMClient:
         self.model = f"{SCRIPTED_PREFIX}{path}"
         self._price_as = load_script(path).price_as
 
+    @property
+    def scripted(self) -> bool:
+        return self.model.startswith(SCRIPTED_PREFIX)
+
     # ------------------------------------------------------------------ calling
 
     def complete(
@@ -199,10 +171,51 @@ class LiteLLMClient:
         tools: Sequence[Mapping[str, Any]],
         *,
         on_text: Callable[[str], None] | None = None,
+        on_thinking: Callable[[str], None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
         litellm = import_litellm()
+        kwargs = self._request(messages, tools, thread_position)
+        policy = RetryPolicy(self.config.retries, float(self.config.timeout))
+        text, thinking = _Echo(on_text), _Echo(on_thinking)
+        more_room = True
+        spent = Usage()  # the tokens of an answer cut at the length limit and asked again: billed too
+        while True:
+            text.again()
+            thinking.again()
+            try:
+                raw = self._call(litellm, kwargs, text, thinking, should_stop)
+            except RunCancelledError:
+                raise
+            except Exception as exc:
+                self._retry_or_raise(litellm, exc, policy, on_notice, should_stop)
+                continue
+            response = parse_reply(raw)
+            if not thinking.shown and response.thinking:  # thinking that came whole (encrypted blocks)
+                thinking(response.thinking)
+            if (refused := refusal_words(raw, response)) is not None:
+                raise LLMError(f"The provider refused to answer: {refused}", kind="refused")
+            if response.finish_reason == "length":
+                cut_early = bool(response.tool_calls) or not response.content  # mid-call, or before a word
+                limit = self._model_info("max_output_tokens")
+                room = more_room_for(kwargs, response, limit) if cut_early and more_room else None
+                if room is not None:
+                    more_room, spent = False, added(spent, response.usage)
+                    kwargs["max_tokens"] = room
+                    _say(on_notice, f"{cut_where(response)}; asking again with room for {room:,} tokens.")
+                    continue
+                response, said = told_cut(response, retried=not more_room)
+                _say(on_notice, said)
+            return dataclasses.replace(response, usage=self._price(added(spent, response.usage)))
+
+    def _request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        thread_position: tuple[int, int],
+    ) -> dict[str, Any]:
         marked = self.cache_markers and needs_markers(self.model)  # the provider called, not `price_as`
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -210,8 +223,17 @@ class LiteLLMClient:
             "timeout": self.config.timeout,
             "max_retries": 0,  # we retry ourselves, with backoff and cancellation
         }
-        if self.model.startswith(SCRIPTED_PREFIX):  # LiteLLM hands `metadata` to the provider, not the wire
+        if self.scripted:  # LiteLLM hands `metadata` to the provider, not the wire
             kwargs["metadata"] = {"turns_before": thread_position[0], "run_index": thread_position[1]}
+        else:  # a script answers as written: it has no thinking to tune
+            if self.config.thinking is not None:
+                kwargs["thinking"] = {"type": "enabled", "budget_tokens": self.config.thinking}
+            if self.config.reasoning_effort is not None:
+                kwargs["reasoning_effort"] = self.config.reasoning_effort
+            if self.model.startswith(_SIGNED_CALL_IDS):  # they stay in the call's provider fields instead
+                kwargs["thought_signature_in_tool_call_id"] = False
+        if self.config.max_tokens is not None:
+            kwargs["max_tokens"] = self.config.max_tokens
         if tools:
             kwargs["tools"] = list(tools)
         if self.config.api_base:
@@ -224,28 +246,38 @@ class LiteLLMClient:
                     "shell or with %env), or use the scripted model: --model scripted/<script.yaml>."
                 )
             kwargs["api_key"] = key
-        attempt = 0
-        while True:
-            try:
-                if self.config.stream:
-                    return self._stream(litellm, kwargs, on_text, should_stop)
-                return self._once(litellm, kwargs, on_text)
-            except RunCancelledError:
-                raise
-            except Exception as exc:
-                name = type(exc).__name__
-                if self.model.startswith(SCRIPTED_PREFIX):
-                    raise LLMError(_script_message(exc), kind="script") from exc
-                # A missing key comes back from some providers as a server error; retrying cannot fix it.
-                if name in _RETRYABLE and attempt < self.config.retries and not _missing_key(exc):
-                    attempt += 1
-                    delay = _backoff(attempt, exc)
-                    log.warning(
-                        "llm_retry", model=self.model, error=name, attempt=attempt, delay_s=round(delay, 2)
-                    )
-                    _sleep(delay, should_stop)
-                    continue
-                raise LLMError(_explain(exc, self.model, self._missing_key_names(litellm))) from exc
+        return kwargs
+
+    def _retry_or_raise(
+        self,
+        litellm: Any,
+        exc: Exception,
+        policy: RetryPolicy,
+        on_notice: Callable[[str], None] | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        """Wait before the next attempt (saying so), or raise the `LLMError` that says what went wrong."""
+        if self.scripted:
+            raise LLMError(_script_message(exc), kind="script") from exc
+        failure = classify(exc)
+        delay = policy.wait(failure)
+        if delay is None:
+            kind = failure.kind if failure.kind in ("context_window", "refused") else "llm"
+            missing = self._missing_key_names(litellm) if failure.kind == "missing_key" else []
+            message = explain(
+                failure,
+                self.model,
+                timeout=float(self.config.timeout),
+                retried=policy.tries,
+                missing_keys=missing,
+                max_wait=MAX_WAIT_S,
+            )
+            raise LLMError(message, kind=kind) from exc
+        log.warning(
+            "llm_retry", model=self.model, error=failure.kind, attempt=policy.tries, delay_s=round(delay, 2)
+        )
+        _say(on_notice, policy.notice(failure, delay))
+        _sleep(delay, should_stop)
 
     def _missing_key_names(self, litellm: Any) -> list[str]:
         """The environment variables LiteLLM says the model's provider needs and are unset (best effort)."""
@@ -257,96 +289,81 @@ class LiteLLMClient:
         except Exception:  # an unknown provider: the error message says enough
             return []
 
-    def _once(
-        self, litellm: Any, kwargs: dict[str, Any], on_text: Callable[[str], None] | None
-    ) -> LLMResponse:
-        response = litellm.completion(**kwargs)
-        choice = response.choices[0]
-        message = choice.message
-        content = message.content
-        if content and on_text is not None:
-            on_text(content)
-        calls = [
-            _make_call(c.id or f"call_{i}", c.function.name or "", c.function.arguments or "")
-            for i, c in enumerate(message.tool_calls or [])
-        ]
-        usage = getattr(response, "usage", None)
-        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion = int(getattr(usage, "completion_tokens", 0) or 0)
-        priced = self._price(prompt, completion, usage)
-        return LLMResponse(content, calls, priced, choice.finish_reason or "stop")
-
-    def _stream(
+    def _call(
         self,
         litellm: Any,
         kwargs: dict[str, Any],
-        on_text: Callable[[str], None] | None,
+        on_text: Callable[[str], None],
+        on_thinking: Callable[[str], None],
         should_stop: Callable[[], bool] | None,
-    ) -> LLMResponse:
+    ) -> Any:
+        """One attempt: LiteLLM's whole response, streamed (and rebuilt) or not. The text goes to `on_text`
+        without the thinking or calls a local model wrote into it (`LiveText`)."""
+        live = LiveText(on_text, on_thinking)
+        if not self.config.stream:
+            response = litellm.completion(**kwargs)
+            message = response.choices[0].message
+            reasoning = getattr(message, "reasoning_content", None)
+            if isinstance(reasoning, str) and reasoning:
+                on_thinking(reasoning)
+            if isinstance(message.content, str) and message.content:
+                live(message.content)
+            live.close()
+            return response
         stream = litellm.completion(**kwargs, stream=True, stream_options={"include_usage": True})
-        text: list[str] = []
-        parts: dict[int, dict[str, str]] = {}
-        prompt = completion = 0
-        reported: Any = None
-        finish = "stop"
+        chunks: list[Any] = []
         try:
             for chunk in stream:
                 if should_stop is not None and should_stop():
                     raise RunCancelledError("cancelled while the model was answering")
-                usage = getattr(chunk, "usage", None)
-                if usage:
-                    reported = usage
-                    prompt = int(getattr(usage, "prompt_tokens", 0) or prompt)
-                    completion = int(getattr(usage, "completion_tokens", 0) or completion)
-                if not chunk.choices:
-                    continue
-                choice = chunk.choices[0]
-                finish = choice.finish_reason or finish
-                delta = choice.delta
-                if delta.content:
-                    text.append(delta.content)
-                    if on_text is not None:
-                        on_text(delta.content)
-                for n, tc in enumerate(delta.tool_calls or []):
-                    index = tc.index if tc.index is not None else n
-                    part = parts.setdefault(index, {"id": "", "name": "", "arguments": ""})
-                    part["id"] = tc.id or part["id"]
-                    if tc.function is not None:
-                        part["name"] = tc.function.name or part["name"]
-                        part["arguments"] += tc.function.arguments or ""
+                chunks.append(chunk)
+                delta = chunk.choices[0].delta if chunk.choices else None
+                reasoning = getattr(delta, "reasoning_content", None)
+                if isinstance(reasoning, str) and reasoning:
+                    on_thinking(reasoning)
+                if delta is not None and isinstance(delta.content, str) and delta.content:
+                    live(delta.content)
+            live.close()
         finally:
             close = getattr(stream, "close", None)
             if callable(close):
                 close()
-        calls = [
-            _make_call(p["id"] or f"call_{i}", p["name"], p["arguments"]) for i, p in sorted(parts.items())
-        ]
-        content = "".join(text) or None
-        if not prompt:
-            prompt = _estimate_tokens(kwargs["messages"])
-            completion = max(1, len(content or "") // 4 + sum(len(c.raw_arguments) for c in calls) // 4)
-            reported = None
-        return LLMResponse(content, calls, self._price(prompt, completion, reported), finish)
+        built = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"]) if chunks else None
+        if built is None or not built.choices:
+            raise _EmptyStreamError("the stream ended before a finish_reason: it held no answer")
+        return built
 
     # ------------------------------------------------------------------ prices and limits
 
-    def _price(self, prompt: int, completion: int, usage: Any = None) -> Usage:
-        """The turn's usage, priced with LiteLLM's price list: cached input at the provider's cached rates."""
-        read, written = cache_counts(usage)
+    def _price(self, usage: Usage) -> Usage:
+        """The turn's usage, priced with LiteLLM's price list: cached input at the provider's cached rates,
+        thinking (part of the output) at the output rate."""
         model = self._price_as or self.model
         if model.startswith(SCRIPTED_PREFIX):
-            return Usage(prompt, completion, 0.0, False, read, written)
+            return usage
         try:
             prompt_cost, completion_cost = import_litellm().cost_per_token(
                 model=model,
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                cache_read_input_tokens=read,
-                cache_creation_input_tokens=written,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cache_read_input_tokens=usage.cached_tokens,
+                cache_creation_input_tokens=usage.cache_write_tokens,
             )
         except Exception:
-            return Usage(prompt, completion, 0.0, False, read, written)
-        return Usage(prompt, completion, float(prompt_cost + completion_cost), True, read, written)
+            return usage
+        return dataclasses.replace(usage, cost_usd=float(prompt_cost + completion_cost), priced=True)
+
+    def _model_info(self, key: str) -> int | None:
+        model = self._price_as or self.model
+        if model.startswith(SCRIPTED_PREFIX):
+            return None
+        # Ollama's server says what its model is (LiteLLM asks its /api/show); other providers are looked up.
+        base = self.config.api_base if model.startswith(("ollama/", "ollama_chat/")) else None
+        try:
+            value = import_litellm().get_model_info(model, api_base=base).get(key)
+        except Exception:  # an unknown model
+            return None
+        return int(value) if isinstance(value, int) and value > 0 else None
 
     def supports_images(self) -> bool:
         model = self._price_as or self.model
@@ -360,50 +377,42 @@ class LiteLLMClient:
     def context_window(self) -> int:
         if self._context_window is not None:
             return self._context_window
-        model = self._price_as or self.model
-        if not model.startswith(SCRIPTED_PREFIX):
-            try:
-                info = import_litellm().get_model_info(model)
-                window = info.get("max_input_tokens") or info.get("max_tokens")
-                if window:
-                    return int(window)
-            except Exception:  # noqa: S110 - unknown models get the default below
-                pass
-        return 128_000
+        return self._model_info("max_input_tokens") or self._model_info("max_tokens") or 128_000
 
 
-def _make_call(call_id: str, name: str, raw: str) -> ToolCall:
-    try:
-        parsed = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        return ToolCall(call_id, name, {}, raw, f"the arguments are not valid JSON ({exc.msg} at {exc.pos})")
-    if not isinstance(parsed, dict):
-        return ToolCall(call_id, name, {}, raw, "the arguments must be a JSON object")
-    return ToolCall(call_id, name, parsed, raw)
+class _EmptyStreamError(RuntimeError):
+    """A stream that ended without a single chunk (classified as a stream cut short)."""
 
 
-def _estimate_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
-    return max(1, len(json.dumps(list(messages), default=str)) // 4)
+class _Echo:
+    """Passes streamed text on, once: an attempt that repeats what an earlier one already showed (a retry
+    after a stream cut short) shows only what is new."""
+
+    def __init__(self, sink: Callable[[str], None] | None) -> None:
+        self.sink = sink
+        self.shown = ""
+        self.attempt = ""
+
+    def again(self) -> None:
+        self.attempt = ""
+
+    def __call__(self, piece: str) -> None:
+        self.attempt += piece
+        if self.sink is None:
+            return
+        if self.shown.startswith(self.attempt):
+            return  # said already
+        if self.attempt.startswith(self.shown):
+            new, self.shown = self.attempt[len(self.shown) :], self.attempt
+            self.sink(new)
+            return
+        self.shown = self.attempt  # a different answer: shown after what was
+        self.sink(piece)
 
 
-def _backoff(attempt: int, exc: Exception) -> float:
-    retry_after = _retry_after(exc)
-    if retry_after is not None:
-        return min(retry_after, 60.0)
-    jitter = 0.75 + random.random() / 2  # noqa: S311 - jitter, not cryptography
-    return float(min(30.0, 0.5 * 2 ** (attempt - 1)) * jitter)
-
-
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
+def _say(on_notice: Callable[[str], None] | None, message: str) -> None:
+    if on_notice is not None:
+        on_notice(message)
 
 
 def _sleep(seconds: float, should_stop: Callable[[], bool] | None) -> None:
@@ -414,37 +423,9 @@ def _sleep(seconds: float, should_stop: Callable[[], bool] | None) -> None:
         time.sleep(min(0.05, left))
 
 
-def _without_litellm_boilerplate(text: str) -> str:
-    cut = text.find("This looks like a bug in LiteLLM")
-    return text[:cut].rstrip() if cut >= 0 else text
-
-
 def _script_message(exc: Exception) -> str:
-    text = _without_litellm_boilerplate(str(exc))
+    text = str(exc)
+    cut = text.find("This looks like a bug in LiteLLM")
+    text = text[:cut].rstrip() if cut >= 0 else text
     start = text.find("Scripted model:")
     return text[start:] if start >= 0 else f"Scripted model failed: {text}"
-
-
-def _missing_key(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return "api_key" in text or "api key" in text or "missing credentials" in text
-
-
-def _explain(exc: Exception, model: str, missing_keys: Sequence[str] = ()) -> str:
-    name = type(exc).__name__
-    raw = _without_litellm_boilerplate(str(exc)).strip()
-    text = raw.splitlines()[0] if raw else name
-    if name == "AuthenticationError":
-        return f"The model {model} refused the API key ({text}). Check the key's environment variable."
-    if name in ("NotFoundError", "BadRequestError") and "model" in text.lower():
-        return (
-            f"Unknown model {model!r} ({text}). Check the model name, or use --model scripted/<script.yaml>."
-        )
-    if _missing_key(exc):
-        variable = missing_keys[0] if missing_keys else "OPENAI_API_KEY"
-        return (
-            f"No API key for {model}: set {', '.join(missing_keys) or 'the provider key variable'} "
-            f"(for example `%env {variable}=...` in a cell), or use the scripted model: "
-            "--model scripted/<script.yaml>."
-        )
-    return f"The model call failed ({name}: {text})."

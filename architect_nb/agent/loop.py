@@ -2,9 +2,11 @@
 
 Each step calls the model with the agent's tool schemas, runs every tool call through the `ExecutionEngine`,
 and appends the results in the OpenAI message format. The run stops when the model answers without tool calls,
-or on max steps, budget, timeout, abort, interrupt or a model error; every stop ends in one `RunFinished`
-event with a plain status. Everything the loop does is also an event, so the same stream drives the
-notebook's live view and becomes the run's transcript. Hooks and quality gates join in at the run's edges
+or on max steps, budget, timeout, abort, interrupt, a model error, a refusal or an internal error; every stop
+ends in one `RunFinished` event with a plain status. A conversation longer than the model's context window is
+compressed and sent again, once; a call to a tool the run does not offer is answered with the tools it does.
+Everything the loop does is also an event, so the same stream drives the notebook's live view and becomes the
+run's transcript. Hooks and quality gates join in at the run's edges
 (`run_edges`); what a run leaves is `run_result.RunResult`.
 """
 
@@ -22,7 +24,7 @@ import yaml
 
 from architect_nb.agent.config import AgentConfig
 from architect_nb.agent.confirming import EventedConfirmer
-from architect_nb.agent.context import ContextBuilder
+from architect_nb.agent.context import ContextBuilder, estimate_tokens
 from architect_nb.agent.costs import CostTracker
 from architect_nb.agent.events import (
     AgentEvent,
@@ -33,6 +35,7 @@ from architect_nb.agent.events import (
     StepStarted,
     StopReason,
     TextDelta,
+    ThinkingDelta,
     ToolCallRequested,
     ToolResultEvent,
     Transcript,
@@ -63,6 +66,11 @@ __all__ = ["AgentLoop", "RunResult"]
 
 log = get_logger(__name__)
 _MAX_PARALLEL = 4
+_RAW_SHOWN = 500  # characters of unreadable arguments quoted back to the model
+
+
+class _ModelClientError(RuntimeError):
+    """An exception raised inside the model client (not an `LLMError`): a bug, reported as one."""
 
 
 @dataclass
@@ -189,7 +197,15 @@ class AgentLoop:
         except RunCancelledError:
             run.ends(self._cancel_reason, "The run was interrupted.")
         except LLMError as exc:
-            run.ends("script_error" if exc.kind == "script" else "llm_error", str(exc))
+            stops: dict[str, StopReason] = {"script": "script_error", "refused": "refused"}
+            stop = stops.get(exc.kind, "llm_error")
+            run.ends(stop, str(exc))
+            self._edges.notify(self.run_id, HookEvent.ON_ERROR, {"error": run.message})
+        except Exception as exc:  # a bug: the run still ends with its summary, saying what broke
+            log.exception("run_internal_error", run_id=self.run_id)
+            cause = exc.__cause__ if isinstance(exc, _ModelClientError) and exc.__cause__ else exc
+            where = "in the model client" if isinstance(exc, _ModelClientError) else "in the agent loop"
+            run.ends("internal_error", f"Internal error {where}: {type(cause).__name__}: {cause}")
             self._edges.notify(self.run_id, HookEvent.ON_ERROR, {"error": run.message})
         finally:
             self.engine.end_run()
@@ -292,9 +308,15 @@ class AgentLoop:
             messages.append({"role": "user", "content": feedback})
             run.thread.add(messages[mark + 1 :])
             return True
-        results = self._run_tools(response.tool_calls, step)
+        offered = frozenset(schema["function"]["name"] for schema in run.schemas)
+        results = self._run_tools(response.tool_calls, step, offered)
         self.context.append_tool_results(
-            messages, response.tool_calls, results, response.content, images=self._sees_images()
+            messages,
+            response.tool_calls,
+            results,
+            response.content,
+            images=self._sees_images(),
+            extras=response.extras,
         )
         run.thread.add(messages[mark:], step_done=True)
         if self.engine.aborted:
@@ -329,18 +351,55 @@ class AgentLoop:
         return None
 
     def _call_model(self, run: _Run) -> LLMResponse:
+        """The model's turn. A context window exceeded compresses the conversation and sends it once more."""
+        try:
+            response = self._complete(run)
+        except LLMError as exc:
+            if exc.kind != "context_window":
+                raise
+            if not self._compress(run, force=True):
+                raise LLMError(f"{exc} Nothing was left to compress; start a new thread (--new).") from exc
+            try:
+                response = self._complete(run)
+            except LLMError as again:
+                if again.kind != "context_window":
+                    raise
+                raise LLMError(
+                    f"{again} It was compressed and sent again, and was still too long; start a new thread "
+                    "(--new), or fork an earlier run."
+                ) from again
+        self._count(run.steps, response)
+        return response
+
+    def _complete(self, run: _Run) -> LLMResponse:
         step = run.steps
 
         def on_text(text: str) -> None:
             self.emit(TextDelta(run_id=self.run_id, step=step, text=text))
 
-        response = self.llm.complete(
-            run.messages,
-            run.schemas,
-            on_text=on_text,
-            should_stop=self._cancel.is_set,
-            thread_position=run.position,
-        )
+        def on_thinking(text: str) -> None:
+            self.emit(ThinkingDelta(run_id=self.run_id, step=step, text=text))
+
+        def on_notice(message: str) -> None:
+            self.emit(Warning(run_id=self.run_id, message=message, category="model"))
+
+        try:
+            return self.llm.complete(
+                run.messages,
+                run.schemas,
+                on_text=on_text,
+                on_thinking=on_thinking,
+                on_notice=on_notice,
+                should_stop=self._cancel.is_set,
+                thread_position=run.position,
+            )
+        except (LLMError, RunCancelledError):
+            raise
+        except Exception as exc:
+            raise _ModelClientError(str(exc)) from exc
+
+    def _count(self, step: int, response: LLMResponse) -> None:
+        """The turn's tokens and cost: the budget's warnings, and a `CostUpdate`."""
         for warning in self.costs.add(response.usage):
             self.emit(Warning(run_id=self.run_id, message=warning, category="budget"))
             context = {"message": warning, "cost_usd": self.costs.cost_usd}
@@ -357,15 +416,20 @@ class AgentLoop:
                 priced=self.costs.priced,
                 cached_tokens=response.usage.cached_tokens,
                 total_cached_tokens=self.costs.cached_tokens,
+                reasoning_tokens=response.usage.reasoning_tokens,
+                total_reasoning_tokens=self.costs.reasoning_tokens,
             )
         )
-        return response
 
-    def _compress(self, run: _Run) -> None:
+    def _compress(self, run: _Run, *, force: bool = False) -> bool:
+        """Compress the conversation if it nears the model's window; `force` (the provider said it is over
+        the window) to about 60% of its estimated size. Whether it was compressed."""
         window = self.llm.context_window()
         messages = run.messages
+        if force:  # the estimate said it fits: aim below what was sent
+            window = min(window, max(1, int(estimate_tokens(messages) * 0.6 / self.context.compress_at)))
         if not self.context.needs_compression(messages, window):
-            return
+            return False
         self._edges.notify(self.run_id, HookEvent.CONTEXT_COMPRESS, {"messages": len(messages)})
         pinned = next((i for i, m in enumerate(messages) if m is run.task_message), 0)
         report = self.context.compress(messages, window, pinned=pinned)
@@ -380,31 +444,37 @@ class AgentLoop:
                     category="context",
                 )
             )
+        return report is not None
 
     # ------------------------------------------------------------------ tools
 
-    def _run_tools(self, calls: Sequence[ToolCall], step: int) -> list[ToolResult]:
+    def _run_tools(self, calls: Sequence[ToolCall], step: int, offered: frozenset[str]) -> list[ToolResult]:
         for call in calls:
             self.emit(
                 ToolCallRequested(
-                    run_id=self.run_id, step=step, call_id=call.id, tool=call.name, arguments=call.arguments
+                    run_id=self.run_id,
+                    step=step,
+                    call_id=call.id,
+                    tool=call.name,
+                    arguments=call.arguments,
+                    raw_arguments=call.raw_arguments if call.parse_error else None,
                 )
             )
-        if len(calls) > 1 and all(self._runs_unattended(call) for call in calls):
+        if len(calls) > 1 and all(self._runs_unattended(call, offered) for call in calls):
             with ThreadPoolExecutor(max_workers=min(_MAX_PARALLEL, len(calls))) as pool:
-                return list(pool.map(lambda call: self._run_one(call, step), calls))
+                return list(pool.map(lambda call: self._run_one(call, step, offered), calls))
         results = []
         for call in calls:
             if self._cancel.is_set() or self.engine.aborted:
                 why = "aborted" if self.engine.aborted else "interrupted"
                 results.append(ToolResult.fail(f"Not run: the run was {why}.", skipped=True))
                 continue
-            results.append(self._run_one(call, step))
+            results.append(self._run_one(call, step, offered))
         return results
 
-    def _runs_unattended(self, call: ToolCall) -> bool:
+    def _runs_unattended(self, call: ToolCall, offered: frozenset[str]) -> bool:
         """Read-only tools that never ask anyone can run side by side."""
-        if call.parse_error or not self.engine.registry.has_tool(call.name):
+        if call.parse_error or call.name not in offered or not self.engine.registry.has_tool(call.name):
             return True
         tool = self.engine.registry.get(call.name)
         return (
@@ -414,11 +484,18 @@ class AgentLoop:
             and (self.engine.policy.mode != "confirm-all")
         )
 
-    def _run_one(self, call: ToolCall, step: int) -> ToolResult:
+    def _run_one(self, call: ToolCall, step: int, offered: frozenset[str]) -> ToolResult:
         started = time.monotonic()
-        if call.parse_error:
+        if call.name not in offered:  # not offered to this run, even if registered (a plan agent's write)
+            tools = ", ".join(sorted(offered)) or "none"
+            name = f"named {call.name!r}" if call.name else "without a name"
+            result = ToolResult.fail(f"There is no tool {name} in this run. The tools you can call: {tools}.")
+        elif call.parse_error:
+            sent = call.raw_arguments
+            sent = sent if len(sent) <= _RAW_SHOWN else f"{sent[:_RAW_SHOWN]}... [{len(sent)} characters]"
             result = ToolResult.fail(
-                f"The call to {call.name} was not run: {call.parse_error}. Send valid JSON."
+                f"The call to {call.name} was not run: {call.parse_error}. You sent: {sent}\n"
+                f"Call {call.name} again with its arguments as one JSON object."
             )
         else:
             result = self.engine.execute_tool_call(call.name, call.arguments, step=step, tool_call_id=call.id)
@@ -468,6 +545,7 @@ class AgentLoop:
                 undo_note=self.engine.checkpoints.coverage_note(self.run_id),
                 changes=review_list(self.engine.checkpoints, self.run_id),
                 total_cached_tokens=self.costs.cached_tokens,
+                total_reasoning_tokens=self.costs.reasoning_tokens,
             )
         )
         run.thread.end_run(status=status, tokens=self.costs.total_tokens, cost_usd=self.costs.cost_usd)

@@ -12,7 +12,8 @@ turn, so a replay needs no hidden state and the same script always drives the sa
         tool_calls:
           - name: edit_file
             arguments: {path: src/app.py, old_str: "return 1", new_str: "return 2"}
-      - content: "Done: main() now returns 2."        # a turn without tool calls ends the run
+      - thinking: "The edit is in; say what changed."  # optional: shown folded, as a model's thinking
+        content: "Done: main() now returns 2."        # a turn without tool calls ends the run
 
 In a thread (follow-up cells), each run's script starts at its own first turn: the turns of the earlier runs
 are not counted. `expect: {history_contains: ...}` checks the whole conversation, earlier runs included. A
@@ -39,6 +40,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from architect_nb.agent.provider_extras import thinking_text
 from architect_nb.agent.thread import Thread, message_text
 
 __all__ = [
@@ -89,6 +91,7 @@ class Expect(_Strict):
 
 
 class Turn(_Strict):
+    thinking: str | None = None  # what the model thinks first: shown folded, as a real model's is
     content: str | None = None
     tool_calls: list[ScriptedCall] = Field(default_factory=list)
     expect: Expect | None = None
@@ -129,6 +132,7 @@ class ScriptedReply(_Strict):
 
     content: str | None
     tool_calls: list[dict[str, Any]]
+    thinking: str | None = None
     prompt_tokens: int
     completion_tokens: int
     turn_index: int
@@ -222,12 +226,12 @@ def next_reply(
     prompt_tokens = max(
         1, (sum(map(_message_chars, messages)) + len(json.dumps(list(tools), default=str))) // 4
     )
-    completion_tokens = max(
-        1, (len(turn.content or "") + sum(len(str(c["function"]["arguments"])) for c in calls)) // 4
-    )
+    written = len(turn.thinking or "") + len(turn.content or "")
+    completion_tokens = max(1, (written + sum(len(str(c["function"]["arguments"])) for c in calls)) // 4)
     return ScriptedReply(
         content=turn.content,
         tool_calls=calls,
+        thinking=turn.thinking,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         turn_index=index,
@@ -295,6 +299,9 @@ def script_from_messages(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any
         if message.get("role") != "assistant":
             continue
         turn: dict[str, Any] = {}
+        thought = thinking_text(message)
+        if thought:
+            turn["thinking"] = thought
         if message.get("content"):
             turn["content"] = message["content"]
         calls = []

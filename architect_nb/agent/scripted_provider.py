@@ -56,6 +56,8 @@ class ScriptedLLM(CustomLLM):
         reply = self._reply(model, messages, kwargs.get("optional_params"), _metadata(kwargs))
         finish = "tool_calls" if reply.tool_calls else "stop"
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.thinking:
+            message["reasoning_content"] = reply.thinking
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
         return ModelResponse(
@@ -72,7 +74,11 @@ class ScriptedLLM(CustomLLM):
         self, model: str, messages: list[dict[str, Any]], *args: Any, **kwargs: Any
     ) -> Iterator[GenericStreamingChunk]:
         reply = self._reply(model, messages, kwargs.get("optional_params"), _metadata(kwargs))
-        text = reply.content or ""
+        # A custom provider's stream has no field for thinking: it comes first in the text, between <think>
+        # tags, as a local model writes it (the client shows it as thinking and keeps it out of the text).
+        text = (
+            f"<think>{reply.thinking}</think>{reply.content or ''}" if reply.thinking else reply.content or ""
+        )
         for start in range(0, len(text), _CHUNK_CHARS):
             yield _chunk(text=text[start : start + _CHUNK_CHARS])
         for index, call in enumerate(reply.tool_calls):

@@ -3,8 +3,10 @@
 Layout: one JSON Lines file per thread, `<checkpoints.dir>/threads/<thread id>.jsonl`. Its first line is the
 thread's header (version, id, name, workspace, where it was forked from); each save appends what is new
 since the last one (messages, finished runs, the notes for the next run), so a 10-cell thread writes each
-message once. The folder is private (0700) and the files 0600, like the checkpoints; everything is redacted
-before it is written; threads not written to for `checkpoints.keep_days` are deleted when a store opens.
+message once, with what its provider attached (thinking blocks, signatures), so a thread continued from
+disk sends them back. The folder is private (0700) and the files 0600, like the checkpoints; everything is
+redacted before it is written; threads not written to for `checkpoints.keep_days` are deleted when a store
+opens.
 
 Reading is forgiving where a crash can leave a mark (a half-written last line is dropped) and strict
 elsewhere: a damaged file or one from a newer version is a `ThreadError` that says what to do, and the
@@ -24,9 +26,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from architect_nb.agent.provider_extras import redacted_message
 from architect_nb.agent.thread import ForkPoint, Thread, ThreadError, ThreadRun
 from architect_nb.config import AppConfig
-from architect_nb.redaction import default_redactor
+from architect_nb.redaction import Redactor, default_redactor
 
 __all__ = ["THREAD_FORMAT_VERSION", "SavedThread", "ThreadStore", "thread_store"]
 
@@ -91,9 +94,7 @@ class ThreadStore:
                 lines.append({"kind": "notes", "notes": list(thread.notes)})
             if not lines:
                 return
-            text = "".join(
-                json.dumps(redactor.redact_data(line), ensure_ascii=False) + "\n" for line in lines
-            )
+            text = "".join(json.dumps(_redacted(line, redactor), ensure_ascii=False) + "\n" for line in lines)
             self._make_folder()
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as out:
@@ -234,6 +235,14 @@ class ThreadStore:
         if not self.directory.is_dir():
             self.directory.mkdir(parents=True, exist_ok=True)
             self.directory.chmod(0o700)
+
+
+def _redacted(line: dict[str, Any], redactor: Redactor) -> Any:
+    """A line redacted for the file; a message keeps what its provider signed only if redaction leaves it
+    as it is (`provider_extras.redacted_message`)."""
+    if line.get("kind") == "messages":
+        return {**line, "messages": [redacted_message(m, redactor.redact_data) for m in line["messages"]]}
+    return redactor.redact_data(line)
 
 
 def _header(thread: Thread) -> dict[str, Any]:

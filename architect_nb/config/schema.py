@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 ConfirmMode = Literal["yolo", "confirm-sensitive", "confirm-all"]
+#: LiteLLM's `reasoning_effort` levels ("none" turns thinking off where a model thinks by default).
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
 
 
 class _Section(BaseModel):
@@ -222,11 +224,34 @@ class LLMConfig(_Section):
         description="The server's URL, for local or self-hosted models (Ollama: http://localhost:11434).",
     )
     api_key_env: str | None = Field(None, description="Environment variable holding the API key.")
-    timeout: int = Field(60, ge=1, description="Seconds one model call may take.")
+    timeout: int = Field(
+        60,
+        ge=1,
+        description="Seconds the model may send nothing: a call or stream stalled this long is retried.",
+    )
     retries: int = Field(
-        2, ge=0, le=10, description="Retries of a failed model call (rate limits, connection errors)."
+        2,
+        ge=0,
+        le=10,
+        description="Retries of a failed model call (rate limits, overload, lost connections, stalls).",
     )
     stream: bool = Field(True, description="Stream the answer as it is written.")
+    thinking: int | None = Field(
+        None,
+        ge=1024,
+        description=(
+            "Let the model think before it answers, with up to this many tokens for it (Claude's and "
+            "Gemini's thinking budget; OpenAI and Ollama models take reasoning_effort instead). Thinking "
+            "tokens are output, and priced as such."
+        ),
+    )
+    reasoning_effort: ReasoningEffort | None = Field(
+        None,
+        description="How hard a reasoning model thinks (OpenAI o-series and GPT-5, Gemini, Claude, Ollama).",
+    )
+    max_tokens: int | None = Field(
+        None, ge=1, description="Most tokens one answer may have (the provider's default if unset)."
+    )
 
 
 class AgentSpec(_Section):

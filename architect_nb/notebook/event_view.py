@@ -1,14 +1,15 @@
 """What the saved output of a run says about its events, whatever draws it (HTML or plain text).
 
-`run_view` turns the transcript's events into one view per thing shown: the run's header, the model's text, a
-tool call, a person's answer, a warning and the summary, then the footer. Every title, label, status word
-and note is decided here, so the two renderers (`render` draws HTML, `text_render` plain text) only lay the
-words out and cannot drift apart. Nothing here is markup or escaped; the renderers do that. A `Code` piece is
-something a person types or reads exactly (a magic, a path): the HTML sets it in `<code>`, the text as is.
+`run_view` turns the transcript's events into one view per thing shown: the run's header, the model's
+thinking, its text, a tool call, a person's answer, a warning and the summary, then the footer. Every title,
+label, status word and note is decided here, so the two renderers (`render` draws HTML, `text_render` plain
+text) only lay the words out and cannot drift apart. Nothing here is markup or escaped; the renderers do
+that. A `Code` piece is something a person types or reads exactly (a magic, a path): the HTML sets it in
+`<code>`, the text as is.
 
 The plain text is the summary a terminal or a CI log reads: what only the HTML shows (arguments, output,
-errors, diffs, hook results, images) is carried raw, and the HTML lays it out (folding, cutting, colouring).
-Such fields are marked `HTML_ONLY`; both renderers say every other field.
+errors, diffs, hook results, images, the thinking itself) is carried raw, and the HTML lays it out (folding,
+cutting, colouring). Such fields are marked `HTML_ONLY`; both renderers say every other field.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "RunWarning",
     "Said",
     "Summary",
+    "Thought",
     "ToolCall",
     "View",
     "Words",
@@ -42,6 +44,7 @@ __all__ = [
     "hook_view",
     "run_view",
     "summary_view",
+    "thought_view",
     "thread_line",
     "tokens_text",
     "typed_path",
@@ -93,6 +96,19 @@ class Said:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Thought:
+    """What the model thought before it answered: shown folded in the HTML, named in the text."""
+
+    title: str  # "Thinking (120 words)"
+    text: str = field(metadata=HTML_ONLY)
+
+
+def thought_view(text: str) -> Thought:
+    words = len(text.split())
+    return Thought(title=f"Thinking ({words:,} word{'s' if words != 1 else ''})", text=text.strip())
+
+
+@dataclass(frozen=True, kw_only=True)
 class Hook:
     """A hook's result on a call: its name, ok or failed, and what it printed."""
 
@@ -127,6 +143,8 @@ class ToolCall:
     changed: Words  # "Changed: a, b", or ()
     rewind: Words  # a finished run's step that changed files ends with the magic that rewinds it, or ()
     arguments: Mapping[str, Any] = field(metadata=HTML_ONLY)
+    #: The arguments as the model wrote them, when they could not be read (the call was not run).
+    raw_arguments: str | None = field(default=None, metadata=HTML_ONLY)
     sandboxed: bool | None = field(default=None, metadata=HTML_ONLY)  # the colour of `sandbox`
     output: str = field(default="", metadata=HTML_ONLY)
     error: str | None = field(default=None, metadata=HTML_ONLY)
@@ -149,6 +167,7 @@ def call_view(
     hooks: Sequence[Mapping[str, Any]] = (),
     images: Sequence[Mapping[str, Any]] = (),
     rewind: Words = (),
+    raw_arguments: str | None = None,
 ) -> ToolCall:
     """A tool call as its `tool_call` and `tool_result` events describe it."""
     from architect_nb.execution.confirmation.confirmers import show
@@ -161,6 +180,7 @@ def call_view(
         changed=_listed("Changed", [show(f) for f in changed_files]) if changed_files else (),
         rewind=rewind,
         arguments=arguments,
+        raw_arguments=raw_arguments,
         sandboxed=sandboxed,
         output=output,
         error=error,
@@ -214,7 +234,7 @@ class Summary:
     diff_elsewhere: Words = field(default=(), metadata=HTML_ONLY)  # when the review's diffs are too long
 
 
-View = Header | Said | ToolCall | Decision | RunWarning | Summary
+View = Header | Thought | Said | ToolCall | Decision | RunWarning | Summary
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,11 +245,12 @@ class RunView:
     footer: Words  # "Run ab12 · undo with %architect undo ab12 · review with ...", or ()
 
 
-def tokens_text(total: object, cached: object = 0) -> str:
-    """ "12,400 tokens, 9,800 cached": the tokens used, and how many of them the provider's prompt cache
-    served (priced at its cached rate)."""
+def tokens_text(total: object, cached: object = 0, thinking: object = 0) -> str:
+    """ "12,400 tokens, 9,800 cached, 1,200 thinking": the tokens used, how many of them the provider's prompt
+    cache served (priced at its cached rate), and how many the model spent thinking (priced as output)."""
     text = f"{total if isinstance(total, int) else 0:,} tokens"
-    return text + (f", {int(cached):,} cached" if isinstance(cached, int) and cached > 0 else "")
+    text += f", {int(cached):,} cached" if isinstance(cached, int) and cached > 0 else ""
+    return text + (f", {int(thinking):,} thinking" if isinstance(thinking, int) and thinking > 0 else "")
 
 
 def typed_path(path: str) -> str:
@@ -284,9 +305,13 @@ def summary_view(finished: Mapping[str, Any]) -> Summary:
     )
     count = max(len(files), len(changes))
     review = Code(f"%architect review {run_id}")
+    tokens = tokens_text(
+        finished.get("total_tokens", 0),
+        finished.get("total_cached_tokens", 0),
+        finished.get("total_reasoning_tokens", 0),
+    )
     cost = (
-        f"{finished.get('steps', 0)} step(s) · "
-        f"{tokens_text(finished.get('total_tokens', 0), finished.get('total_cached_tokens', 0))} · "
+        f"{finished.get('steps', 0)} step(s) · {tokens} · "
         f"${float(finished.get('total_cost_usd', 0.0)):.4f} · {float(finished.get('duration_s', 0.0)):.1f} s"
     )
     return Summary(
@@ -318,6 +343,8 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
         kind = event.get("kind")
         if kind == "run_started":
             parts.append(_header(event, run_id))
+        elif kind == "thinking_delta" and str(event.get("text", "")).strip():
+            parts.append(thought_view(str(event["text"])))
         elif kind == "text_delta" and str(event.get("text", "")).strip():
             parts.append(Said(text=str(event["text"])))
         elif kind == "tool_call":
@@ -363,8 +390,11 @@ def _call(
     call: Mapping[str, Any], result: Mapping[str, Any] | None, rewind: Words, run_finished: bool
 ) -> ToolCall:
     tool, arguments = str(call.get("tool")), call.get("arguments") or {}
+    raw = call.get("raw_arguments")
+    raw = str(raw) if raw is not None else None
     if result is None:
-        return call_view(tool=tool, arguments=arguments, status=NOT_RUN if run_finished else RUNNING)
+        status = NOT_RUN if run_finished else RUNNING
+        return call_view(tool=tool, arguments=arguments, status=status, raw_arguments=raw)
     sandboxed = result.get("sandboxed")
     return call_view(
         tool=tool,
@@ -379,6 +409,7 @@ def _call(
         hooks=result.get("hooks") or (),
         images=result.get("images") or (),
         rewind=rewind,
+        raw_arguments=raw,
     )
 
 

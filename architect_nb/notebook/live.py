@@ -67,6 +67,7 @@ class LiveView:
         self._step = 0
         self._tokens = 0
         self._cached = 0
+        self._thinking = 0
         self._usd = 0.0
         self._drawn = 0.0
         self._later: threading.Timer | None = None  # the redraw due for events that came too soon after one
@@ -111,6 +112,7 @@ class LiveView:
             elif isinstance(event, CostUpdate):
                 self._tokens, self._usd = event.total_tokens, event.total_cost_usd
                 self._cached = event.total_cached_tokens
+                self._thinking = event.total_reasoning_tokens
             self._status = event.status if isinstance(event, RunFinished) else "running"
             every = _REDRAW_EVERY * max(1.0, self._html_size / _REDRAW_BYTES)
             wait = self._drawn + every - time.monotonic()
@@ -192,13 +194,13 @@ class LiveView:
         self._html_size = len(log)
         header = (
             f"<div style='color:#57606a'>architect {status_badge(self._status)} step {self._step} · "
-            f"{tokens_text(self._tokens, self._cached)} · ${self._usd:.4f}</div>"
+            f"{tokens_text(self._tokens, self._cached, self._thinking)} · ${self._usd:.4f}</div>"
         )
         return {
             "text/html": f'<div class="architect-nb-live" style="font-size:13px;line-height:1.4">'
             f"{header}{log}</div>",
             "text/plain": f"architect: a run is in progress (step {self._step}, "
-            f"{tokens_text(self._tokens, self._cached)}, "
+            f"{tokens_text(self._tokens, self._cached, self._thinking)}, "
             f"${self._usd:.4f}).",
         }
 
@@ -233,11 +235,11 @@ class LiveView:
 
 
 def _html(events: list[dict[str, Any]], *, streaming: bool = False) -> str:
-    """Redacted HTML of `events`. `streaming`: they end with what is arriving now, so the text still streaming
-    keeps its last `holdback` characters back until the next redraw: a secret arriving a few characters at a
-    time is never shown before it can be recognised."""
+    """Redacted HTML of `events`. `streaming`: they end with what is arriving now, so the text (or thinking)
+    still streaming keeps its last `holdback` characters back until the next redraw: a secret arriving a few
+    characters at a time is never shown before it can be recognised."""
     redactor = default_redactor()
-    if streaming and events and events[-1]["kind"] == "text_delta":
+    if streaming and events and events[-1]["kind"] in ("text_delta", "thinking_delta"):
         text = events[-1]["text"]
         held = text[: -redactor.holdback] if len(text) > redactor.holdback else ""
         events = [*events[:-1], {**events[-1], "text": redactor.redact_cut(held, cut_end=True)}]

@@ -23,10 +23,12 @@ __all__ = [
 ]
 
 MODES: tuple[str, ...] = ("yolo", "confirm-sensitive", "confirm-all")  # `ConfirmMode`, pinned by a test
+EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high")  # `ReasoningEffort`, pinned by a test
+THINK_DEFAULT = "medium"  # what a bare --think asks for
 CELL_USAGE = (
     "usage: %%architect [--agent NAME] [--model M] [--mode yolo|confirm-sensitive|confirm-all] [--dry-run] "
-    "[--workspace PATH] [--max-steps N] [--budget USD] [--context NAME[,NAME...]] [--no-notebook] "
-    "[--config FILE] [--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
+    "[--workspace PATH] [--max-steps N] [--budget USD] [--think [EFFORT|TOKENS]] [--context NAME[,NAME...]] "
+    "[--no-notebook] [--config FILE] [--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
 )
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
@@ -85,6 +87,8 @@ class CellArgs:
     workspace: Path | None = None
     max_steps: int | None = None
     budget_usd: float | None = None
+    #: --think: a reasoning effort ("low" ... "high") or a thinking budget in tokens; None: the config's.
+    think: str | int | None = None
     context: tuple[str, ...] = ()
     no_notebook: bool = False  # leave the notebook outline out of this run
     config: Path | None = None
@@ -130,6 +134,15 @@ def _names(text: str) -> tuple[str, ...]:
     return names
 
 
+def _think(text: str) -> str | int:
+    if text in EFFORTS:
+        return text
+    budget = int(text)
+    if budget < 1024:
+        raise ValueError(text)
+    return budget
+
+
 def _thread_name(text: str) -> str:
     if not THREAD_NAME.match(text):
         raise ValueError(text)
@@ -143,6 +156,7 @@ def _fork_point(text: str) -> tuple[str, int | None]:
     return match.group(1), int(match.group(2)) if match.group(2) else None
 
 
+_think.__name__ = f"effort ({', '.join(EFFORTS)}) or thinking budget (1024 tokens or more)"
 _thread_name.__name__ = "thread name (letters, digits, '.', '_' and '-')"
 _fork_point.__name__ = "RUN[:STEP] or @THREAD[/N][:STEP]"
 _positive_int.__name__ = "positive integer"
@@ -159,6 +173,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--workspace", type=Path)
     p.add_argument("--max-steps", type=_positive_int)
     p.add_argument("--budget", type=_non_negative)
+    p.add_argument("--think", type=_think, nargs="?", const=THINK_DEFAULT)
     p.add_argument("--context", type=_names, default=())
     p.add_argument("--no-notebook", action="store_true")
     p.add_argument("--config", type=Path)
@@ -192,6 +207,7 @@ def parse_cell_line(line: str) -> CellArgs:
         workspace=ns.workspace,
         max_steps=ns.max_steps,
         budget_usd=ns.budget,
+        think=ns.think,
         context=ns.context,
         no_notebook=ns.no_notebook,
         config=ns.config,

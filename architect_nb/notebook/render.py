@@ -26,6 +26,7 @@ from architect_nb.notebook.event_view import (
     RunWarning,
     Said,
     Summary,
+    Thought,
     ToolCall,
     View,
     Words,
@@ -228,6 +229,10 @@ def tool_card_html(call: ToolCall) -> str:
     head = f'<div><b style="{_MONO}">{_e(call.tool)}</b> {status_badge(call.status)}{took}{sandbox}</div>'
     shown = _args_text(call.arguments)
     args = f'<pre style="{_PRE};color:#57606a">{_e(shown)}</pre>' if shown else ""
+    if call.raw_arguments is not None:  # what the model sent, which could not be read
+        args += f'<div style="{_NOTE}">The arguments as the model sent them:</div>' + (
+            _text_block("arguments", call.raw_arguments) or f'<div style="{_NOTE}">(nothing)</div>'
+        )
     code = call.arguments.get("code")
     if isinstance(code, str):
         args += code_html(show_block(code), max_height=240)
@@ -299,6 +304,13 @@ def view_html(view: View) -> str:
             f'<div style="color:#57606a">{_e(view.title)}</div>'
             + (f'<div style="color:#57606a;font-size:12px">{_e(view.thread)}</div>' if view.thread else "")
             + f'<div style="margin:4px 0"><b>{_e(view.task_label)}:</b> {_e(view.task)}</div>'
+        )
+    if isinstance(view, Thought):  # folded: GitHub, nbviewer and VS Code keep <details> closed
+        summary = f'<summary style="cursor:pointer;{_NOTE}">{_e(view.title)}</summary>'
+        return (
+            f'<details style="margin:4px 0">{summary}'
+            f'<div style="white-space:pre-wrap;{_NOTE};border-left:3px solid #d0d7de;padding-left:8px">'
+            f"{_e(_visible(view.text))}</div></details>"
         )
     if isinstance(view, Said):
         return f'<div style="white-space:pre-wrap;margin:4px 0">{_e(view.text)}</div>'

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from architect_nb.agent.config import UnknownAgentError
-from architect_nb.agent.events import RunFinished
+from architect_nb.agent.events import RunFinished, StopReason
 from architect_nb.agent.loop import AgentLoop, RunResult
 from architect_nb.agent.thread import Thread
 from architect_nb.config import AppConfig, ConfigError
@@ -125,15 +125,23 @@ class CellRun:
                 self.future.result(timeout=0.05)
 
     def payload(self) -> dict[str, Any]:
-        """The transcript so far; a run cut off before its end gets an `interrupted` finish."""
+        """The transcript so far. A run that ended without its summary gets one: `internal_error` with the
+        exception's type and text when its worker raised, `interrupted` when it did not stop in time."""
         transcript = self.loop.transcript
         if transcript.finished is None:
+            error = self.future.exception() if self.future.done() and not self.future.cancelled() else None
+            if error is not None:
+                stop: StopReason = "internal_error"
+                message = f"Internal error: {type(error).__name__}: {error}"
+            else:
+                stop = "interrupted"
+                message = "The run was interrupted (it did not stop in time; its worker was left behind)."
             transcript(
                 RunFinished(
                     run_id=self.loop.run_id,
                     status="failed",
-                    stop_reason="interrupted",
-                    message="The run was interrupted (it did not stop in time; its worker was left behind).",
+                    stop_reason=stop,
+                    message=message,
                     steps=0,
                     final_text="",
                     files_changed=(),
@@ -344,5 +352,5 @@ def _finish(session: Session, run: CellRun, display: Any) -> None:
             )
         if (warning := session.threads.remember(run.thread, run.config)) is not None:
             display(MessageOutput(warning, level="warning"))
-    if error is not None:
+    if error is not None and (finished is None or finished.stop_reason != "internal_error"):
         display(MessageOutput(f"The run stopped on an internal error: {type(error).__name__}: {error}"))

@@ -66,6 +66,10 @@ class Session:
         overrides = dict(self.overrides)
         if args.workspace is not None:
             overrides["workspace.root"] = str(args.workspace.expanduser().resolve())
+        if args.think is not None:  # the cell's --think replaces the config's thinking settings
+            budget = isinstance(args.think, int)
+            overrides["llm.thinking"] = args.think if budget else None
+            overrides["llm.reasoning_effort"] = None if budget else args.think
         start = Path(overrides.get("workspace.root") or Path.cwd())
         return load_config(args.config, overrides, search_from=start)
 

@@ -13,6 +13,7 @@ from architect_nb.notebook.event_view import (
     RunWarning,
     Said,
     Summary,
+    Thought,
     ToolCall,
     View,
     Words,
@@ -33,6 +34,8 @@ def view_lines(view: View) -> list[str]:
     """The lines of one view."""
     if isinstance(view, Header):
         return [view.title, *([view.thread] if view.thread else []), f"{view.task_label}: {view.task}"]
+    if isinstance(view, Thought):
+        return [view.title]
     if isinstance(view, Said):
         return [view.text.strip()]
     if isinstance(view, ToolCall):

@@ -284,7 +284,32 @@ def review(tmp: Path) -> dict[str, Any]:
     return payload
 
 
+def thinking(tmp: Path) -> dict[str, Any]:
+    """A run whose model thinks before each step (shown folded), streamed, with a secret in the thinking the
+    redactor must hide."""
+    workspace = _project(tmp, "thinking")
+    turns = [
+        {
+            "thinking": "The total starts from an int. I should read cart.py before I change anything.",
+            "tool_calls": [READ_CART],
+        },
+        {
+            "thinking": "One line to change: start from 0.0.\nThe token sk-ant-api03-abcdefghijklmnopqrstuvwx is not needed.",
+            "content": "I'll make the total a float.",
+            "tool_calls": [FLOAT_TOTAL],
+        },
+        {"thinking": "Done; say so.", "content": "The total starts from `0.0` now."},
+    ]
+    payload: dict[str, Any] = (
+        _loop(tmp, "thinking", turns, workspace).run("Make the total a float.").transcript.to_payload()
+    )
+    from architect_nb.notebook.render import RunOutput  # redacted, as the cell saves it
+
+    return dict(RunOutput.from_payload(payload).payload)
+
+
 SCENARIOS = {
+    "thinking": thinking,
     "review": review,
     "kernel": kernel,
     "follow_up": follow_up,

@@ -72,12 +72,18 @@ export function formatTokens(tokens: number): string {
 }
 
 /**
- * Tokens and the share the provider's prompt cache served, as the Python
- * renderer writes them: `12,400` or `12,400, 9,800 cached`.
+ * Tokens, the share the provider's prompt cache served and the share spent
+ * thinking, as the Python renderer writes them: `12,400`,
+ * `12,400, 9,800 cached` or `12,400, 9,800 cached, 1,200 thinking`.
  */
-export function formatTokensCached(tokens: number, cached: number): string {
-  const total = formatTokens(tokens);
-  return cached > 0 ? `${total}, ${formatTokens(cached)} cached` : total;
+export function formatTokensCached(
+  tokens: number,
+  cached: number,
+  thinking = 0
+): string {
+  let text = formatTokens(tokens);
+  text += cached > 0 ? `, ${formatTokens(cached)} cached` : '';
+  return thinking > 0 ? `${text}, ${formatTokens(thinking)} thinking` : text;
 }
 
 /** Dollars with enough digits for small runs: `$0.0042`, `$1.25`. */

@@ -31,6 +31,8 @@ export interface ICallView {
   tool: string;
   step: number;
   arguments: Record<string, unknown>;
+  /** The arguments as the model wrote them, when they could not be read. */
+  rawArguments: string | null;
   asked: IConfirmationAsked | null;
   answered: IConfirmationAnswered | null;
   result: IToolResult | null;
@@ -39,6 +41,8 @@ export interface ICallView {
 
 export interface IStepView {
   step: number;
+  /** What the model thought before this step's answer ('' when it did not say). */
+  thinking: string;
   text: string;
   calls: ICallView[];
   cost: ICostUpdate | null;
@@ -90,6 +94,7 @@ export function callStatus(
 function newStep(step: number): IStepView {
   return {
     step,
+    thinking: '',
     text: '',
     calls: [],
     cost: null,
@@ -130,6 +135,7 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
         tool: event.tool,
         step,
         arguments: 'arguments' in event ? event.arguments : {},
+        rawArguments: null,
         asked: null,
         answered: null,
         result: null,
@@ -154,9 +160,15 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
       case 'text_delta':
         stepOf(event.step).text += event.text;
         break;
-      case 'tool_call':
-        callOf(event, event.step).arguments = event.arguments;
+      case 'thinking_delta':
+        stepOf(event.step).thinking += event.text;
         break;
+      case 'tool_call': {
+        const found = callOf(event, event.step);
+        found.arguments = event.arguments;
+        found.rawArguments = event.raw_arguments;
+        break;
+      }
       case 'confirmation_asked':
         callOf(event, current).asked = event;
         break;

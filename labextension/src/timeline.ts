@@ -197,6 +197,39 @@ function renderSandbox(sandboxed: boolean | null): HTMLElement | null {
   );
 }
 
+/** Arguments the model wrote that could not be read: shown as sent, since the call was not run. */
+function renderRawArguments(raw: string | null): HTMLElement | null {
+  if (raw === null) {
+    return null;
+  }
+  return h(
+    'div',
+    'anb-section anb-raw-args',
+    h('div', 'anb-section-title', 'The arguments as the model sent them'),
+    raw
+      ? longText(raw, 'anb-arg-value', 12)
+      : h('span', 'anb-muted', '(nothing)')
+  );
+}
+
+/** "Thinking (12 words)": what the model thought before a step, folded. */
+export function thinkingTitle(text: string): string {
+  const words = text.split(/\s+/).filter(Boolean).length;
+  return `Thinking (${words.toLocaleString('en-US')} word${words === 1 ? '' : 's'})`;
+}
+
+function renderThinking(text: string): HTMLDetailsElement | null {
+  if (!text.trim()) {
+    return null;
+  }
+  return card(
+    'anb-thinking',
+    [h('span', 'anb-thinking-title', thinkingTitle(text))],
+    false,
+    longText(text.trim(), 'anb-thinking-text', 40)
+  );
+}
+
 /** One tool call: its summary line, and arguments, answer, output, diff and hooks. */
 export function renderCall(call: ICallView): HTMLDetailsElement {
   const { result } = call;
@@ -213,6 +246,7 @@ export function renderCall(call: ICallView): HTMLDetailsElement {
   const quiet = call.status === 'ran' || call.status === 'approved';
   const body: Array<HTMLElement | null> = [
     renderArguments(call.arguments),
+    renderRawArguments(call.rawArguments),
     renderConfirmation(call)
   ];
   if (result?.error) {
@@ -332,6 +366,7 @@ async function renderStep(
     'anb-step',
     summary,
     true,
+    renderThinking(step.thinking),
     text,
     ...step.calls.map(renderCall),
     renderWarnings(step.warnings),
@@ -420,7 +455,11 @@ function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
       cost !== null
         ? fact(
             'tokens',
-            formatTokensCached(cost.total_tokens, cost.total_cached_tokens)
+            formatTokensCached(
+              cost.total_tokens,
+              cost.total_cached_tokens,
+              cost.total_reasoning_tokens
+            )
           )
         : null,
       cost !== null
@@ -452,7 +491,11 @@ function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
       fact('steps', String(done.steps)),
       fact(
         'tokens',
-        formatTokensCached(done.total_tokens, done.total_cached_tokens)
+        formatTokensCached(
+          done.total_tokens,
+          done.total_cached_tokens,
+          done.total_reasoning_tokens
+        )
       ),
       fact('cost', formatCost(done.total_cost_usd, priced)),
       fact('time', formatDuration(done.duration_s))

@@ -50,12 +50,21 @@ export interface ITextDelta extends IEventBase {
   text: string;
 }
 
+/** What the model thought before it answered, as it arrived (merged per step in a saved transcript). */
+export interface IThinkingDelta extends IEventBase {
+  kind: 'thinking_delta';
+  step: number;
+  text: string;
+}
+
 export interface IToolCall extends IEventBase {
   kind: 'tool_call';
   step: number;
   call_id: string;
   tool: string;
   arguments: Record<string, unknown>;
+  /** The arguments as the model wrote them, when they could not be read (the call was not run). */
+  raw_arguments: string | null;
 }
 
 export interface IConfirmationAsked extends IEventBase {
@@ -126,6 +135,9 @@ export interface ICostUpdate extends IEventBase {
   /** Of prompt_tokens, read from the provider's prompt cache (0 in older transcripts). */
   cached_tokens: number;
   total_cached_tokens: number;
+  /** Of completion_tokens, spent thinking (0 in older transcripts). */
+  reasoning_tokens: number;
+  total_reasoning_tokens: number;
 }
 
 export interface IRunWarning extends IEventBase {
@@ -161,12 +173,15 @@ export interface IRunFinished extends IEventBase {
   changes: IFileChange[];
   /** Of total_tokens, input read from the provider's prompt cache (0 in older transcripts). */
   total_cached_tokens: number;
+  /** Of total_tokens, output the model spent thinking (0 in older transcripts). */
+  total_reasoning_tokens: number;
 }
 
 export type RunEvent =
   | IRunStarted
   | IStepStarted
   | ITextDelta
+  | IThinkingDelta
   | IToolCall
   | IConfirmationAsked
   | IConfirmationAnswered
@@ -317,6 +332,7 @@ export function parseEvent(raw: unknown): RunEvent | null {
     case 'step_started':
       return { ...base, kind, step: num(raw, 'step') };
     case 'text_delta':
+    case 'thinking_delta':
       return { ...base, kind, step: num(raw, 'step'), text: str(raw, 'text') };
     case 'tool_call':
       return {
@@ -325,7 +341,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         step: num(raw, 'step'),
         call_id: str(raw, 'call_id'),
         tool: str(raw, 'tool'),
-        arguments: record(raw, 'arguments')
+        arguments: record(raw, 'arguments'),
+        raw_arguments: optStr(raw, 'raw_arguments')
       };
     case 'confirmation_asked':
       return {
@@ -383,7 +400,9 @@ export function parseEvent(raw: unknown): RunEvent | null {
         total_cost_usd: num(raw, 'total_cost_usd'),
         priced: bool(raw, 'priced'),
         cached_tokens: num(raw, 'cached_tokens'),
-        total_cached_tokens: num(raw, 'total_cached_tokens')
+        total_cached_tokens: num(raw, 'total_cached_tokens'),
+        reasoning_tokens: num(raw, 'reasoning_tokens'),
+        total_reasoning_tokens: num(raw, 'total_reasoning_tokens')
       };
     case 'warning':
       return {
@@ -409,7 +428,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
         changes: (Array.isArray(raw.changes) ? raw.changes : [])
           .map(parseChange)
           .filter((change): change is IFileChange => change !== null),
-        total_cached_tokens: num(raw, 'total_cached_tokens')
+        total_cached_tokens: num(raw, 'total_cached_tokens'),
+        total_reasoning_tokens: num(raw, 'total_reasoning_tokens')
       };
     default:
       return null;

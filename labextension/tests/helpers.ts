@@ -16,7 +16,8 @@ export type FixtureName =
   | 'follow_up'
   | 'fork'
   | 'kernel'
-  | 'review';
+  | 'review'
+  | 'thinking';
 
 export function rawFixture(name: FixtureName): unknown {
   const file = path.join(FIXTURES, `${name}.json`);

@@ -337,4 +337,66 @@ describe('renderRun', () => {
     );
     expect(event?.kind === 'tool_result' && event.images).toEqual([]);
   });
+
+  it("folds the model's thinking before each step's answer, redacted, and counts its tokens", async () => {
+    const payload = fixture('thinking');
+    const host = await render(payload);
+    const steps = Array.from(
+      host.querySelectorAll<HTMLDetailsElement>('details.anb-step')
+    );
+    const folds = steps.map(step =>
+      step.querySelector<HTMLDetailsElement>(':scope > details.anb-thinking')
+    );
+    expect(
+      folds.map(fold => fold?.querySelector('summary')?.textContent)
+    ).toEqual([
+      'Thinking (14 words)',
+      'Thinking (13 words)', // its secret is one word once redacted, as in the HTML twin
+      'Thinking (3 words)'
+    ]);
+    expect(folds.every(fold => fold !== null && !fold.open)).toBe(true);
+    expect(folds[0]?.querySelector('.anb-thinking-text')?.textContent).toBe(
+      'The total starts from an int. I should read cart.py before I change anything.'
+    );
+    // It comes before what the model then said and did.
+    const second = steps[1];
+    const order = Array.from(second.children).map(child => child.className);
+    expect(order.indexOf('anb-thinking')).toBeLessThan(
+      order.findIndex(name => name.includes('anb-call'))
+    );
+    const text = host.textContent ?? '';
+    expect(text).not.toContain('sk-ant-api03-abcdefghijklmnopqrstuvwx');
+    expect(folds[1]?.textContent).toContain(
+      'The token [REDACTED] is not needed.'
+    );
+    const finished = payload.events[payload.events.length - 1];
+    const thinking =
+      finished.kind === 'run_finished' ? finished.total_reasoning_tokens : 0;
+    expect(thinking).toBeGreaterThan(0);
+    expect(host.querySelector('.anb-summary')?.textContent).toContain(
+      `, ${thinking.toLocaleString('en-US')} thinking`
+    );
+  });
+
+  it('shows arguments it could not read as the model sent them', async () => {
+    const raw = JSON.parse(JSON.stringify(fixture('dry_run'))) as {
+      events: Array<Record<string, unknown>>;
+    };
+    const request = raw.events.find(e => e.kind === 'tool_call');
+    expect(request).toBeDefined();
+    if (request !== undefined) {
+      request.arguments = {};
+      request.raw_arguments = '{"path": "shop/cart.py", "old_str": ';
+    }
+    const host = await render(parsePayload(raw));
+    const section = host.querySelector('.anb-raw-args');
+    expect(section?.querySelector('.anb-section-title')?.textContent).toBe(
+      'The arguments as the model sent them'
+    );
+    expect(section?.querySelector('pre')?.textContent).toBe(
+      '{"path": "shop/cart.py", "old_str": '
+    );
+    const old = await render(fixture('dry_run'));
+    expect(old.querySelector('.anb-raw-args')).toBeNull(); // readable arguments show as before
+  });
 });

@@ -33,6 +33,7 @@ def _events(*, finished: bool = True) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = [
         {"kind": "run_started", "run_id": RUN, "task": "", "agent": "build", "model": "m"}
         | {"mode": "confirm-sensitive", "dry_run": True, "thread": thread},
+        {"kind": "thinking_delta", "run_id": RUN, "step": 1, "text": "a.py needs black, then a test."},
         {"kind": "text_delta", "run_id": RUN, "step": 1, "text": "I'll fix a.py.\n"},
         {"kind": "tool_call", "run_id": RUN, "step": 1, "call_id": "c1", "tool": "run_command"}
         | {"arguments": {"command": "black a.py"}},
@@ -62,7 +63,8 @@ def _events(*, finished: bool = True) -> list[dict[str, Any]]:
         events.append(
             {"kind": "run_finished", "run_id": RUN, "status": "partial", "stop_reason": "max_steps"}
             | {"message": "Stopped after 3 steps.", "steps": 3, "total_tokens": 12_400}
-            | {"total_cached_tokens": 9_800, "total_cost_usd": 0.0123, "duration_s": 4.25}
+            | {"total_cached_tokens": 9_800, "total_reasoning_tokens": 1_200}
+            | {"total_cost_usd": 0.0123, "duration_s": 4.25}
             | {"files_changed": ["a.py", "two\nlines.txt", "c.py"], "changes": changes}
             | {"undo_note": "Undo does not cover files over the size limit (big.bin)."}
         )
@@ -98,6 +100,7 @@ def test_the_view_has_each_kind_of_event() -> None:
     kinds = [type(part).__name__ for part in _view().parts]
     assert kinds == [
         "Header",
+        "Thought",
         "Said",
         "ToolCall",
         "Decision",
@@ -110,7 +113,7 @@ def test_the_view_has_each_kind_of_event() -> None:
     assert _view().footer
 
 
-@pytest.mark.parametrize("index", range(9))
+@pytest.mark.parametrize("index", range(10))
 def test_both_renderers_say_every_word_of_each_view(index: int) -> None:
     part = _view().parts[index]
     shown, text = _visible(view_html(part)), "\n".join(view_lines(part))
@@ -147,7 +150,7 @@ def _with_sentinels(view: Any, tag: str) -> tuple[Any, list[str], list[str]]:
     return dataclasses.replace(view, **changes), said, code
 
 
-@pytest.mark.parametrize("index", range(9))
+@pytest.mark.parametrize("index", range(10))
 def test_every_said_field_reaches_both_renderers_from_the_view(index: int) -> None:
     """A renderer that wrote a word of its own (a label, a status) instead of the view's would drop its
     sentinel: the wording cannot drift in one renderer only."""
@@ -173,6 +176,7 @@ PINNED = [
     "architect run r9 · build · m · mode confirm-sensitive · dry run",
     "forked from step 1 of run r8 into thread `what-if` · 1 earlier run, 2 turns, ~300 tokens of context",
     "Task: (carries on from the fork's step)",
+    "Thinking (6 words)",
     "I'll fix a.py.",
     "run_command",
     "0.25 s",
@@ -184,7 +188,7 @@ PINNED = [
     "⚠ the context is nearly full",
     "not run",  # a call with no result in a finished run
     "(stop reason: max_steps)",
-    "3 step(s) · 12,400 tokens, 9,800 cached · $0.0123 · 4.2 s",
+    "3 step(s) · 12,400 tokens, 9,800 cached, 1,200 thinking · $0.0123 · 4.2 s",
     "Undo does not cover files over the size limit (big.bin).",
     "Review: 3 file(s) changed",
     "revert all: %architect undo r9",
@@ -205,7 +209,8 @@ def test_the_saved_html_and_text_say_the_chosen_wording(words: str) -> None:
 
 def test_the_plain_text_lays_the_words_out_one_line_each() -> None:
     text = run_text(_view())
-    assert text.splitlines()[3:10] == [
+    assert text.splitlines()[3:11] == [
+        "Thinking (6 words)",
         "I'll fix a.py.",
         "- run_command: ok 0.25 s (sandboxed)",
         "  Changed: a.py",
@@ -223,7 +228,7 @@ def test_a_call_still_going_is_running_and_a_finished_run_without_its_result_did
     live = _visible(events_html(_events(finished=False)))
     assert "read_file running" in live and "not run" not in live
     assert "Rewind to before" not in live  # a run still going cannot be rewound
-    finished = _view().parts[7]
+    finished = _view().parts[8]
     assert _visible(view_html(finished)).startswith("read_file not run")
     assert view_lines(finished) == ["- read_file: not run"]
 
