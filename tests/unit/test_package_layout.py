@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import architect_nb
+from architect_nb.python_syntax import parse_module
 
 PACKAGE = Path(architect_nb.__file__).parent
 TOOLS = PACKAGE / "tools"
@@ -26,7 +27,7 @@ IPYTHON_LIBRARIES = {"IPython", "ipykernel", "ipywidgets", "jupyter_ui_poll", "c
 # two parts of one layer never import each other. `paths` is the leaf that tools and execution both use.
 LAYERS: list[set[str]] = [
     {"_lazy"},
-    {"paths", "process_group", "redaction_prefilter"},
+    {"paths", "process_group", "python_syntax", "redaction_prefilter"},
     {"redaction", "config"},
     {"log"},
     {"tools"},
@@ -48,7 +49,7 @@ EXECUTION_LAYERS: list[set[str]] = [
 def imports(path: Path) -> list[tuple[str, list[str]]]:
     """(module, imported names) for every import in `path`, the lazy ones inside functions included."""
     found: list[tuple[str, list[str]]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse_module(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:

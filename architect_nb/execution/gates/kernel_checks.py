@@ -9,12 +9,12 @@ the time bound fails, and the output goes back to the model.
 
 from __future__ import annotations
 
-import ast
 import time
 from pathlib import Path
 
 from architect_nb.config.schema import QualityGateConfig
 from architect_nb.execution.gates.quality_gates import QualityGateResult
+from architect_nb.python_syntax import parse_expression
 from architect_nb.tools.kernel.execute import Outcome, run_code
 from architect_nb.tools.kernel.kernel_tools import fresh_workspace_modules
 from architect_nb.tools.kernel.namespace import ScratchNamespace
@@ -44,7 +44,7 @@ def run_kernel_check(
     if session is None:
         return result(False, "a kernel check needs a kernel: run the agent from a notebook cell")
     try:
-        ast.parse(expression, mode="eval")
+        parse_expression(expression)
     except SyntaxError as exc:
         return result(
             False, f"`{expression}` is not a Python expression ({exc.msg}); fix guardrails.quality_gates"

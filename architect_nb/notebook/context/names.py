@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from architect_nb.python_syntax import parse_module
+
 __all__ = ["CellNames", "cell_names"]
 
 _BUILTINS = frozenset(dir(builtins)) | {"get_ipython", "display", "In", "Out", "exit", "quit"}
@@ -276,10 +278,10 @@ def cell_names(source: str) -> CellNames:
     if stripped.startswith("%%"):
         return CellNames(cell_magic=stripped[2:].split(None, 1)[0] if len(stripped) > 2 else "")
     try:
-        tree = ast.parse(source)
+        tree = parse_module(source)
     except (SyntaxError, ValueError):
         try:
-            tree = ast.parse(_python_of(source))
+            tree = parse_module(_python_of(source))
         except (SyntaxError, ValueError):
             return CellNames(parsed=False)
     except (MemoryError, RecursionError):

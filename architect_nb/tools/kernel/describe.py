@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from architect_nb.python_syntax import parse_expression
+
 __all__ = ["PathError", "describe", "resolve_path", "short_size", "type_name"]
 
 MAX_CHARS = 6000
@@ -71,7 +73,7 @@ def resolve_path(path: str, lookup: Callable[[str], Any]) -> Any:
 
     Raises `PathError` with a message for the model when the path is not of that shape or a step fails."""
     try:
-        tree = ast.parse(path.strip(), mode="eval").body
+        tree = parse_expression(path.strip()).body
     except SyntaxError:
         raise PathError(f"{path!r} is not a variable path; use a name, name.attr or name['key']") from None
     steps: list[tuple[str, Any]] = []

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from architect_nb.python_syntax import parse_module
+
 __all__ = ["CODE_FILENAME", "Outcome", "forbidden_call", "run_code"]
 
 CODE_FILENAME = "<agent-code>"
@@ -66,7 +68,7 @@ class Outcome:
 def forbidden_call(code: str) -> str | None:
     """The name of a call in `code` that would end the kernel's process, or None (also for bad syntax)."""
     try:
-        tree = ast.parse(code)
+        tree = parse_module(code)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     imported: dict[str, str] = {}  # local name -> "module.name" for `from os import _exit as bye`
@@ -140,7 +142,7 @@ def run_code(
 
 def _compile(code: str) -> tuple[Any, Any]:
     """The code as a module to exec, and its last statement as an expression to eval (if it is one)."""
-    tree = ast.parse(code, filename=CODE_FILENAME, mode="exec")
+    tree = parse_module(code, filename=CODE_FILENAME)
     last = None
     final = tree.body[-1] if tree.body else None
     if isinstance(final, ast.Expr):
