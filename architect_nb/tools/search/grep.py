@@ -103,6 +103,10 @@ class Needle:
             parts.append(options[0] if len(options) == 1 else b"(" + b"|".join(options) + b")")
         return b"".join(parts)
 
+    def rg_pattern_args(self) -> list[str]:
+        """The pattern as `rg` takes it."""
+        return ["-e", self.rg_regex] if self.ignore_case else ["-F", "-e", self.text]
+
     def _variants(self, ch: str) -> tuple[str, ...]:
         return case_variants(ch) if self.ignore_case else (ch,)
 
@@ -123,8 +127,10 @@ class GrepBackend(Protocol):
         """Matching lines per file (files without any may be left out) and how many files were searched."""
         ...
 
-    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
-        """Every matching line of `rels`."""
+    def lines(
+        self, root: str, rels: list[str], needle: Needle, deadline: float, limit: int | None = None
+    ) -> list[RawLine]:
+        """Every matching line of `rels`, or at least the first `limit` of each file."""
         ...
 
 
@@ -141,7 +147,7 @@ class _ProgramBackend:
             # Explicit paths bypass rg's ignore files; -a makes it compare raw bytes, like grep -a, after its
             # default BOM sniffing (see `rg_view`).
             base = [self.program, "--no-config", "--no-messages", "-a", "-s", "--null", *mode]
-            pattern = ["-e", needle.rg_regex] if needle.ignore_case else ["-F", "-e", needle.text]
+            pattern = needle.rg_pattern_args()
         else:
             base = [self.program, "-a", "-s", "--null", *mode]
             if not needle.ignore_case:
@@ -175,10 +181,14 @@ class _ProgramBackend:
             searched += done
         return found, searched
 
-    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+    def lines(
+        self, root: str, rels: list[str], needle: Needle, deadline: float, limit: int | None = None
+    ) -> list[RawLine]:
         rels, with_bom = self._split(root, rels, deadline)
         found: list[RawLine] = []
-        command = self._command(["-n", "-H"], needle)
+        # rg stops reading a file at the lines it is asked for: many hits cost no more than the ones shown.
+        most = ["-m", str(limit)] if limit is not None and self.name == "rg" else []
+        command = self._command(["-n", "-H", *most], needle)
         for out, _ in run_each([[*command, *batch] for batch in chunks(rels)], root, deadline, self.env):
             found.extend((os.fsdecode(m[1]), int(m[2]), m[3]) for m in _MATCH_LINE.finditer(out))
         return found + PythonBackend().lines(root, with_bom, needle, deadline)
@@ -214,7 +224,9 @@ class PythonBackend:
                 found[rel] = count
         return found, len(rels)
 
-    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+    def lines(
+        self, root: str, rels: list[str], needle: Needle, deadline: float, limit: int | None = None
+    ) -> list[RawLine]:
         found: list[RawLine] = []
         for rel in rels:
             data = _read_text(os.path.join(root, rel))
