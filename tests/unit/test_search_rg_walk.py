@@ -202,10 +202,10 @@ def same_answers(
         clear_walk_cache()
         cold = comparable(tool(root, **opts).execute(**args))  # type: ignore[arg-type]
         if venv:
-            assert without_count(cold) == without_count(reference), (tool.name, args)
+            assert without_count(cold) == without_count(reference), (tool, args)
         else:
-            assert cold == reference, (tool.name, args)
-        assert warm == reference, (tool.name, args)
+            assert cold == reference, (tool, args)
+        assert warm == reference, (tool, args)
         check_nothing_hidden(reference[1], sensitive, bool(hidden))
 
 
@@ -279,9 +279,9 @@ def test_this_repository_is_walked_alike() -> None:
         (SearchCodeTool, {"pattern": r"class \w+Tool\(", "file_pattern": "*.py", "max_results": 30}),
     ]:
         clear_walk_cache()
-        reference_answer = comparable(tool(REPO, rg_walk=False).execute(**args))  # type: ignore[arg-type]
+        reference_answer = comparable(tool(REPO, rg_walk=False).execute(**args))
         clear_walk_cache()
-        assert comparable(tool(REPO).execute(**args)) == reference_answer, args  # type: ignore[arg-type]
+        assert comparable(tool(REPO).execute(**args)) == reference_answer, args
 
 
 def test_the_walks_agree_on_odd_file_names(tmp_path: Path) -> None:
