@@ -35,6 +35,7 @@ __all__ = [
     "make_backend",
     "rg_view",
     "searchable",
+    "searchable_among",
 ]
 
 BackendName = Literal["rg", "grep", "python"]
@@ -45,6 +46,10 @@ _ERE_SPECIAL = frozenset(b".[()*+?{|^$\\")
 _COUNT_LINE = re.compile(rb"([^\x00]*)\x00(\d+)\n")
 _MATCH_LINE = re.compile(rb"([^\x00]*)\x00(\d+):([^\n]*)\n")
 _UTF16 = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+#: `searchable_among`'s verdicts: path -> ((inode, size, change time, modification time), searchable).
+_verdicts: dict[str, tuple[tuple[int, int, int, int], bool]] = {}
+_MAX_VERDICTS = 200_000
+_RACY_NS = 2_000_000_000
 
 
 def case_variants(ch: str) -> tuple[str, ...]:
@@ -231,7 +236,7 @@ class PythonBackend:
         for rel in rels:
             data = _read_text(os.path.join(root, rel))
             if data:
-                found.extend((rel, n, data[a:b]) for n, a, b in _matching_lines(data, needle))
+                found.extend((rel, n, data[a:b]) for n, a, b in _matching_lines(data, needle, limit))
         return found
 
 
@@ -267,12 +272,12 @@ def _has_bom(path: str) -> bool:
         os.close(fd)
 
 
-def _matching_lines(data: bytes, needle: Needle) -> list[tuple[int, int, int]]:
-    """(line number, start, end) of each line holding the needle."""
-    found = []
+def _matching_lines(data: bytes, needle: Needle, limit: int | None = None) -> list[tuple[int, int, int]]:
+    """(line number, start, end) of each line holding the needle, or of the first `limit`."""
+    found: list[tuple[int, int, int]] = []
     pos = counted = 0
     line = 1
-    while (hit := needle.find(data, pos)) >= 0:
+    while (limit is None or len(found) < limit) and (hit := needle.find(data, pos)) >= 0:
         line += data.count(b"\n", counted, hit)
         start = data.rfind(b"\n", 0, hit) + 1
         end = data.find(b"\n", hit)
@@ -298,6 +303,34 @@ def searchable(path: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def searchable_among(paths: list[str]) -> set[str]:
+    """The `paths` that are `searchable`, with one `stat` each for files checked before and unchanged since.
+
+    A file's verdict is kept with its inode, size, link count and change time (which any write updates, and
+    which cannot be set back), unless it changed within `_RACY_NS` of the check, as `walk_cache` does.
+    """
+    kept: set[str] = set()
+    racy = time.time_ns() - _RACY_NS
+    if len(_verdicts) > _MAX_VERDICTS:
+        _verdicts.clear()
+    for path in paths:
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            continue
+        stamp = (st.st_ino, st.st_size, st.st_ctime_ns, st.st_mtime_ns)
+        verdict = _verdicts.get(path)
+        if verdict is None or verdict[0] != stamp:
+            verdict = (stamp, searchable(path))
+            if st.st_ctime_ns < racy and st.st_mtime_ns < racy:
+                _verdicts[path] = verdict
+        if verdict[1]:
+            kept.add(path)
+    return kept
 
 
 def make_backend(name: BackendName) -> GrepBackend | None:

@@ -194,16 +194,21 @@ def _in_any(rel: str, folders: set[str]) -> bool:
 
 def _in_venv(root: Path, rel: str, start_rel: str, checked: dict[str, bool]) -> bool:
     """Whether a folder of `rel` below `start_rel` holds a virtualenv marker, looked at on disk."""
-    folder = rel.rpartition("/")[0]
-    while len(folder) > len(start_rel):
-        known = checked.get(folder)
-        if known is None:
-            base = os.path.join(root, folder)
-            known = checked[folder] = any(os.path.lexists(os.path.join(base, m)) for m in _VENV_MARKERS)
-        if known:
-            return True
-        folder = folder.rpartition("/")[0]
-    return False
+    return _venv_folder(str(root), rel.rpartition("/")[0], len(start_rel), checked)
+
+
+def _venv_folder(root: str, folder: str, start_len: int, checked: dict[str, bool]) -> bool:
+    """Whether `folder` or one of its folders below the start is a virtualenv (remembered per folder)."""
+    if len(folder) <= start_len:
+        return False
+    known = checked.get(folder)
+    if known is None:
+        base = os.path.join(root, folder)
+        known = _venv_folder(root, folder.rpartition("/")[0], start_len, checked) or any(
+            os.path.lexists(os.path.join(base, m)) for m in _VENV_MARKERS
+        )
+        checked[folder] = known
+    return known
 
 
 def _run(args: list[str], cwd: str, deadline: float) -> tuple[bytes, bool]:

@@ -42,6 +42,7 @@ from architect_nb.tools.search.grep import (
     PythonBackend,
     available_backend,
     searchable,
+    searchable_among,
 )
 from architect_nb.tools.search.literals import required_needles
 from architect_nb.tools.search.notebooks import NotebookHits, grep_notebook
@@ -143,6 +144,11 @@ class _SearchTool(WorkspaceTool):
         if not start.is_file():
             return ToolResult.fail(f"'{where}' is not a regular file; it cannot be searched.")
         return start
+
+    def _scope_notes(self) -> list[str]:
+        """What the model is told of the files it cannot search: that sensitive ones are left out, so it
+        does not take a missing match for proof."""
+        return ["(Sensitive files are withheld from searches.)"] if self.scope.sensitive else []
 
     def _rg_walk(self, rg: str | None, start: Path) -> list[str] | None:
         """rg's arguments for walking `start` itself, or None where the Python walk is to be used."""
@@ -262,6 +268,7 @@ class SearchCodeTool(_SearchTool):
         )
         outcome = search.run()
         outcome.timed_out |= walk_cut
+        outcome.notes += self._scope_notes()
         if walked is not None and walk_cut:
             outcome.files_total = None  # rg's walk was cut: how many files there are is not known
         if not outcome.hits:
@@ -377,6 +384,7 @@ class GrepTool(_SearchTool):
             backend = PythonBackend()
             outcome = self._search(backend, rels, needle, args.max_results, deadline, notebooks)
         outcome.timed_out |= walk_cut
+        outcome.notes += self._scope_notes()
         if listing is not None and walk_cut:
             outcome.files_total = None  # rg's walk was cut: how many files there are is not known
         if not outcome.hits:
@@ -437,10 +445,8 @@ class GrepTool(_SearchTool):
             total = len(rels)
         counts.update((rel, hits[0]) for rel, hits in notebooks.items() if hits[0])
         order = {rel: i for i, rel in enumerate(rels)}
-        matched = sorted(
-            (rel for rel in counts if rel in order and searchable(os.path.join(root, rel))),
-            key=order.__getitem__,
-        )
+        paths = {os.path.join(root, rel): rel for rel in counts if rel in order}
+        matched = sorted((paths[path] for path in searchable_among(list(paths))), key=order.__getitem__)
         display: list[str] = []
         budget = max_results
         for rel in matched:
@@ -452,7 +458,9 @@ class GrepTool(_SearchTool):
         for rel in display:
             if rel in notebooks:
                 lines[rel] = notebooks[rel][1]
-        for rel, number, raw in backend.lines(
+        # The few files shown are read here when rg's walk counted: one program start less.
+        reader = PythonBackend() if counted is not None else backend
+        for rel, number, raw in reader.lines(
             root, [r for r in display if r not in notebooks], needle, deadline, max_results
         ):
             if rel in lines:
