@@ -98,13 +98,14 @@ def rg_listing(
     start: Path,
     deadline: float,
     *,
-    select: Callable[[str], bool],
+    select: Callable[[str], bool] | None,
     scope: SearchScope | None,
     notebooks: bool = False,
 ) -> Listing:
     """Run rg walking `start` with `base` (`walk_args`) and `mode`: `-c` and a pattern (only the files with
     matches are printed, and the count of files searched), or `--files`. Keep the files `select` accepts
-    that the walk's rules let a search see; with `notebooks`, also list the notebooks searched.
+    (all of them if None) that the walk's rules let a search see; with `notebooks`, also list the notebooks
+    searched.
 
     When a walk of `start` is kept (`walk_cache`) and still valid, it says exactly which files a search may
     see. Otherwise rg's answer is checked on disk for virtualenvs, which globs cannot describe: a folder
@@ -128,7 +129,9 @@ def rg_listing(
         entries = [(rel[2:] if rel.startswith("./") else rel, count) for rel, count in entries]
     kept = cached_files(root, start)
     if kept is not None:
-        allowed = {rel for _path, rel in kept if select(rel) and not (scope and scope.hides(rel))}
+        allowed = {
+            rel for _path, rel in kept if (select is None or select(rel)) and not (scope and scope.hides(rel))
+        }
         files = [(rel, count) for rel, count in entries if rel in allowed]
         if not timed_out:
             searched = len(allowed)
@@ -137,11 +140,13 @@ def rg_listing(
     venvs = _venvs_named(entries, start_rel)
     checked: dict[str, bool] = {}
     files = []
+    root_text = str(root)
     for rel, count in entries:
-        if not select(rel) or (scope and scope.hides(rel)):
+        if (select is not None and not select(rel)) or (scope and scope.hides(rel)):
             searched -= 1
             continue
-        if (venvs and _in_any(rel, venvs)) or _in_venv(root, rel, start_rel, checked):
+        folder = rel.rpartition("/")[0]
+        if (venvs and _in_any(rel, venvs)) or _venv_folder(root_text, folder, len(start_rel), checked):
             searched -= 1
             continue
         files.append((rel, count))
@@ -192,13 +197,9 @@ def _in_any(rel: str, folders: set[str]) -> bool:
     return False
 
 
-def _in_venv(root: Path, rel: str, start_rel: str, checked: dict[str, bool]) -> bool:
-    """Whether a folder of `rel` below `start_rel` holds a virtualenv marker, looked at on disk."""
-    return _venv_folder(str(root), rel.rpartition("/")[0], len(start_rel), checked)
-
-
 def _venv_folder(root: str, folder: str, start_len: int, checked: dict[str, bool]) -> bool:
-    """Whether `folder` or one of its folders below the start is a virtualenv (remembered per folder)."""
+    """Whether `folder` or one of its folders below the start (`start_len` characters of a path) holds a
+    virtualenv marker, looked at on disk and remembered per folder."""
     if len(folder) <= start_len:
         return False
     known = checked.get(folder)

@@ -175,7 +175,7 @@ class _SearchTool(WorkspaceTool):
                 self.workspace_root,
                 start,
                 deadline,
-                select=select or _every_file,
+                select=select,
                 scope=self.scope or None,
                 notebooks=notebooks,
             )
@@ -360,8 +360,9 @@ class GrepTool(_SearchTool):
         backend = self.backend
         listing = self._walk_and_count(backend, start, args, needle, deadline)
         if listing is not None:
-            nb = listing.notebooks or [rel for rel, _count in listing.files if rel.endswith(NOTEBOOK_SUFFIX)]
-            rels = sorted({rel for rel, _count in listing.files} | set(nb), key=walk_order)
+            rels = [rel for rel, _count in listing.files]  # in walk order
+            if listing.notebooks:
+                rels = sorted(set(rels) | set(listing.notebooks), key=walk_order)
             walk_cut = listing.timed_out
         else:
             files, walk_cut = collect_files(
@@ -471,7 +472,10 @@ class GrepTool(_SearchTool):
                 lines[rel] = []
         hits = [
             FileHits(
-                rel, counts[rel], sorted(lines.get(rel, [])), notebooks[rel][2] if rel in notebooks else None
+                rel,
+                counts[rel],
+                sorted(lines[rel]) if rel in lines else [],
+                notebooks[rel][2] if rel in notebooks else None,
             )
             for rel in matched
         ]
@@ -482,10 +486,6 @@ class GrepTool(_SearchTool):
             timed_out=searched < total,
             time_bound=self.time_bound,
         )
-
-
-def _every_file(rel: str) -> bool:
-    return True
 
 
 def _rg_can_select(file_pattern: str) -> bool:
