@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -52,9 +54,11 @@ class Listing:
     timed_out: bool = False
 
 
-def walk_order(rel: str) -> list[str]:
-    """The sort key that gives `walk`'s order (depth first, names sorted) for workspace paths."""
-    return rel.split("/")
+def walk_order(rel: str) -> str:
+    """The sort key that gives `walk`'s order (depth first, names sorted) for workspace paths: the path with
+    its separators made NUL, which sorts before any character a name can hold, so paths compare folder by
+    folder."""
+    return rel.replace("/", "\x00")
 
 
 def json_safe(text: str) -> bool:
@@ -78,6 +82,7 @@ def walk_args(rg: str, root: Path, start: Path, scope: SearchScope | None) -> li
         "--no-ignore-global",
         "--no-ignore-exclude",
         "--null",
+        "--block-buffered",  # a file per line of output: written in blocks, read in a few calls
     ]
     exclude = root / ".git" / "info" / "exclude"
     if exclude.is_file():
@@ -169,8 +174,8 @@ def rg_listing(
     return Listing(files, max(searched, len(files)), found, timed_out)
 
 
-def _order(entry: tuple[str, int]) -> list[str]:
-    return entry[0].split("/")
+def _order(entry: tuple[str, int]) -> str:
+    return entry[0].replace("/", "\x00")
 
 
 def _venvs_named(entries: list[tuple[str, int]], start_rel: str) -> set[str]:
@@ -213,23 +218,42 @@ def _venv_folder(root: str, folder: str, start_len: int, checked: dict[str, bool
 
 
 def _run(args: list[str], cwd: str, deadline: float) -> tuple[bytes, bool]:
-    """rg's output (all of it, or what it wrote before the deadline) and whether the deadline cut it."""
+    """rg's output (all of it, or what it wrote before the deadline) and whether the deadline cut it.
+
+    One blocking read to the end, with a timer to kill rg at the deadline and its messages in a file: far
+    less work here than polling two pipes while rg writes.
+    """
     remaining = min(deadline - time.monotonic(), _LONGEST_WAIT)
     if remaining <= 0:
         return b"", True
-    try:
-        proc = subprocess.Popen(
-            args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-    except OSError as exc:
-        raise ProgramError(f"rg could not start: {exc}") from None
-    with proc:
+    with tempfile.TemporaryFile() as messages:
         try:
-            out, err = proc.communicate(timeout=remaining)
-        except subprocess.TimeoutExpired:
+            proc = subprocess.Popen(
+                args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=messages
+            )
+        except OSError as exc:
+            raise ProgramError(f"rg could not start: {exc}") from None
+        killed = threading.Event()
+
+        def stop() -> None:
+            killed.set()
             proc.kill()
-            out, _err = proc.communicate()  # what was read before the kill is kept
+
+        timer = threading.Timer(remaining, stop)
+        timer.start()
+        try:
+            assert proc.stdout is not None
+            with proc.stdout:
+                out = proc.stdout.read()
+        finally:
+            timer.cancel()
+            if proc.poll() is None and not killed.is_set():
+                proc.kill()  # the read failed part way
+            proc.wait()
+        if killed.is_set():
             return out, True
+        messages.seek(0)
+        err = messages.read(4096)
     if proc.returncode < 0 or (proc.returncode >= 2 and err.strip()):
         message = err.decode("utf-8", "replace").strip()[:300] or f"killed by signal {-proc.returncode}"
         raise ProgramError(f"rg failed: {message}")

@@ -446,7 +446,8 @@ class GrepTool(_SearchTool):
             total = len(rels)
         counts.update((rel, hits[0]) for rel, hits in notebooks.items() if hits[0])
         order = {rel: i for i, rel in enumerate(rels)}
-        paths = {os.path.join(root, rel): rel for rel in counts if rel in order}
+        prefix = os.path.join(root, "")
+        paths = {prefix + rel: rel for rel in counts if rel in order}
         matched = sorted((paths[path] for path in searchable_among(list(paths))), key=order.__getitem__)
         display: list[str] = []
         budget = max_results
