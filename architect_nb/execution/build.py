@@ -24,7 +24,7 @@ from architect_nb.tools.kernel.session import KernelSession
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.setup import register_all_tools, register_kernel_tools
 
-__all__ = ["build_engine", "state_folders"]
+__all__ = ["build_engine"]
 
 
 def build_engine(
@@ -60,7 +60,7 @@ def build_engine(
         documents=kernel.documents if kernel is not None else None,
         # Searches never look at sensitive files, nor at the state folders' snapshots of the workspace.
         sensitive_files=rails.sensitive_files if rails.active else (),
-        hidden_folders=state_folders(config),
+        hidden_folders=_state_folders(config),
     )
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)
@@ -89,7 +89,7 @@ def build_engine(
     )
 
 
-def state_folders(config: AppConfig) -> list[str]:
+def _state_folders(config: AppConfig) -> list[str]:
     """architect-nb's state folder and `checkpoints.dir` if set elsewhere: where snapshots of the workspace
     are kept (inside the workspace, they would turn up in searches)."""
     folders = [str(default_checkpoint_dir().parent)]
