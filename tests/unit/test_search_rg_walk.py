@@ -219,7 +219,7 @@ def check_nothing_hidden(output: str, sensitive: list[str], state: bool) -> None
             assert ".key:" not in line
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     paths=st.lists(st.sampled_from(CATALOG), min_size=1, max_size=18, unique=True),
     contents=st.lists(st.integers(0, len(CONTENTS) - 1), min_size=1, max_size=5),

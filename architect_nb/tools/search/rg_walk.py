@@ -5,14 +5,16 @@ chunks costs more than letting it walk. So where `rg` is installed, it walks, to
 `.gitignore` files at any depth, whether or not the folder is a git repository (`--no-require-git`), the
 root's `.git/info/exclude` (`--ignore-file`), and nothing else (no global, `.ignore` or parent rules
 beyond the workspace); hidden files searched, symlinks never followed; the skipped folders and the search
-scope (`scope`: sensitive files, state folders) as negative globs. It answers in one pass: a line per file
-searched (`-c --include-zero`: its matching lines; `--files`: only its name), so the file set is known whole
-and the walk's count of files searched is kept.
+scope (`scope`: sensitive files, state folders) as negative globs, so rg never opens those; the caller's
+file pattern as a file type where rg reads it as we do. It answers in one pass: the files with matches and
+their counts, and the number of files searched (`-c --stats`), or every file (`--files`). Listing every
+file with its count (`--include-zero`) would cost rg more than the search.
 
 What globs cannot say is checked on rg's answer: virtualenvs (a folder holding `pyvenv.cfg` or
-`conda-meta`), the caller's file pattern, and the scope once more. `walk` stays the reference: where the
-rules cannot be given to rg exactly (a `.gitignore` above the workspace and a subfolder searched, an
-unusual sensitive glob), `rg_listing` says so with None and the caller walks in Python.
+`conda-meta`) and the file pattern. `walk` stays the reference: while a walk of the start is kept
+(`walk_cache`), it decides which files count; where the rules cannot be given to rg exactly (a `.gitignore`
+above the workspace and a subfolder searched, an unusual sensitive glob), `walk_args` says so with None and
+the caller walks in Python.
 """
 
 from __future__ import annotations
