@@ -8,6 +8,7 @@ with `all` their hooks run), and hands the engine its hooks, guardrails, checkpo
 from __future__ import annotations
 
 from architect_nb.config.schema import AppConfig, ConfirmMode, SandboxConfig
+from architect_nb.execution.checkpoints.files import default_checkpoint_dir
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.execution.confirmation.confirmers import Confirmer
 from architect_nb.execution.confirmation.policy import ConfirmationPolicy
@@ -44,6 +45,11 @@ def build_engine(
         kernel: The live kernel (a notebook's, or `PlainKernel(namespace)`): adds the kernel tools unless
             `kernel.tools` is off, and runs kernel checks.
     """
+    root = config.workspace.root.resolve()
+    use = config.hooks.claude_settings
+    claude = read_claude_settings(root) if use != "off" else None
+    rules = ClaudePermissions(claude, root) if claude is not None else None
+    rails = rules.guardrails(config.guardrails) if rules is not None else config.guardrails
     registry = ToolRegistry()
     register_all_tools(
         registry,
@@ -52,16 +58,14 @@ def build_engine(
         sandbox_config=_with_state_hidden(config),
         guardrails_config=config.guardrails,
         documents=kernel.documents if kernel is not None else None,
+        # Searches never look at sensitive files, nor at the state folders' snapshots of the workspace.
+        sensitive_files=rails.sensitive_files if rails.active else (),
+        hidden_folders=_state_folders(config),
     )
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)
-    root = config.workspace.root.resolve()
     if config.guardrails.sensitive_files:  # their values are redacted wherever they turn up
         default_redactor().add(secret_values(root, config.guardrails.sensitive_files))
-    use = config.hooks.claude_settings
-    claude = read_claude_settings(root) if use != "off" else None
-    rules = ClaudePermissions(claude, root) if claude is not None else None
-    rails = rules.guardrails(config.guardrails) if rules is not None else config.guardrails
     checkpoints = CheckpointStore.for_config(config)
     hooks = HookExecutor(
         config.hooks,
@@ -83,6 +87,15 @@ def build_engine(
         checkpoints=checkpoints,
         kernel=kernel,
     )
+
+
+def _state_folders(config: AppConfig) -> list[str]:
+    """architect-nb's state folder and `checkpoints.dir` if set elsewhere: where snapshots of the workspace
+    are kept (inside the workspace, they would turn up in searches)."""
+    folders = [str(default_checkpoint_dir().parent)]
+    if config.checkpoints.dir is not None:
+        folders.append(str(config.checkpoints.dir.expanduser()))
+    return folders
 
 
 def _with_state_hidden(config: AppConfig) -> SandboxConfig:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from architect_nb.config.schema import (
@@ -61,14 +62,20 @@ def register_filesystem_tools(
     registry.register(DeleteNotebookCellTool(root, workspace_config.allow_delete, notebooks))
 
 
-def register_search_tools(registry: ToolRegistry, workspace_config: WorkspaceConfig) -> None:
-    """search_code, grep and find_files."""
+def register_search_tools(
+    registry: ToolRegistry,
+    workspace_config: WorkspaceConfig,
+    *,
+    sensitive_files: Sequence[str] = (),
+    hidden_folders: Sequence[str] = (),
+) -> None:
+    """search_code, grep and find_files, which never look at `sensitive_files` (globs) nor in
+    `hidden_folders` (absolute paths: architect-nb's state folders)."""
     from architect_nb.tools.search.search_tools import FindFilesTool, GrepTool, SearchCodeTool
 
     root = workspace_config.root.resolve()
-    registry.register(SearchCodeTool(root))
-    registry.register(GrepTool(root))
-    registry.register(FindFilesTool(root))
+    for tool in (SearchCodeTool, GrepTool, FindFilesTool):
+        registry.register(tool(root, sensitive_files=sensitive_files, hidden_folders=hidden_folders))
 
 
 def register_command_tools(
@@ -101,9 +108,15 @@ def register_all_tools(
     sandbox_config: SandboxConfig | None = None,
     guardrails_config: GuardrailsConfig | None = None,
     documents: DocumentBackend | None = None,
+    sensitive_files: Sequence[str] = (),
+    hidden_folders: Sequence[str] = (),
 ) -> None:
+    """Every built-in tool but the kernel's; `sensitive_files` and `hidden_folders` are kept from searches
+    (`register_search_tools`)."""
     register_filesystem_tools(registry, workspace_config, documents)
-    register_search_tools(registry, workspace_config)
+    register_search_tools(
+        registry, workspace_config, sensitive_files=sensitive_files, hidden_folders=hidden_folders
+    )
     register_command_tools(
         registry,
         workspace_config,

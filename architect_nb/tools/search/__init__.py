@@ -2,6 +2,8 @@
 
 - `search_tools`: the three tools.
 - `walk` and `globs`: the workspace walk with one set of skip rules (list_files' too), and model-style globs.
+- `scope`: what no search sees (sensitive files, the state folders). `rg_walk`: rg walking the tree itself
+  with those rules as arguments, where it is installed; the Python walk is the fallback and the reference.
 - `collect`: the files a search looks at. `grep`: literal search with `rg`, `grep` or Python, same answers.
 - `code`, `literals`, `translate`: search_code's pipeline (an `rg` prefilter from the regex's literals,
   then `re`).

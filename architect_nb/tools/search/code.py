@@ -21,7 +21,7 @@ from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX
 from architect_nb.tools.search.translate import rg_superset
 from architect_nb.tools.search.workers import run_scans
 
-__all__ = ["FLAGS", "MAX_FILE_BYTES", "CodeSearch", "compile_regex", "prefilter_args"]
+__all__ = ["FLAGS", "MAX_FILE_BYTES", "CodeSearch", "compile_regex", "prefilter_args", "prefilter_deadline"]
 
 #: `^` and `$` match at every line, as a model writing a line-oriented pattern expects.
 FLAGS = re.MULTILINE
@@ -80,9 +80,13 @@ class CodeSearch:
     in_process: bool = False
     #: Search notebooks' cell outputs too (their sources always are).
     notebook_outputs: bool = False
+    #: The files that may match and how many files were ruled on, when rg's walk already said (`rg_walk`).
+    prefiltered: tuple[list[tuple[str, str]], int] | None = None
+    #: How many files the search is over, if not `len(files)` (rg's walk lists only the candidates).
+    total: int | None = None
 
     def run(self) -> Outcome:
-        candidates, prefilter_done = self._prefilter()
+        candidates, prefilter_done = self.prefiltered or self._prefilter()
         files = [(i, path) for i, (path, _rel) in enumerate(candidates)]
         # Many files: two workers (every other file each) use both cores. Each details its own first
         # max_results lines, so together they hold the first max_results in file order.
@@ -109,11 +113,12 @@ class CodeSearch:
             elif event[0] == "big":
                 big.append(f"{shown(rel)} ({describe_size(event[2])})")
         ruled_out = prefilter_done - len(candidates)
+        total = len(self.files) if self.total is None else self.total
         outcome = Outcome(
             hits=hits,
             files_searched=ruled_out + result.files_done,
-            files_total=len(self.files),
-            timed_out=result.timed_out or prefilter_done < len(self.files),
+            files_total=total,
+            timed_out=result.timed_out or prefilter_done < total,
             files_read=result.files_done,
             time_bound=self.time_bound,
         )
@@ -143,8 +148,7 @@ class CodeSearch:
         done = 0
         rels = [rel for _path, rel in self.files]
         twin = "-U" in pattern_args
-        # A twin regex can be slow for rg too (many wide repetitions): past its budget, read every file.
-        deadline = min(self.deadline, time.monotonic() + _TWIN_BUDGET) if twin else self.deadline
+        deadline = prefilter_deadline(self.deadline, twin)
         batches = list(chunks(rels))
         runs = run_each(
             [_prefilter_command(rg, pattern_args, batch) for batch in batches], self.root, deadline
@@ -179,6 +183,12 @@ def prefilter_args(pattern: str) -> list[str] | None:
         return needles.rg_args()
     twin = rg_superset(pattern, FLAGS)
     return None if twin is None else ["-U", "-e", twin]
+
+
+def prefilter_deadline(deadline: float, twin: bool) -> float:
+    """When rg must give up prefiltering: a twin regex can be slow for rg too (many wide repetitions), and
+    past its budget every file is read instead."""
+    return min(deadline, time.monotonic() + _TWIN_BUDGET) if twin else deadline
 
 
 def _prefilter_command(rg: str, pattern_args: list[str], batch: list[str]) -> list[str]:

@@ -35,6 +35,7 @@ __all__ = [
     "make_backend",
     "rg_view",
     "searchable",
+    "searchable_among",
 ]
 
 BackendName = Literal["rg", "grep", "python"]
@@ -45,6 +46,10 @@ _ERE_SPECIAL = frozenset(b".[()*+?{|^$\\")
 _COUNT_LINE = re.compile(rb"([^\x00]*)\x00(\d+)\n")
 _MATCH_LINE = re.compile(rb"([^\x00]*)\x00(\d+):([^\n]*)\n")
 _UTF16 = ((codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+#: `searchable_among`'s verdicts: path -> ((inode, size, change time, modification time), searchable).
+_verdicts: dict[str, tuple[tuple[int, int, int, int], bool]] = {}
+_MAX_VERDICTS = 200_000
+_RACY_NS = 2_000_000_000
 
 
 def case_variants(ch: str) -> tuple[str, ...]:
@@ -103,6 +108,10 @@ class Needle:
             parts.append(options[0] if len(options) == 1 else b"(" + b"|".join(options) + b")")
         return b"".join(parts)
 
+    def rg_pattern_args(self) -> list[str]:
+        """The pattern as `rg` takes it."""
+        return ["-e", self.rg_regex] if self.ignore_case else ["-F", "-e", self.text]
+
     def _variants(self, ch: str) -> tuple[str, ...]:
         return case_variants(ch) if self.ignore_case else (ch,)
 
@@ -123,8 +132,10 @@ class GrepBackend(Protocol):
         """Matching lines per file (files without any may be left out) and how many files were searched."""
         ...
 
-    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
-        """Every matching line of `rels`."""
+    def lines(
+        self, root: str, rels: list[str], needle: Needle, deadline: float, limit: int | None = None
+    ) -> list[RawLine]:
+        """Every matching line of `rels`, or at least the first `limit` of each file."""
         ...
 
 
@@ -141,7 +152,7 @@ class _ProgramBackend:
             # Explicit paths bypass rg's ignore files; -a makes it compare raw bytes, like grep -a, after its
             # default BOM sniffing (see `rg_view`).
             base = [self.program, "--no-config", "--no-messages", "-a", "-s", "--null", *mode]
-            pattern = ["-e", needle.rg_regex] if needle.ignore_case else ["-F", "-e", needle.text]
+            pattern = needle.rg_pattern_args()
         else:
             base = [self.program, "-a", "-s", "--null", *mode]
             if not needle.ignore_case:
@@ -175,10 +186,14 @@ class _ProgramBackend:
             searched += done
         return found, searched
 
-    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+    def lines(
+        self, root: str, rels: list[str], needle: Needle, deadline: float, limit: int | None = None
+    ) -> list[RawLine]:
         rels, with_bom = self._split(root, rels, deadline)
         found: list[RawLine] = []
-        command = self._command(["-n", "-H"], needle)
+        # rg stops reading a file at the lines it is asked for: many hits cost no more than the ones shown.
+        most = ["-m", str(limit)] if limit is not None and self.name == "rg" else []
+        command = self._command(["-n", "-H", *most], needle)
         for out, _ in run_each([[*command, *batch] for batch in chunks(rels)], root, deadline, self.env):
             found.extend((os.fsdecode(m[1]), int(m[2]), m[3]) for m in _MATCH_LINE.finditer(out))
         return found + PythonBackend().lines(root, with_bom, needle, deadline)
@@ -214,12 +229,14 @@ class PythonBackend:
                 found[rel] = count
         return found, len(rels)
 
-    def lines(self, root: str, rels: list[str], needle: Needle, deadline: float) -> list[RawLine]:
+    def lines(
+        self, root: str, rels: list[str], needle: Needle, deadline: float, limit: int | None = None
+    ) -> list[RawLine]:
         found: list[RawLine] = []
         for rel in rels:
             data = _read_text(os.path.join(root, rel))
             if data:
-                found.extend((rel, n, data[a:b]) for n, a, b in _matching_lines(data, needle))
+                found.extend((rel, n, data[a:b]) for n, a, b in _matching_lines(data, needle, limit))
         return found
 
 
@@ -255,12 +272,12 @@ def _has_bom(path: str) -> bool:
         os.close(fd)
 
 
-def _matching_lines(data: bytes, needle: Needle) -> list[tuple[int, int, int]]:
-    """(line number, start, end) of each line holding the needle."""
-    found = []
+def _matching_lines(data: bytes, needle: Needle, limit: int | None = None) -> list[tuple[int, int, int]]:
+    """(line number, start, end) of each line holding the needle, or of the first `limit`."""
+    found: list[tuple[int, int, int]] = []
     pos = counted = 0
     line = 1
-    while (hit := needle.find(data, pos)) >= 0:
+    while (limit is None or len(found) < limit) and (hit := needle.find(data, pos)) >= 0:
         line += data.count(b"\n", counted, hit)
         start = data.rfind(b"\n", 0, hit) + 1
         end = data.find(b"\n", hit)
@@ -286,6 +303,34 @@ def searchable(path: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def searchable_among(paths: list[str]) -> set[str]:
+    """The `paths` that are `searchable`, with one `stat` each for files checked before and unchanged since.
+
+    A file's verdict is kept with its inode, size, link count and change time (which any write updates, and
+    which cannot be set back), unless it changed within `_RACY_NS` of the check, as `walk_cache` does.
+    """
+    kept: set[str] = set()
+    racy = time.time_ns() - _RACY_NS
+    if len(_verdicts) > _MAX_VERDICTS:
+        _verdicts.clear()
+    for path in paths:
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            continue
+        stamp = (st.st_ino, st.st_size, st.st_ctime_ns, st.st_mtime_ns)
+        verdict = _verdicts.get(path)
+        if verdict is None or verdict[0] != stamp:
+            verdict = (stamp, searchable(path))
+            if st.st_ctime_ns < racy and st.st_mtime_ns < racy:
+                _verdicts[path] = verdict
+        if verdict[1]:
+            kept.add(path)
+    return kept
 
 
 def make_backend(name: BackendName) -> GrepBackend | None:

@@ -55,7 +55,8 @@ class Outcome:
 
     hits: list[FileHits]
     files_searched: int
-    files_total: int
+    #: None when the walk itself was cut, so the number of files is not known.
+    files_total: int | None
     timed_out: bool = False
     time_bound: float = 0.0
     #: Files whose content our own code read (search_code: those the rg prefilter kept); None if not tracked.
@@ -66,9 +67,10 @@ class Outcome:
         """The notes, then the time-bound warning if the search was cut."""
         if not self.timed_out:
             return self.notes
+        of = f" of {self.files_total:,}" if self.files_total is not None else ""
         return [
-            f"(Search stopped at its {self.time_bound:g} s time bound after {self.files_searched:,} of "
-            f"{self.files_total:,} files: results are partial. Narrow the path or file pattern.)",
+            f"(Search stopped at its {self.time_bound:g} s time bound after {self.files_searched:,}{of} "
+            "files: results are partial. Narrow the path or file pattern.)",
             *self.notes,
         ]
 

@@ -1,9 +1,11 @@
 """Search tools: search_code (Python regex), grep (literal text) and find_files (file-name globs).
 
 All three walk the workspace with the project's skip rules (`walk`), never follow a symlink, skip binary
-files, answer with paths relative to the workspace, cap what they show with a visible count of the rest, and
-stop at a time bound, saying so. `grep` runs `rg`, else `grep`, else pure Python, with identical results;
-`search_code` uses `rg` only to rule files out, and Python's `re` decides every match.
+files, never look at sensitive files or architect-nb's state folders (`scope`), answer with paths relative to
+the workspace, cap what they show with a visible count of the rest, and stop at a time bound, saying so.
+`grep` runs `rg`, else `grep`, else pure Python, with identical results; `search_code` uses `rg` only to rule
+files out, and Python's `re` decides every match. Where `rg` is installed it walks the tree itself, given the
+walk's rules (`rg_walk`), and the Python walk is the fallback.
 
 The machinery is in `architect_nb.tools.search`: `collect` (the file list), `grep` (the three backends),
 `code`, `literals` and `translate` (the regex prefilter), `scan` and `workers` (`re` in killable worker
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +25,15 @@ from pydantic import Field
 
 from architect_nb.paths.validators import PathTraversalError, is_inside
 from architect_nb.tools.base import ToolResult
-from architect_nb.tools.search.code import CodeSearch, RegexError, compile_regex
-from architect_nb.tools.search.collect import collect_files
+from architect_nb.tools.search.code import (
+    FLAGS,
+    CodeSearch,
+    RegexError,
+    compile_regex,
+    prefilter_args,
+    prefilter_deadline,
+)
+from architect_nb.tools.search.collect import collect_files, file_filter, rg_name_glob, start_hidden
 from architect_nb.tools.search.globs import GlobError, compile_glob
 from architect_nb.tools.search.grep import (
     BackendName,
@@ -32,11 +42,15 @@ from architect_nb.tools.search.grep import (
     PythonBackend,
     available_backend,
     searchable,
+    searchable_among,
 )
+from architect_nb.tools.search.literals import required_needles
 from architect_nb.tools.search.notebooks import NotebookHits, grep_notebook
-from architect_nb.tools.search.programs import ProgramError
+from architect_nb.tools.search.programs import ProgramError, find_rg
 from architect_nb.tools.search.results import FileHits, Outcome, format_outcome, plural, shown
+from architect_nb.tools.search.rg_walk import Listing, json_safe, rg_listing, walk_args, walk_order
 from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX, clip
+from architect_nb.tools.search.scope import SearchScope
 from architect_nb.tools.search.walk import scan
 from architect_nb.tools.search.walk_cache import cached_scan
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
@@ -91,9 +105,23 @@ class FindFilesArgs(ToolArgs):
 
 
 class _SearchTool(WorkspaceTool):
-    def __init__(self, workspace_root: Path, *, time_bound: float = DEFAULT_TIME_BOUND) -> None:
+    """The tools' shared setup. `sensitive_files` (globs, as `guardrails.sensitive_files`) and
+    `hidden_folders` (absolute paths: architect-nb's state folders) are never searched nor listed. With
+    `rg_walk` off, the Python walk is used even where `rg` is installed."""
+
+    def __init__(
+        self,
+        workspace_root: Path,
+        *,
+        time_bound: float = DEFAULT_TIME_BOUND,
+        sensitive_files: Sequence[str] = (),
+        hidden_folders: Sequence[str] = (),
+        rg_walk: bool = True,
+    ) -> None:
         super().__init__(workspace_root)
         self.time_bound = min(max(time_bound, 0.0), 86_400.0)
+        self.scope = SearchScope(self.workspace_root, sensitive_files, hidden_folders)
+        self.rg_walk = rg_walk
 
     def _start(self, path: str, file_pattern: str | None, folder_only: bool = False) -> Path | ToolResult:
         try:
@@ -103,6 +131,10 @@ class _SearchTool(WorkspaceTool):
         except (PathTraversalError, GlobError) as exc:
             return ToolResult.fail(str(exc))
         where = shown(self.rel(start))
+        if start_hidden(self.workspace_root, start, self.scope):
+            return ToolResult.fail(
+                f"'{where}' is not searched: it is a sensitive file or lies in architect-nb's state folder."
+            )
         if not start.exists():
             return ToolResult.fail(f"'{where}' does not exist. Use list_files to see what is there.")
         if start.is_dir():
@@ -112,6 +144,43 @@ class _SearchTool(WorkspaceTool):
         if not start.is_file():
             return ToolResult.fail(f"'{where}' is not a regular file; it cannot be searched.")
         return start
+
+    def _scope_notes(self) -> list[str]:
+        """What the model is told of the files it cannot search: that sensitive ones are left out, so it
+        does not take a missing match for proof."""
+        return ["(Sensitive files are withheld from searches.)"] if self.scope.sensitive else []
+
+    def _rg_walk(self, rg: str | None, start: Path) -> list[str] | None:
+        """rg's arguments for walking `start` itself, or None where the Python walk is to be used."""
+        if rg is None or not self.rg_walk or not start.is_dir():
+            return None
+        return walk_args(rg, self.workspace_root, start, self.scope)
+
+    def _listing(
+        self,
+        base: list[str],
+        mode: list[str],
+        start: Path,
+        file_pattern: str,
+        deadline: float,
+        *,
+        notebooks: bool = False,
+    ) -> Listing | None:
+        """rg's walk of `start` (`rg_listing`), or None if rg failed (the Python walk then answers)."""
+        select = file_filter(self.workspace_root, start, file_pattern)
+        try:
+            return rg_listing(
+                base,
+                [*rg_name_glob(file_pattern), *mode],
+                self.workspace_root,
+                start,
+                deadline,
+                select=select,
+                scope=self.scope or None,
+                notebooks=notebooks,
+            )
+        except ProgramError:
+            return None
 
     def _no_matches(
         self, what: str, start: Path, files: int, file_pattern: str, outcome: Outcome
@@ -144,8 +213,17 @@ class SearchCodeTool(_SearchTool):
         time_bound: float = DEFAULT_TIME_BOUND,
         use_rg: bool = True,
         in_process: bool = False,
+        sensitive_files: Sequence[str] = (),
+        hidden_folders: Sequence[str] = (),
+        rg_walk: bool = True,
     ) -> None:
-        super().__init__(workspace_root, time_bound=time_bound)
+        super().__init__(
+            workspace_root,
+            time_bound=time_bound,
+            sensitive_files=sensitive_files,
+            hidden_folders=hidden_folders,
+            rg_walk=rg_walk,
+        )
         self.use_rg = use_rg
         self.in_process = in_process
 
@@ -159,12 +237,26 @@ class SearchCodeTool(_SearchTool):
         if isinstance(start, ToolResult):
             return start
         deadline = time.monotonic() + self.time_bound
-        files, walk_cut = collect_files(
-            self.workspace_root, start, args.file_pattern, recursive=True, deadline=deadline
-        )
+        walked = self._walk_and_prefilter(start, args.pattern, args.file_pattern, deadline)
+        prefiltered: tuple[list[tuple[str, str]], int] | None = None
+        if walked is not None:
+            files, ruled_on, walk_cut = walked
+            prefiltered = (files, ruled_on)
+        else:
+            files, walk_cut = collect_files(
+                self.workspace_root,
+                start,
+                args.file_pattern,
+                recursive=True,
+                deadline=deadline,
+                scope=self.scope,
+            )
+            ruled_on = len(files)
         search = CodeSearch(
             root=str(self.workspace_root),
             files=files,
+            prefiltered=prefiltered,
+            total=ruled_on,
             pattern=args.pattern,
             context=args.context_lines,
             max_results=args.max_results,
@@ -176,12 +268,49 @@ class SearchCodeTool(_SearchTool):
         )
         outcome = search.run()
         outcome.timed_out |= walk_cut
+        outcome.notes += self._scope_notes()
+        if walked is not None and walk_cut:
+            outcome.files_total = None  # rg's walk was cut: how many files there are is not known
         if not outcome.hits:
             return self._no_matches(
-                f"regex {shown(args.pattern)!r}", start, len(files), args.file_pattern, outcome
+                f"regex {shown(args.pattern)!r}", start, ruled_on, args.file_pattern, outcome
             )
         text, metadata = format_outcome(outcome, args.max_results, args.context_lines)
         return ToolResult.ok(text, **metadata)
+
+    def _walk_and_prefilter(
+        self, start: Path, pattern: str, file_pattern: str, deadline: float
+    ) -> tuple[list[tuple[str, str]], int, bool] | None:
+        """rg walks `start` and rules out the files that cannot match, in one pass: (the files that may
+        match, how many files were ruled on, whether time cut the walk); None where the Python walk is to be
+        used."""
+        rg = find_rg() if self.use_rg else None
+        base = self._rg_walk(rg, start)
+        if base is None:
+            return None
+        needles = required_needles(pattern, FLAGS)
+        pattern_args = prefilter_args(pattern)
+        listing = None
+        if pattern_args is not None:
+            if not _rg_can_select(file_pattern):
+                return None  # the Python walk and rg over its list
+            twin = "-U" in pattern_args
+            mode = ["-a", "-s", "-c", "--stats", "-m", "1", *pattern_args]
+            # A notebook's JSON escapes quotes and backslashes, so rg's verdict on its raw text only counts
+            # for plain needles; otherwise every notebook is read.
+            plain = needles is not None and all(json_safe(s) for s in needles.strings)
+            listing = self._listing(
+                base, mode, start, file_pattern, prefilter_deadline(deadline, twin), notebooks=not plain
+            )
+            if listing is not None and listing.timed_out and twin:
+                listing = None
+        if listing is None:
+            listing = self._listing(base, ["--files"], start, file_pattern, deadline)
+            if listing is None:
+                return None
+        rels = sorted({rel for rel, _count in listing.files} | set(listing.notebooks), key=walk_order)
+        root = str(self.workspace_root)
+        return [(os.path.join(root, rel), rel) for rel in rels], listing.searched, listing.timed_out
 
 
 class GrepTool(_SearchTool):
@@ -197,9 +326,18 @@ class GrepTool(_SearchTool):
         *,
         time_bound: float = DEFAULT_TIME_BOUND,
         backend: BackendName | None = None,
+        sensitive_files: Sequence[str] = (),
+        hidden_folders: Sequence[str] = (),
+        rg_walk: bool = True,
     ) -> None:
         """`backend` forces "rg", "grep" or "python"; by default the first of those that is installed."""
-        super().__init__(workspace_root, time_bound=time_bound)
+        super().__init__(
+            workspace_root,
+            time_bound=time_bound,
+            sensitive_files=sensitive_files,
+            hidden_folders=hidden_folders,
+            rg_walk=rg_walk,
+        )
         self.backend_name = backend
         self._backend: GrepBackend | None = None
 
@@ -218,24 +356,58 @@ class GrepTool(_SearchTool):
         if isinstance(start, ToolResult):
             return start
         deadline = time.monotonic() + self.time_bound
-        files, walk_cut = collect_files(
-            self.workspace_root, start, args.file_pattern, recursive=args.recursive, deadline=deadline
-        )
         needle = Needle(args.pattern, ignore_case=not args.case_sensitive)
-        rels = [rel for _path, rel in files]
-        notebooks = self._notebooks(rels, needle, args.include_outputs, deadline)
         backend = self.backend
+        listing = self._walk_and_count(backend, start, args, needle, deadline)
+        if listing is not None:
+            rels = [rel for rel, _count in listing.files]  # in walk order
+            if listing.notebooks:
+                rels = sorted(set(rels) | set(listing.notebooks), key=walk_order)
+            walk_cut = listing.timed_out
+        else:
+            files, walk_cut = collect_files(
+                self.workspace_root,
+                start,
+                args.file_pattern,
+                recursive=args.recursive,
+                deadline=deadline,
+                scope=self.scope,
+            )
+            rels = [rel for _path, rel in files]
+        notebooks = self._notebooks(rels, needle, args.include_outputs, deadline)
+        counted = None
+        if listing is not None:
+            counts = {rel: count for rel, count in listing.files if count and rel not in notebooks}
+            counted = (counts, listing.searched)
         try:
-            outcome = self._search(backend, rels, needle, args.max_results, deadline, notebooks)
+            outcome = self._search(backend, rels, needle, args.max_results, deadline, notebooks, counted)
         except ProgramError:  # rg or grep broke: Python gives the same answer, only slower
             backend = PythonBackend()
             outcome = self._search(backend, rels, needle, args.max_results, deadline, notebooks)
         outcome.timed_out |= walk_cut
+        outcome.notes += self._scope_notes()
+        if listing is not None and walk_cut:
+            outcome.files_total = None  # rg's walk was cut: how many files there are is not known
         if not outcome.hits:
-            return self._no_matches(f"{shown(args.pattern)!r}", start, len(files), args.file_pattern, outcome)
+            total = listing.searched if listing is not None else len(rels)
+            return self._no_matches(f"{shown(args.pattern)!r}", start, total, args.file_pattern, outcome)
         text, metadata = format_outcome(outcome, args.max_results, 0)
         metadata["backend"] = backend.name
         return ToolResult.ok(text, **metadata)
+
+    def _walk_and_count(
+        self, backend: GrepBackend, start: Path, args: GrepArgs, needle: Needle, deadline: float
+    ) -> Listing | None:
+        """rg walks `start` and counts each file's matching lines in one pass; None where the Python walk is
+        to be used (another backend, a search of one folder level, or rules rg cannot be given)."""
+        program = getattr(backend, "program", None) if backend.name == "rg" else None
+        base = self._rg_walk(program, start) if args.recursive else None
+        if base is None or not _rg_can_select(args.file_pattern):
+            return None
+        mode = ["-a", "-s", "-c", "--stats", *needle.rg_pattern_args()]
+        # Notebooks are searched by cell; rg's count on the raw JSON finds them only for plain text.
+        notebooks = not json_safe(needle.text)
+        return self._listing(base, mode, start, args.file_pattern, deadline, notebooks=notebooks)
 
     def _notebooks(
         self, rels: list[str], needle: Needle, outputs: bool, deadline: float
@@ -257,19 +429,26 @@ class GrepTool(_SearchTool):
         max_results: int,
         deadline: float,
         notebooks: dict[str, NotebookHits] | None = None,
+        counted: tuple[dict[str, int], int] | None = None,
     ) -> Outcome:
+        """`counted`: the matching lines per file (notebooks left out) and the files searched, when rg's walk
+        told them (`rels` then holds only the files with matches and the notebooks)."""
         root = str(self.workspace_root)
         notebooks = notebooks or {}
-        counts, searched = backend.counts(
-            root, [rel for rel in rels if rel not in notebooks], needle, deadline
-        )
+        if counted is not None:
+            counts, searched = counted
+            total = searched
+        else:
+            counts, searched = backend.counts(
+                root, [rel for rel in rels if rel not in notebooks], needle, deadline
+            )
+            searched += len(notebooks)
+            total = len(rels)
         counts.update((rel, hits[0]) for rel, hits in notebooks.items() if hits[0])
-        searched += len(notebooks)
         order = {rel: i for i, rel in enumerate(rels)}
-        matched = sorted(
-            (rel for rel in counts if rel in order and searchable(os.path.join(root, rel))),
-            key=order.__getitem__,
-        )
+        prefix = os.path.join(root, "")
+        paths = {prefix + rel: rel for rel in counts if rel in order}
+        matched = sorted((paths[path] for path in searchable_among(list(paths))), key=order.__getitem__)
         display: list[str] = []
         budget = max_results
         for rel in matched:
@@ -281,8 +460,10 @@ class GrepTool(_SearchTool):
         for rel in display:
             if rel in notebooks:
                 lines[rel] = notebooks[rel][1]
-        for rel, number, raw in backend.lines(
-            root, [r for r in display if r not in notebooks], needle, deadline
+        # The few files shown are read here when rg's walk counted: one program start less.
+        reader = PythonBackend() if counted is not None else backend
+        for rel, number, raw in reader.lines(
+            root, [r for r in display if r not in notebooks], needle, deadline, max_results
         ):
             if rel in lines:
                 col = len(raw[: max(needle.find(raw, 0), 0)].decode("utf-8", "replace"))
@@ -292,17 +473,25 @@ class GrepTool(_SearchTool):
                 lines[rel] = []
         hits = [
             FileHits(
-                rel, counts[rel], sorted(lines.get(rel, [])), notebooks[rel][2] if rel in notebooks else None
+                rel,
+                counts[rel],
+                sorted(lines[rel]) if rel in lines else [],
+                notebooks[rel][2] if rel in notebooks else None,
             )
             for rel in matched
         ]
         return Outcome(
             hits=hits,
             files_searched=searched,
-            files_total=len(rels),
-            timed_out=searched < len(rels),
+            files_total=total,
+            timed_out=searched < total,
             time_bound=self.time_bound,
         )
+
+
+def _rg_can_select(file_pattern: str) -> bool:
+    """Whether rg can pick the files `file_pattern` accepts by itself, so its count of files is ours."""
+    return file_pattern.removeprefix("./") in ("*", "**") or bool(rg_name_glob(file_pattern))
 
 
 def _literal_problem(pattern: str) -> str | None:
@@ -334,8 +523,15 @@ class FindFilesTool(_SearchTool):
         *,
         time_bound: float = DEFAULT_TIME_BOUND,
         max_files: int = DEFAULT_MAX_FILES,
+        sensitive_files: Sequence[str] = (),
+        hidden_folders: Sequence[str] = (),
     ) -> None:
-        super().__init__(workspace_root, time_bound=time_bound)
+        super().__init__(
+            workspace_root,
+            time_bound=time_bound,
+            sensitive_files=sensitive_files,
+            hidden_folders=hidden_folders,
+        )
         self.max_files = max_files
 
     def execute(self, **kwargs: Any) -> ToolResult:
@@ -352,6 +548,7 @@ class FindFilesTool(_SearchTool):
         deadline = time.monotonic() + self.time_bound
         found: list[str] = []
         total = 0
+        hidden = self.scope.hides if self.scope else None
         near_miss: str | None = None
         timed_out = False
         entries = (
@@ -364,6 +561,8 @@ class FindFilesTool(_SearchTool):
                 timed_out = True
                 break
             target = rel[skip:] if by_path else rel[rel.rfind("/") + 1 :]
+            if hidden is not None and hidden(rel):
+                continue
             if regex.match(target) is None:
                 if near_miss is None and loose.match(target) is not None:
                     near_miss = rel
