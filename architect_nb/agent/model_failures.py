@@ -243,8 +243,8 @@ def explain(
     kind = failure.kind
     if kind == "budget":
         return (
-            f"The budget of your key is spent, so the gateway refuses to call {model} ({failure.detail}); "
-            "ask whoever runs it (your teacher) to raise the budget."
+            f"The gateway refuses to call {model}: the budget is spent ({failure.detail}); ask whoever runs "
+            "it (your teacher) to raise the budget."
         )
     if gateway is not None and kind in ("auth", "missing_key"):
         where = f"the key in {key_env}" if key_env else "the call (no key was sent)"

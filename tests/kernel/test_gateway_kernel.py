@@ -78,5 +78,5 @@ def test_a_spent_budget_says_so_in_the_cell(kernel: tuple[FrontEnd, Path], serve
     body = {"error": {"message": BUDGET, "type": "budget_exceeded", "param": None, "code": "400"}}
     server.queue(Reply(status=400, error_body=body))
     cell = fe.run(f"%%architect --mode yolo --workspace {ws} --new\nAnything.", timeout=120)
-    assert "The budget of your key is spent, so the gateway refuses to call gpt-4o-mini" in cell.text()
+    assert "The gateway refuses to call gpt-4o-mini: the budget is spent" in cell.text()
     assert BUDGET in cell.text()

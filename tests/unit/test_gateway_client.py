@@ -168,7 +168,7 @@ def test_a_spent_budget_is_one_sentence_and_not_retried(server: OpenAIStubServer
     with pytest.raises(LLMError) as raised:
         client(server).complete(USER, [])
     message = str(raised.value)
-    assert message.startswith("The budget of your key is spent, so the gateway refuses to call gpt-4o-mini")
+    assert message.startswith("The gateway refuses to call gpt-4o-mini: the budget is spent")
     assert BUDGET in message and "raise the budget" in message and "\n" not in message
     assert len(server.requests) == 1
 
@@ -284,3 +284,38 @@ def test_a_whole_run_through_the_gateway_never_imports_litellm(
     assert status_line.split()[-1] == "GatewayClient" and "It says hello." in status_line
     assert modules == "[]"
     assert server.requests[-1]["messages"][-1]["role"] == "tool"
+
+
+def test_a_stream_of_thinking_blocks_and_provider_fields_is_rebuilt_as_sent() -> None:
+    """What a LiteLLM proxy streams for Claude (signed thinking, a redacted block) and Gemini (signatures)."""
+    from architect_nb.agent.gateway_wire import StreamedAnswer
+    from architect_nb.agent.reply_parsing import parse_reply
+
+    def delta(**fields: Any) -> dict[str, Any]:
+        return {"choices": [{"index": 0, "delta": fields, "finish_reason": None}]}
+
+    streamed = StreamedAnswer()
+    for chunk in (
+        delta(thinking_blocks=[{"type": "thinking", "thinking": "First, "}]),
+        delta(thinking_blocks=[{"type": "thinking", "thinking": "look."}]),
+        delta(thinking_blocks=[{"type": "thinking", "signature": "sig-1"}]),
+        delta(thinking_blocks=[{"type": "redacted_thinking", "data": "opaque"}]),
+        delta(provider_specific_fields={"thought_signatures": ["ts-1"]}),
+        delta(tool_calls=[{"index": 0, "id": "c1", "function": {"name": "read_", "arguments": '{"pa'}}]),
+        delta(tool_calls=[{"index": 0, "function": {"name": "file", "arguments": 'th": "a"}'}}]),
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        {"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 3}},
+    ):
+        streamed.add(chunk)
+    reply = parse_reply(streamed.result())
+    assert reply.extras["thinking_blocks"] == [
+        {"type": "thinking", "thinking": "First, look.", "signature": "sig-1"},
+        {"type": "redacted_thinking", "data": "opaque"},
+    ]
+    assert reply.extras["provider_specific_fields"] == {"thought_signatures": ["ts-1"]}
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("c1", "read_file", {"path": "a"})]
+    assert (reply.finish_reason, reply.usage.prompt_tokens, reply.usage.completion_tokens) == (
+        "tool_calls",
+        5,
+        3,
+    )
