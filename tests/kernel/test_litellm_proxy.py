@@ -10,10 +10,6 @@ a minute or more to start on a busy machine); it is stopped within 20 s (then ki
 
 from __future__ import annotations
 
-import os
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,13 +19,14 @@ from architect_nb.agent import LLMError
 from architect_nb.agent.gateway import GatewayClient
 from architect_nb.config import LLMConfig
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
-from tests.support.browser import free_port
-from tests.support.kernel import ROOT, FrontEnd, front_end
+from tests.support.kernel import FrontEnd, front_end
+from tests.support.litellm_proxy import MASTER, litellm_proxy
 
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(600),
+]  # the LiteLLM proxy alone takes a minute or more to start
 
-LITELLM = ROOT / ".venv-proxy" / "bin" / "litellm"
-MASTER = "sk-teacher-0123456789"
 TOOLS = [
     {
         "type": "function",
@@ -37,8 +34,6 @@ TOOLS = [
     }
 ]
 USER = [{"role": "user", "content": "hi"}]
-CAPPED = "max_budget: 0.000001, budget_duration: 1d"  # a millionth of a dollar: spent by the first call
-START_S = 240.0  # the proxy imports its whole server stack; on two busy cores that takes a while
 
 
 @pytest.fixture(scope="module")
@@ -49,55 +44,8 @@ def stub() -> Iterator[OpenAIStubServer]:
 
 @pytest.fixture(scope="module")
 def proxy(stub: OpenAIStubServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not LITELLM.exists():
-        message = "the LiteLLM proxy test needs .venv-proxy: run `make setup-proxy` (make pytest does)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    folder = tmp_path_factory.mktemp("proxy")
-    upstream = f'model: openai/gpt-4o-mini, api_base: "{stub.url}", api_key: sk-upstream'
-    config = folder / "litellm_config.yaml"
-    config.write_text(
-        "model_list:\n"
-        f"  - model_name: gpt-4o-mini\n    litellm_params: {{{upstream}}}\n"
-        f"  - model_name: capped\n    litellm_params: {{{upstream}, {CAPPED}}}\n"
-        f"general_settings: {{master_key: {MASTER}}}\n"
-    )
-    port = free_port()
-    log = folder / "litellm.log"
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False"}
-    env.pop("DATABASE_URL", None)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(LITELLM), "--config", str(config), "--host", "127.0.0.1", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=folder,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + START_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the LiteLLM proxy exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/health/liveliness", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"the LiteLLM proxy did not start in {START_S:g} s:\n{log.read_text()[-3000:]}"
-                    )
-                time.sleep(0.5)
+    with litellm_proxy(stub, tmp_path_factory.mktemp("proxy")) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture(autouse=True)
