@@ -1,6 +1,6 @@
 """A model behind an OpenAI-compatible gateway (a LiteLLM proxy), called over HTTP without LiteLLM.
 
-On a JupyterHub node, each kernel that imports LiteLLM holds about 190 MB more and waits seconds for the
+On a JupyterHub node, each kernel that imports LiteLLM holds about 280 MB more and waits seconds for the
 import; a class runs dozens of kernels. When `llm.gateway` is on (or the model is named
 `litellm_proxy/<model>`), the kernel posts to `llm.api_base`'s `/chat/completions` with `httpx` instead:
 tens of megabytes, imported in a fraction of a second (by the warm-up, before the first cell). The proxy
