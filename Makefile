@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.demo-stamp
 CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
 
-.PHONY: setup setup-ipk6 demo test lint format pytest pytest-without-bwrap bench clean labextension \
+.PHONY: setup setup-ipk6 setup-proxy demo test lint format pytest pytest-without-bwrap bench clean labextension \
 	labextension-test wheel-check
 
 JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
@@ -78,6 +78,28 @@ $(IPK6_STAMP): $(STAMP)
 
 setup-ipk6: $(IPK6_STAMP)
 
+# A real LiteLLM proxy (`litellm --config`) for tests/kernel/test_litellm_proxy.py and the hub test
+# (tests/browser/test_hub_classroom_browser.py), in its own venv: the proxy's server stack is nothing the package
+# needs. `litellm[proxy]` cannot be installed from the registry here (its
+# `litellm-proxy` wheel of the same version is not there), so the venv gets the LiteLLM the main venv has and
+# the proxy's own imports by name (what `litellm --config` asks for on start). The hub's proxy is the npm
+# configurable-http-proxy, pinned by tests/hub/package-lock.json.
+PROXY_VENV ?= .venv-proxy
+PROXY_STAMP := $(PROXY_VENV)/.installed-stamp
+PROXY_PACKAGES := fastapi uvicorn uvloop backoff apscheduler orjson 'websockets<16' pyjwt python-multipart \
+	cryptography pynacl rq email-validator fastapi-sso semver expression mcp soundfile
+$(PROXY_STAMP): $(STAMP) tests/hub/package.json tests/hub/package-lock.json
+	rm -rf $(PROXY_VENV)
+	$(PYTHON) -m venv $(PROXY_VENV)
+	$(PROXY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile \
+		"litellm==$$($(PY) -c 'import importlib.metadata as m; print(m.version("litellm"))')" $(PROXY_PACKAGES)
+	LITELLM_LOCAL_MODEL_COST_MAP=True $(PROXY_VENV)/bin/python -c 'import litellm.proxy.proxy_server'
+	cd tests/hub && npm ci --no-audit --no-fund --silent
+	tests/hub/node_modules/.bin/configurable-http-proxy --version
+	@touch $(PROXY_STAMP)
+
+setup-proxy: $(PROXY_STAMP)
+
 # Runs notebooks/01-quickstart.ipynb headless on the scripted model and prints it as a terminal transcript.
 demo: $(DEMO_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
@@ -100,7 +122,7 @@ format: $(STAMP)
 # find the same interpreter and packages. Two workers (pytest-xdist) each take whole test files, so a file's
 # kernels, servers and browser start once; PYTEST_WORKERS=0 runs everything in one process.
 PYTEST_WORKERS ?= 2
-pytest: $(STAMP) $(IPK6_STAMP)
+pytest: $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint pytest

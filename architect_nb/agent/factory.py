@@ -7,7 +7,7 @@ from pathlib import Path
 
 from architect_nb.agent.config import resolve_agent
 from architect_nb.agent.events import EventSink
-from architect_nb.agent.llm import LiteLLMClient
+from architect_nb.agent.gateway import model_client
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.config.schema import AppConfig, ConfirmMode
 from architect_nb.execution.build import build_engine
@@ -46,7 +46,7 @@ def create_loop(
         config, mode=mode or agent_config.confirm_mode, dry_run=dry_run, confirmer=confirmer, kernel=kernel
     )
     llm_config = config.llm.model_copy(update={"model": model}) if model else config.llm
-    llm = LiteLLMClient(llm_config, workspace=config.workspace.root)
+    llm = model_client(llm_config, workspace=config.workspace.root)
     costs = (
         config.costs.model_copy(update={"budget_usd": budget_usd}) if budget_usd is not None else config.costs
     )

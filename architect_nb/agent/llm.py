@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from architect_nb.agent.length_cuts import added, cut_where, more_room_for, told_cut
-from architect_nb.agent.model_failures import classify, explain
+from architect_nb.agent.model_failures import Failure, classify, explain
 from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_call
 from architect_nb.agent.prompt_cache import needs_markers, with_markers
 from architect_nb.agent.reply_parsing import parse_reply, refusal_words
@@ -72,7 +72,7 @@ class RunCancelledError(RuntimeError):
 
 
 class LLMClient(Protocol):
-    """What the agent loop needs from a model. `LiteLLMClient` is the real one."""
+    """What the agent loop needs from a model: `LiteLLMClient`, or `GatewayClient` behind a gateway."""
 
     model: str
 
@@ -176,7 +176,7 @@ class LiteLLMClient:
         should_stop: Callable[[], bool] | None = None,
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
-        litellm = import_litellm()
+        backend = self._backend()
         kwargs = self._request(messages, tools, thread_position)
         policy = RetryPolicy(self.config.retries, float(self.config.timeout))
         text, thinking = _Echo(on_text), _Echo(on_thinking)
@@ -186,11 +186,11 @@ class LiteLLMClient:
             text.again()
             thinking.again()
             try:
-                raw = self._call(litellm, kwargs, text, thinking, should_stop)
+                raw = self._call(backend, kwargs, text, thinking, should_stop)
             except RunCancelledError:
                 raise
             except Exception as exc:
-                self._retry_or_raise(litellm, exc, policy, on_notice, should_stop)
+                self._retry_or_raise(backend, exc, policy, on_notice, should_stop)
                 continue
             response = parse_reply(raw)
             if not thinking.shown and response.thinking:  # thinking that came whole (encrypted blocks)
@@ -208,7 +208,11 @@ class LiteLLMClient:
                     continue
                 response, said = told_cut(response, retried=not more_room)
                 _say(on_notice, said)
-            return dataclasses.replace(response, usage=self._price(added(spent, response.usage)))
+            return dataclasses.replace(response, usage=self._price(added(spent, response.usage), backend))
+
+    def _backend(self) -> Any:
+        """What one call's attempts go through: LiteLLM here (`GatewayClient`: its HTTP client)."""
+        return import_litellm()
 
     def _request(
         self,
@@ -263,21 +267,24 @@ class LiteLLMClient:
         delay = policy.wait(failure)
         if delay is None:
             kind = failure.kind if failure.kind in ("context_window", "refused") else "llm"
-            missing = self._missing_key_names(litellm) if failure.kind == "missing_key" else []
-            message = explain(
-                failure,
-                self.model,
-                timeout=float(self.config.timeout),
-                retried=policy.tries,
-                missing_keys=missing,
-                max_wait=MAX_WAIT_S,
-            )
-            raise LLMError(message, kind=kind) from exc
+            raise LLMError(self._explain(failure, policy, litellm), kind=kind) from exc
         log.warning(
             "llm_retry", model=self.model, error=failure.kind, attempt=policy.tries, delay_s=round(delay, 2)
         )
         _say(on_notice, policy.notice(failure, delay))
         _sleep(delay, should_stop)
+
+    def _explain(self, failure: Failure, policy: RetryPolicy, litellm: Any) -> str:
+        """The sentence of a call that failed for good."""
+        missing = self._missing_key_names(litellm) if failure.kind == "missing_key" else []
+        return explain(
+            failure,
+            self.model,
+            timeout=float(self.config.timeout),
+            retried=policy.tries,
+            missing_keys=missing,
+            max_wait=MAX_WAIT_S,
+        )
 
     def _missing_key_names(self, litellm: Any) -> list[str]:
         """The environment variables LiteLLM says the model's provider needs and are unset (best effort)."""
@@ -335,7 +342,7 @@ class LiteLLMClient:
 
     # ------------------------------------------------------------------ prices and limits
 
-    def _price(self, usage: Usage) -> Usage:
+    def _price(self, usage: Usage, backend: Any = None) -> Usage:
         """The turn's usage, priced with LiteLLM's price list: cached input at the provider's cached rates,
         thinking (part of the output) at the output rate."""
         model = self._price_as or self.model

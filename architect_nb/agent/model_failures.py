@@ -31,6 +31,7 @@ FailureKind = Literal[
     "cut_short",
     "context_window",
     "refused",
+    "budget",
     "auth",
     "missing_key",
     "unknown_model",
@@ -60,6 +61,11 @@ _UNKNOWN_MODEL = re.compile(
     r"model.{0,60}(not found|does not exist|not supported|unknown|invalid)|(unknown|invalid|no such) model"
     r"|model_not_found|LLM Provider NOT provided",
     re.IGNORECASE,
+)
+# A LiteLLM proxy refusing a key whose budget is spent: `BudgetExceededError` (status 422, 429 before, or 400
+# with `type: budget_exceeded`), "Budget has been exceeded! Current cost: ..., Max budget: ...".
+_BUDGET = re.compile(
+    r"budget_exceeded|budget has been exceeded|exceeded (its|the|your)? ?budget", re.IGNORECASE
 )
 _BOILERPLATE = ("This looks like a bug in LiteLLM", "Received Model Group", "LiteLLM Retried")
 
@@ -92,20 +98,22 @@ def classify(exc: BaseException) -> Failure:
     def failure(kind: FailureKind) -> Failure:
         return Failure(kind, type(cause).__name__, status, detail, wait)
 
+    if "BudgetExceededError" in names or _BUDGET.search(text):  # before rate limits: waiting cannot help
+        return failure("budget")
     if "UnsupportedParamsError" in names or "does not support thinking" in text:
         return failure("unsupported")
     if "does not support tools" in text:  # Ollama, for a model whose template has no tools
         return failure("no_tools")
     if names & {"AuthenticationError", "PermissionDeniedError"} or status in (401, 403):
         return failure("auth")
+    if "RateLimitError" in names or status == 429:  # before the key: a proxy's limit names the key it hit
+        return failure("rate_limit")
     if missing_key(text):
         return failure("missing_key")
     if "ContextWindowExceededError" in names or (status in (400, 413, None) and _CONTEXT.search(text)):
         return failure("context_window")
     if "ContentPolicyViolationError" in names or (status in (400, None) and _POLICY.search(text)):
         return failure("refused")
-    if "RateLimitError" in names or status == 429:
-        return failure("rate_limit")
     unavailable = type(cause).__name__ == "ServiceUnavailableError"
     if status in (503, 529) or "overloaded" in text.lower() or unavailable:
         return failure("overloaded")
@@ -225,11 +233,22 @@ def explain(
     retried: int,
     missing_keys: Sequence[str] = (),
     max_wait: float = 0.0,
+    gateway: str | None = None,
+    key_env: str | None = None,
 ) -> str:
-    """The one-line message of a call that failed for good, saying what to do next."""
+    """The one-line message of a call that failed for good, saying what to do next. `gateway` is the URL of
+    the gateway the call went through and `key_env` the variable its key came from, if it went through one."""
     said = f"{failure.status}: {failure.detail}" if failure.status else failure.detail
     again = f" after {retried} retr{'y' if retried == 1 else 'ies'}" if retried else ""
     kind = failure.kind
+    if kind == "budget":
+        return (
+            f"The gateway refuses to call {model}: the budget is spent ({failure.detail}); ask whoever runs "
+            "it (your teacher) to raise the budget."
+        )
+    if gateway is not None and kind in ("auth", "missing_key"):
+        where = f"the key in {key_env}" if key_env else "the call (no key was sent)"
+        return f"The gateway {gateway} refused {where} ({said}); check that the key is set and still valid."
     if kind == "missing_key":
         variable = missing_keys[0] if missing_keys else "OPENAI_API_KEY"
         return (

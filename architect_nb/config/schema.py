@@ -224,6 +224,13 @@ class LLMConfig(_Section):
         description="The server's URL, for local or self-hosted models (Ollama: http://localhost:11434).",
     )
     api_key_env: str | None = Field(None, description="Environment variable holding the API key.")
+    gateway: bool | None = Field(
+        None,
+        description=(
+            "Call api_base as an OpenAI-compatible gateway (a LiteLLM proxy) through a light HTTP client, "
+            "without importing LiteLLM. Unset: on for litellm_proxy/<model> names."
+        ),
+    )
     timeout: int = Field(
         60,
         ge=1,

@@ -5,7 +5,9 @@ used to pay for it. `%load_ext architect_nb` now starts one daemon thread that, 
 `%load_ext` cell replies first), imports LiteLLM through `import_litellm` and the agent's modules (engine,
 tools, shell grammar), and makes one mocked LiteLLM call (`mock_response`: nothing is sent), since LiteLLM
 imports much of itself on its first call. It touches nothing of the kernel's: no display, no widget, no
-comm, no kernel state, so it is safe beside ipykernel's own threads and the agent's worker. A cell that
+comm, no kernel state, so it is safe beside ipykernel's own threads and the agent's worker. A kernel whose
+configuration calls a gateway (`llm.gateway`) never imports LiteLLM: the warm-up imports the gateway's HTTP
+client instead. A cell that
 starts before it is done waits only for the rest: `import_litellm` holds a lock, and Python's import locks
 make two threads importing one module share the work. If no cell ever runs, the thread simply ends; a
 failure is logged, never shown, and the first cell then imports as before. `ARCHITECT_WARMUP=0` turns it
@@ -46,6 +48,9 @@ def warm_up_thread() -> threading.Thread | None:
 def _warm(pause: float) -> None:
     time.sleep(pause)
     try:
+        if _through_gateway():
+            _warm_gateway()
+            return
         from architect_nb.agent.llm import import_litellm
 
         litellm = import_litellm()
@@ -73,3 +78,23 @@ def _warm(pause: float) -> None:
         # A kernel shut down during the warm-up fails it too, and its log stream may be closed by then.
         with contextlib.suppress(Exception):
             get_logger(__name__).warning("warm_up_failed", problem=f"{type(exc).__name__}: {exc}")
+
+
+def _through_gateway() -> bool:
+    """Whether the kernel's configuration (the file found from its folder, the `ARCHITECT_*` variables a hub
+    sets) calls a gateway: then LiteLLM is never imported, and its client is warmed up instead."""
+    try:
+        from architect_nb.agent.gateway import uses_gateway
+        from architect_nb.config import load_config
+
+        return uses_gateway(load_config().llm)
+    except Exception:  # a broken config file: the first cell says what is wrong with it
+        return False
+
+
+def _warm_gateway() -> None:
+    import architect_nb.agent.factory
+    import architect_nb.notebook.runner  # noqa: F401 - what the first cell imports next
+    from architect_nb.agent.gateway import warm_up_http
+
+    warm_up_http()

@@ -75,9 +75,11 @@ class OpenAIStubServer(StubServer):
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             chunks = _stream_chunks(reply, calls, model, include_usage, self.reasoning_field)
             events = [f"data: {json.dumps(c)}\n\n".encode() for c in chunks] + [b"data: [DONE]\n\n"]
-            handler.send_stream(events, delay=reply.delay, stall=reply.stall, cut=reply.cut)
+            handler.send_stream(
+                events, delay=reply.delay, stall=reply.stall, cut=reply.cut, headers=reply.headers
+            )
         else:
-            handler.send_json(200, _completion(reply, calls, model, self.reasoning_field))
+            handler.send_json(200, _completion(reply, calls, model, self.reasoning_field), reply.headers)
 
     def _tool_calls(self, reply: Reply) -> list[dict[str, Any]]:
         calls: list[dict[str, Any]] = []

@@ -47,7 +47,7 @@ class Reply:
     thinking: str | None = None
     status: int = 200
     error_body: dict[str, Any] = field(default_factory=dict)
-    headers: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()  # sent with the reply, an error or an answer
     failure: Failure | None = None
     retry_after: float | None = None
     prompt_tokens: int = 11
@@ -108,6 +108,7 @@ class StubServer:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.request_times: list[float] = []
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         self.problems: list[str] = []  # what the server found wrong in what came back to it
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -185,6 +186,8 @@ class StubHandler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def do_POST(self) -> None:
+        with self.stub._lock:
+            self.stub.authorizations.append(self.headers.get("authorization"))
         length = int(self.headers.get("content-length") or 0)
         self.stub.respond(self, json.loads(self.rfile.read(length) or b"{}"))
 
@@ -208,12 +211,15 @@ class StubHandler(BaseHTTPRequestHandler):
         delay: float = 0.0,
         stall: float = 0.0,
         cut: bool = False,
+        headers: Iterable[tuple[str, str]] = (),
     ) -> None:
         """A streamed body in chunked encoding, each part flushed as it goes (`delay` seconds apart). `stall`:
         nothing is sent for that long after the first part; `cut`: the connection closes after half of the
         parts, without the body's end."""
         self.send_response(200)
         self.send_header("content-type", content_type)
+        for name, value in headers:
+            self.send_header(name, value)
         self.send_header("transfer-encoding", "chunked")
         self.send_header("connection", "close")
         self.end_headers()
