@@ -102,6 +102,7 @@ class RunStarted(AgentEvent):
     workspace: str
     tools: tuple[str, ...]
     thread: ThreadInfo | None = None
+    instructions: tuple[str, ...] = ()  # the project's instruction files in the prompt, with their sizes
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from architect_nb.agent.config import resolve_agent
 from architect_nb.agent.events import EventSink
+from architect_nb.agent.instructions import ProjectInstructions
 from architect_nb.agent.llm import LiteLLMClient
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.config.schema import AppConfig, ConfirmMode
@@ -71,4 +72,5 @@ def create_loop(
         record_to=record_to,
         startup_warnings=warnings,
         mcp_manager=manager,
+        instructions=ProjectInstructions(config.workspace.root, config.instructions),
     )

@@ -54,6 +54,7 @@ TASK_LABEL = "Task"
 FORK_TASK = "(carries on from the fork's step)"  # a fork's run may have no task of its own
 RUNNING, NOT_RUN = "running", "not run"  # a call without a result, while the run goes on and after it ended
 WARNING_MARK = "⚠"
+NOTICE_MARK = "ℹ"  # something the run did that is worth a line, not a problem
 _DECISIONS = {"approve": "approved", "deny": "denied", "abort": "aborted the run"}
 #: Field metadata: the HTML shows this field and the plain text leaves it out.
 HTML_ONLY: Mapping[str, bool] = {"html_only": True}
@@ -85,6 +86,7 @@ class Header:
     title: str  # "architect run ab12 · build · model · mode yolo · dry run"
     thread: str  # "" outside a named thread
     task: str
+    instructions: str = ""  # "Instructions: AGENTS.md (1,204 chars)", or "" without any
     task_label: str = TASK_LABEL
 
 
@@ -360,7 +362,10 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
                 )
             )
         elif kind == "warning":
-            parts.append(RunWarning(message=str(event.get("message"))))
+            notice = event.get("category") == "instructions_read"
+            parts.append(
+                RunWarning(message=str(event.get("message")), mark=NOTICE_MARK if notice else WARNING_MARK)
+            )
         elif kind == "run_finished":
             parts.append(summary_view(event))
     # A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs).
@@ -372,6 +377,7 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
 
 def _header(started: Mapping[str, Any], run_id: str) -> Header:
     run = started.get("run_id") or run_id
+    files = started.get("instructions") or ()
     facts = [
         f"architect run {run}" if run else "architect",
         str(started.get("agent") or ""),
@@ -383,6 +389,7 @@ def _header(started: Mapping[str, Any], run_id: str) -> Header:
         title=" · ".join(fact for fact in facts if fact),
         thread=thread_line(started.get("thread")),
         task=str(started.get("task", "")) or FORK_TASK,
+        instructions=f"Instructions: {', '.join(map(str, files))}" if files else "",
     )
 
 

@@ -303,6 +303,11 @@ def view_html(view: View) -> str:
         return (
             f'<div style="color:#57606a">{_e(view.title)}</div>'
             + (f'<div style="color:#57606a;font-size:12px">{_e(view.thread)}</div>' if view.thread else "")
+            + (
+                f'<div style="color:#57606a;font-size:12px">{_e(view.instructions)}</div>'
+                if view.instructions
+                else ""
+            )
             + f'<div style="margin:4px 0"><b>{_e(view.task_label)}:</b> {_e(view.task)}</div>'
         )
     if isinstance(view, Thought):  # folded: GitHub, nbviewer and VS Code keep <details> closed

@@ -33,7 +33,8 @@ def run_text(view: RunView) -> str:
 def view_lines(view: View) -> list[str]:
     """The lines of one view."""
     if isinstance(view, Header):
-        return [view.title, *([view.thread] if view.thread else []), f"{view.task_label}: {view.task}"]
+        extra = [line for line in (view.thread, view.instructions) if line]
+        return [view.title, *extra, f"{view.task_label}: {view.task}"]
     if isinstance(view, Thought):
         return [view.title]
     if isinstance(view, Said):

@@ -393,6 +393,10 @@ function renderHeader(view: IRunView): HTMLElement {
     .filter(Boolean)
     .join(' · ');
   const thread = renderThread(started.thread);
+  const files = started.instructions ?? [];
+  const instructions = files.length
+    ? h('div', 'anb-muted anb-run-instructions', `Instructions: ${files.join(', ')}`)
+    : null;
   return h(
     'div',
     'anb-run-header',
@@ -400,7 +404,8 @@ function renderHeader(view: IRunView): HTMLElement {
     started.dry_run ? badge('dry run', 'dryrun') : null,
     h('span', 'anb-task', started.task || "(carries on from the fork's step)"),
     h('div', 'anb-muted anb-run-meta', meta),
-    thread
+    thread,
+    instructions
   );
 }
 

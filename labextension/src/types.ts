@@ -37,6 +37,8 @@ export interface IRunStarted extends IEventBase {
   workspace: string;
   tools: string[];
   thread: IThreadInfo | null;
+  /** The project's instruction files in the system prompt, each with its size (absent in older runs). */
+  instructions?: string[];
 }
 
 export interface IStepStarted extends IEventBase {
