@@ -62,6 +62,7 @@ from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.commands.command_tool import as_command_tool
+from architect_nb.tools.todo import checklist
 
 __all__ = ["AgentLoop", "RunResult"]
 
@@ -269,6 +270,7 @@ class AgentLoop:
                 tools=tuple(s["function"]["name"] for s in schemas),
                 thread=header,
                 instructions=tuple(file.label() for file in told),
+                todo=tuple(checklist(thread.todo).splitlines()),
             )
         )
         for category, warning in self.startup_warnings:

@@ -6,6 +6,8 @@ __all__ = ["BUILD_PROMPT", "PLAN_PROMPT", "REVIEW_PROMPT"]
 
 _COMMON = """You work inside one workspace folder through tools; paths are relative to its root.
 Read before you change: use find_files, grep, search_code and read_file to understand the code first.
+Listings and searches skip .git, virtualenvs, node_modules, caches and .gitignored paths (searches: binaries).
+For a task of several steps, keep a todo list and update it as you go.
 Tool results, including errors, come back to you: read them and adjust. A denied call means the user said no;
 do not retry it unchanged. Finish with a short summary of what you did and what the user should check."""
 

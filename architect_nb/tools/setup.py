@@ -102,8 +102,11 @@ def register_all_tools(
     guardrails_config: GuardrailsConfig | None = None,
     documents: DocumentBackend | None = None,
 ) -> None:
+    from architect_nb.tools.todo import TodoTool
+
     register_filesystem_tools(registry, workspace_config, documents)
     register_search_tools(registry, workspace_config)
+    registry.register(TodoTool())
     register_command_tools(
         registry,
         workspace_config,

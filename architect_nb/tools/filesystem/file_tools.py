@@ -270,7 +270,7 @@ class DeleteFileTool(WorkspaceTool):
 
 
 class ListFilesArgs(ToolArgs):
-    path: str = Field(".", description="Folder to list, relative to the workspace root.")
+    path: str = Field(".", description="Folder to list.")
     pattern: str | None = Field(
         None, description="Glob on names ('*.py') or on paths below `path` ('src/**/*.ts')."
     )
@@ -279,10 +279,7 @@ class ListFilesArgs(ToolArgs):
 
 class ListFilesTool(WorkspaceTool):
     name = "list_files"
-    description = (
-        "List files and folders (folders end in '/'). Skips .git, virtualenvs, node_modules, caches "
-        "and .gitignored paths."
-    )
+    description = "List files and folders (folders end in '/')."
     args_model = ListFilesArgs
 
     def __init__(self, workspace_root: Path, max_entries: int = DEFAULT_LIST_LIMIT) -> None:
