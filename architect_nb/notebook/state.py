@@ -191,6 +191,11 @@ class Session:
             return self._reload(args)
         if name == "fix":
             return self._fix()
+        if name == "build":  # the extension awaits a `%architect build` line (plans.build_line)
+            return MessageOutput(
+                "%architect build starts a run: write it as a line of its own in a cell, with the extension "
+                "loaded (%load_ext architect_nb)."
+            )
         record = self.find(args[0] if args else None)
         return default_redactor().redact_data(json.loads(json.dumps(record.payload, default=str)))
 

@@ -8,6 +8,7 @@ lives in the run's thread (`Thread.todo`): a follow-up sees it and carries it on
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal
@@ -19,6 +20,8 @@ from architect_nb.tools.base import BaseTool, ToolResult
 __all__ = [
     "MAX_ITEMS",
     "MAX_ITEM_CHARS",
+    "PLAN_MARK",
+    "TODO_MARK",
     "TodoArgs",
     "TodoItem",
     "TodoTool",
@@ -33,6 +36,10 @@ MAX_ITEM_CHARS = 200
 TodoStatus = Literal["pending", "in_progress", "done"]
 MARKS: dict[str, TodoStatus] = {"[ ]": "pending", "[~]": "in_progress", "[x]": "done", "[X]": "done"}
 TodoItem = tuple[TodoStatus, str]
+#: A build run's task holds the approved plan after `PLAN_MARK`, and its steps after `TODO_MARK`: the list
+#: that run starts from, until the model's first todo call.
+PLAN_MARK = "\n\n[Approved plan]\n"
+TODO_MARK = "\n\n[Todo]\n"
 
 
 class TodoArgs(BaseModel):
@@ -80,6 +87,10 @@ def todo_in_messages(messages: Sequence[Mapping[str, Any]]) -> list[TodoItem]:
         str(m.get("tool_call_id")): str(m.get("content") or "") for m in messages if m.get("role") == "tool"
     }
     for message in reversed(messages):
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, str) and PLAN_MARK in content:
+            with contextlib.suppress(ValueError):
+                return parse_items(content.split(TODO_MARK)[-1].splitlines()) if TODO_MARK in content else []
         for call in reversed(message.get("tool_calls") or ()):
             function = call.get("function") or {}
             if function.get("name") != "todo" or results.get(str(call.get("id")), "Error").startswith(
