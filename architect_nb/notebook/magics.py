@@ -33,7 +33,7 @@ CELL_USAGE = (
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
     "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN] | fix "
-    "| reload [MODULE ...] | build [RUN]"
+    "| reload [MODULE ...] | build [RUN] | skills"
 )
 
 Subcommand = Literal[
@@ -51,6 +51,7 @@ Subcommand = Literal[
     "fix",
     "reload",
     "build",
+    "skills",
 ]
 THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FORK = re.compile(
@@ -71,6 +72,7 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "fix": (0, 0),
     "reload": (0, None),
     "build": (0, 1),
+    "skills": (0, 0),
 }
 
 
