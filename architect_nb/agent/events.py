@@ -102,6 +102,8 @@ class RunStarted(AgentEvent):
     workspace: str
     tools: tuple[str, ...]
     thread: ThreadInfo | None = None
+    instructions: tuple[str, ...] = ()  # the project's instruction files in the prompt, with their sizes
+    todo: tuple[str, ...] = ()  # the checklist the thread carries, as '[ ] item' lines
 
 
 @dataclass(frozen=True, kw_only=True)

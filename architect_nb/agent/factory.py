@@ -5,18 +5,38 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from architect_nb.agent.config import resolve_agent
+from architect_nb.agent.config import AgentConfig, resolve_agent
 from architect_nb.agent.events import EventSink
 from architect_nb.agent.gateway import model_client
+from architect_nb.agent.instructions import ProjectInstructions
 from architect_nb.agent.loop import AgentLoop
+from architect_nb.agent.skills import find_skills, skills_prompt
 from architect_nb.config.schema import AppConfig, ConfirmMode
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import Confirmer
+from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.commands.sandbox import sandbox_summary, sandbox_unavailable_reason
+from architect_nb.tools.filesystem.file_tools import ReadFileTool
 from architect_nb.tools.kernel.session import KernelSession
 
 __all__ = ["create_loop"]
+
+
+def _with_skills(agent: AgentConfig, engine: ExecutionEngine, warnings: list[tuple[str, str]]) -> AgentConfig:
+    """The agent's prompt with the skills' names and descriptions, when the agent may read files; read_file
+    then reads a skill's files as `skill:NAME/FILE`."""
+    allowed = agent.allowed_tools
+    if not engine.registry.has_tool("read_file") or (allowed is not None and "read_file" not in allowed):
+        return agent
+    skills, problems = find_skills(engine.config.workspace.root)
+    warnings.extend(("skills", problem) for problem in problems)
+    if not skills:
+        return agent
+    reader = engine.registry.get("read_file")
+    if isinstance(reader, ReadFileTool):
+        reader.skill_folders = {skill.name: skill.folder for skill in skills}
+    return replace(agent, system_prompt=f"{agent.system_prompt}\n\n{skills_prompt(skills)}")
 
 
 def create_loop(
@@ -45,12 +65,13 @@ def create_loop(
     engine = build_engine(
         config, mode=mode or agent_config.confirm_mode, dry_run=dry_run, confirmer=confirmer, kernel=kernel
     )
+    warnings: list[tuple[str, str]] = []
+    agent_config = _with_skills(agent_config, engine, warnings)
     llm_config = config.llm.model_copy(update={"model": model}) if model else config.llm
     llm = model_client(llm_config, workspace=config.workspace.root)
     costs = (
         config.costs.model_copy(update={"budget_usd": budget_usd}) if budget_usd is not None else config.costs
     )
-    warnings: list[tuple[str, str]] = []
     commands = any(as_command_tool(tool) is not None for tool in engine.registry.list_all())
     if commands and config.sandbox.mode != "off" and sandbox_unavailable_reason(config.sandbox) is not None:
         warnings.append(("sandbox", f"OS sandbox {sandbox_summary(config.sandbox)}"))
@@ -71,4 +92,5 @@ def create_loop(
         record_to=record_to,
         startup_warnings=warnings,
         mcp_manager=manager,
+        instructions=ProjectInstructions(config.workspace.root, config.instructions),
     )

@@ -41,6 +41,7 @@ from architect_nb.agent.events import (
     Transcript,
     Warning,
 )
+from architect_nb.agent.instructions import ProjectInstructions, system_prompt_with
 from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError, ToolCall
 from architect_nb.agent.run_edges import RunEdges
 from architect_nb.agent.run_result import (
@@ -61,6 +62,7 @@ from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.commands.command_tool import as_command_tool
+from architect_nb.tools.todo import checklist
 
 __all__ = ["AgentLoop", "RunResult"]
 
@@ -109,6 +111,8 @@ class AgentLoop:
         startup_warnings: (category, message) pairs shown when each run starts: MCP servers left out, no OS
             sandbox here.
         mcp_manager: Owns the MCP connections whose tools are in the engine's registry; `close` stops them.
+        instructions: The project's AGENTS.md and CLAUDE.md: the root's go into the system prompt, a
+            subfolder's are told when a tool first touches it.
     """
 
     def __init__(
@@ -124,6 +128,7 @@ class AgentLoop:
         record_to: Path | None = None,
         startup_warnings: Sequence[tuple[str, str]] = (),
         mcp_manager: Any = None,
+        instructions: ProjectInstructions | None = None,
     ) -> None:
         self.engine = engine
         self.llm = llm
@@ -137,6 +142,7 @@ class AgentLoop:
         self.record_to = record_to
         self.startup_warnings = tuple(startup_warnings)
         self.mcp_manager = mcp_manager
+        self.instructions = instructions
         self.transcript = Transcript()
         self._sink = on_event
         self._cancel = threading.Event()
@@ -233,7 +239,9 @@ class AgentLoop:
         schemas = self.engine.registry.get_schemas(self._allowed_tools())
         header = thread_info(thread)
         position = (thread.turns, len(thread.runs))
-        messages: list[dict[str, Any]] = [{"role": "system", "content": self.agent.system_prompt}]
+        told = self.instructions.at_start(thread.messages) if self.instructions is not None else []
+        system = system_prompt_with(self.agent.system_prompt, told)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
         model = str(getattr(self.llm, "display_name", self.llm.model))
         task_message = thread.begin_run(
@@ -261,10 +269,13 @@ class AgentLoop:
                 workspace=str(getattr(self.engine.hook_executor, "workspace_root", "") or ""),
                 tools=tuple(s["function"]["name"] for s in schemas),
                 thread=header,
+                instructions=tuple(file.label() for file in told),
+                todo=tuple(checklist(thread.todo).splitlines()),
             )
         )
         for category, warning in self.startup_warnings:
             self.emit(Warning(run_id=self.run_id, message=warning, category=category))
+        self._instruction_problems()
         said, refused = self._edges.start(self.run_id, task, self.agent.name, follow_up=position[1] > 0)
         if said is not None:  # what session_start hooks said stays in the conversation
             messages.append({"role": "user", "content": said})
@@ -318,11 +329,33 @@ class AgentLoop:
             images=self._sees_images(),
             extras=response.extras,
         )
+        self._nested_instructions(run, response.tool_calls)
         run.thread.add(messages[mark:], step_done=True)
         if self.engine.aborted:
             run.ends("aborted", self.engine.abort_reason or "The user aborted the run.")
             return False
         return True
+
+    def _nested_instructions(self, run: _Run, calls: Sequence[ToolCall]) -> None:
+        """A subfolder's AGENTS.md or CLAUDE.md, the first time a call touches a path in it: told to the model
+        after the tool results, kept in the thread."""
+        if self.instructions is None:
+            return
+        paths = [str(call.arguments["path"]) for call in calls if isinstance(call.arguments.get("path"), str)]
+        files, note = self.instructions.for_paths(paths) if paths else ([], None)
+        if note is not None:
+            run.messages.append({"role": "user", "content": note})
+            labels = ", ".join(file.label() for file in files)
+            message = f"Read instructions {labels}."
+            self.emit(Warning(run_id=self.run_id, message=message, category="instructions_read"))
+        self._instruction_problems()
+
+    def _instruction_problems(self) -> None:
+        if self.instructions is None:
+            return
+        for problem in self.instructions.problems:
+            self.emit(Warning(run_id=self.run_id, message=problem, category="instructions"))
+        self.instructions.problems = []
 
     def _sees_images(self) -> bool:
         if self._images is None:

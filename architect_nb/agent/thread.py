@@ -132,6 +132,13 @@ class Thread:
         return self.runs[-1] if self.runs else None
 
     @property
+    def todo(self) -> list[tuple[str, str]]:
+        """The model's checklist as the conversation left it: (status, text) of each item."""
+        from architect_nb.tools.todo import todo_in_messages
+
+        return list(todo_in_messages(self.messages))
+
+    @property
     def last_task(self) -> str:
         return next((run.task for run in reversed(self.runs) if run.task), "")
 

@@ -20,6 +20,7 @@ __all__ = [
     "GuardrailsConfig",
     "HookConfig",
     "HooksConfig",
+    "InstructionsConfig",
     "KernelConfig",
     "LLMConfig",
     "LoggingConfig",
@@ -347,6 +348,33 @@ class NotebookConfig(_Section):
     )
 
 
+class InstructionsConfig(_Section):
+    """`instructions: false` turns project instructions off; `instructions: [docs/agents.md]` adds files."""
+
+    enabled: bool = Field(
+        True,
+        description=(
+            "Put the workspace's AGENTS.md and CLAUDE.md into the system prompt, and those of a subfolder "
+            "once a tool touches it."
+        ),
+    )
+    files: list[str] = Field(
+        default_factory=list, description="More instruction files, relative to the workspace root."
+    )
+    max_chars: int = Field(
+        12_000, ge=500, le=200_000, description="Characters of instructions kept at most, all files together."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_forms(cls, value: object) -> object:
+        if isinstance(value, bool):
+            return {"enabled": value}
+        if isinstance(value, list):
+            return {"files": value}
+        return value
+
+
 class KernelConfig(_Section):
     tools: bool = Field(
         True,
@@ -427,6 +455,10 @@ class AppConfig(_Section):
         default_factory=LoggingConfig, description="Where logs go; secrets are redacted."
     )
     notebook: NotebookConfig = Field(default_factory=NotebookConfig, description="The notebook layer.")
+    instructions: InstructionsConfig = Field(
+        default_factory=InstructionsConfig,
+        description="The project's AGENTS.md and CLAUDE.md in the system prompt; see docs/instructions.md.",
+    )
     kernel: KernelConfig = Field(
         default_factory=KernelConfig, description="The agent's view of the live kernel: its tools and limits."
     )

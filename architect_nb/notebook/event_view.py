@@ -15,6 +15,7 @@ cutting, colouring). Such fields are marked `HTML_ONLY`; both renderers say ever
 from __future__ import annotations
 
 import base64
+import contextlib
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ __all__ = [
     "Said",
     "Summary",
     "Thought",
+    "Todo",
+    "TodoTracker",
     "ToolCall",
     "View",
     "Words",
@@ -54,6 +57,7 @@ TASK_LABEL = "Task"
 FORK_TASK = "(carries on from the fork's step)"  # a fork's run may have no task of its own
 RUNNING, NOT_RUN = "running", "not run"  # a call without a result, while the run goes on and after it ended
 WARNING_MARK = "⚠"
+NOTICE_MARK = "ℹ"  # something the run did that is worth a line, not a problem
 _DECISIONS = {"approve": "approved", "deny": "denied", "abort": "aborted the run"}
 #: Field metadata: the HTML shows this field and the plain text leaves it out.
 HTML_ONLY: Mapping[str, bool] = {"html_only": True}
@@ -85,7 +89,48 @@ class Header:
     title: str  # "architect run ab12 · build · model · mode yolo · dry run"
     thread: str  # "" outside a named thread
     task: str
+    instructions: str = ""  # "Instructions: AGENTS.md (1,204 chars)", or "" without any
     task_label: str = TASK_LABEL
+
+
+@dataclass(frozen=True, kw_only=True)
+class Todo:
+    """The model's checklist as it stands: shown under the header, live and in the saved output."""
+
+    title: str  # "Todo · 2 of 5 done"
+    items: tuple[tuple[str, str], ...]  # (status, text): pending, in_progress or done
+
+
+TODO_MARKS = {"pending": "☐", "in_progress": "◐", "done": "☑"}
+
+
+class TodoTracker:
+    """Follows a run's events to the checklist they leave: the thread's at the start, then each `todo`
+    call that succeeded. Fed one event at a time, so the live view pays nothing per redraw."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, str]] | None = None  # None: the run has no list
+        self._asked: dict[str, object] = {}
+
+    def feed(self, event: Mapping[str, Any]) -> None:
+        from architect_nb.tools.todo import parse_items
+
+        kind = event.get("kind")
+        if kind == "run_started" and event.get("todo"):
+            with contextlib.suppress(ValueError):
+                self.items = list(parse_items(list(event["todo"])))
+        elif kind == "tool_call" and event.get("tool") == "todo":
+            self._asked[str(event.get("call_id"))] = (event.get("arguments") or {}).get("items")
+        elif kind == "tool_result" and event.get("tool") == "todo" and event.get("success"):
+            with contextlib.suppress(ValueError):
+                self.items = list(parse_items(self._asked.get(str(event.get("call_id")))))
+
+    def view(self) -> Todo | None:
+        from architect_nb.tools.todo import done_text
+
+        if not self.items:
+            return None
+        return Todo(title=f"Todo · {done_text(self.items)}", items=tuple(self.items))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,12 +274,13 @@ class Summary:
     revert_all: Words
     changes: tuple[FileChange, ...]
     more_files: Words  # "2 more file(s) not listed: %architect review RUN lists them all.", or ()
+    todo: str = ""  # "Todo: 3 of 4 done" when the run kept a checklist
     # The HTML shows the review's diffs; these say why one is not there.
     no_text_diff: str = field(default="No text diff (binary, empty or permissions only).", metadata=HTML_ONLY)
     diff_elsewhere: Words = field(default=(), metadata=HTML_ONLY)  # when the review's diffs are too long
 
 
-View = Header | Thought | Said | ToolCall | Decision | RunWarning | Summary
+View = Header | Todo | Thought | Said | ToolCall | Decision | RunWarning | Summary
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -287,9 +333,11 @@ def thread_line(thread: object) -> str:
     return f"{where} · {size}" + (f", ${cost:.4f} so far" if cost else "")
 
 
-def summary_view(finished: Mapping[str, Any]) -> Summary:
-    """The `run_finished` event's summary. Without a review list (`changes`) it names the files changed."""
+def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | None = None) -> Summary:
+    """The `run_finished` event's summary. Without a review list (`changes`) it names the files changed;
+    with a todo list, how many of its items were done."""
     from architect_nb.execution.confirmation.confirmers import show
+    from architect_nb.tools.todo import done_text
 
     run_id = str(finished.get("run_id") or "")
     files = [show(str(f)) for f in finished.get("files_changed") or ()]
@@ -317,6 +365,7 @@ def summary_view(finished: Mapping[str, Any]) -> Summary:
     return Summary(
         status=str(finished.get("status", "")),
         message=str(finished.get("message", "")),
+        todo=f"Todo: {done_text(todo)}" if todo else "",
         stop=f"(stop reason: {finished.get('stop_reason', '')})",
         files=() if changes else _listed("Files changed", files) if files else ("Files changed: none",),
         cost=cost,
@@ -339,7 +388,9 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
     finished = [e for e in events if e.get("kind") == "run_finished"]
     rewinds = _rewinds(events, results) if finished else {}
     parts: list[View] = []
+    todo = TodoTracker()
     for event in events:
+        todo.feed(event)
         kind = event.get("kind")
         if kind == "run_started":
             parts.append(_header(event, run_id))
@@ -360,10 +411,16 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
                 )
             )
         elif kind == "warning":
-            parts.append(RunWarning(message=str(event.get("message"))))
+            notice = event.get("category") == "instructions_read"
+            parts.append(
+                RunWarning(message=str(event.get("message")), mark=NOTICE_MARK if notice else WARNING_MARK)
+            )
         elif kind == "run_finished":
-            parts.append(summary_view(event))
+            parts.append(summary_view(event, todo.items))
     # A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs).
+    if (checklist := todo.view()) is not None:  # under the header: where the run stands, at a glance
+        at = next((i + 1 for i, part in enumerate(parts) if isinstance(part, Header)), 0)
+        parts.insert(at, checklist)
     undoable = bool(run_id) and bool(finished and finished[-1].get("files_changed"))
     undo, review = Code(f"%architect undo {run_id}"), Code(f"%architect review {run_id}")
     footer: Words = (f"Run {run_id} · undo with ", undo, " · review with ", review) if undoable else ()
@@ -372,6 +429,7 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
 
 def _header(started: Mapping[str, Any], run_id: str) -> Header:
     run = started.get("run_id") or run_id
+    files = started.get("instructions") or ()
     facts = [
         f"architect run {run}" if run else "architect",
         str(started.get("agent") or ""),
@@ -383,6 +441,7 @@ def _header(started: Mapping[str, Any], run_id: str) -> Header:
         title=" · ".join(fact for fact in facts if fact),
         thread=thread_line(started.get("thread")),
         task=str(started.get("task", "")) or FORK_TASK,
+        instructions=f"Instructions: {', '.join(map(str, files))}" if files else "",
     )
 
 

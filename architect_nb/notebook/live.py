@@ -37,7 +37,8 @@ from architect_nb.agent.events import (
     ToolCallRequested,
     Transcript,
 )
-from architect_nb.notebook.render import events_html, status_badge, tokens_text
+from architect_nb.notebook.event_view import Todo, TodoTracker
+from architect_nb.notebook.render import events_html, status_badge, todo_html, tokens_text
 from architect_nb.redaction import default_redactor
 
 _show: Callable[..., Any] = _display  # IPython has no annotations
@@ -60,6 +61,7 @@ class LiveView:
     def __init__(self, *, approval_timeout: float = 300.0) -> None:
         self._lock = threading.RLock()
         self._events = Transcript()
+        self._todo = TodoTracker()  # the checklist, kept above the steps
         self._step_starts: list[int] = []  # where each step begins in the merged events
         self._done_html: dict[int, str] = {}  # the HTML of steps that are over, by index, made once
         self._approval_timeout = approval_timeout
@@ -106,6 +108,8 @@ class LiveView:
             if self._closed:
                 return
             self._events(event)
+            if event.kind in ("run_started", "tool_call", "tool_result"):
+                self._todo.feed(event.to_dict())
             if isinstance(event, StepStarted):
                 self._step = event.step
                 self._step_starts.append(self._events.size - 1)
@@ -196,6 +200,13 @@ class LiveView:
             f"<div style='color:#57606a'>architect {status_badge(self._status)} step {self._step} · "
             f"{tokens_text(self._tokens, self._cached, self._thinking)} · ${self._usd:.4f}</div>"
         )
+        todo = self._todo.view()
+        checklist = todo_html(_redacted(todo)) if todo is not None else ""
+        if checklist and self._step_starts:  # under the run's header, above its steps
+            first = self._done_html.get(-1, "")
+            log = first + checklist + log[len(first) :] if log.startswith(first) else checklist + log
+        elif checklist:
+            log += checklist
         return {
             "text/html": f'<div class="architect-nb-live" style="font-size:13px;line-height:1.4">'
             f"{header}{log}</div>",
@@ -244,6 +255,11 @@ def _html(events: list[dict[str, Any]], *, streaming: bool = False) -> str:
         held = text[: -redactor.holdback] if len(text) > redactor.holdback else ""
         events = [*events[:-1], {**events[-1], "text": redactor.redact_cut(held, cut_end=True)}]
     return events_html(redactor.redact_data(events))
+
+
+def _redacted(todo: Todo) -> Todo:
+    redact = default_redactor().redact
+    return Todo(title=todo.title, items=tuple((status, redact(text)) for status, text in todo.items))
 
 
 class _PromptBundle:

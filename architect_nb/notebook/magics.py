@@ -33,7 +33,7 @@ CELL_USAGE = (
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
     "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN] | fix "
-    "| reload [MODULE ...]"
+    "| reload [MODULE ...] | build [RUN] | skills"
 )
 
 Subcommand = Literal[
@@ -50,6 +50,8 @@ Subcommand = Literal[
     "transcript",
     "fix",
     "reload",
+    "build",
+    "skills",
 ]
 THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FORK = re.compile(
@@ -69,6 +71,8 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "transcript": (0, 1),
     "fix": (0, 0),
     "reload": (0, None),
+    "build": (0, 1),
+    "skills": (0, 0),
 }
 
 

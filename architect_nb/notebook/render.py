@@ -18,6 +18,7 @@ from typing import Any
 
 from architect_nb.agent.events import RUN_MIME_TYPE
 from architect_nb.notebook.event_view import (
+    TODO_MARKS,
     Code,
     Decision,
     Header,
@@ -27,6 +28,7 @@ from architect_nb.notebook.event_view import (
     Said,
     Summary,
     Thought,
+    Todo,
     ToolCall,
     View,
     Words,
@@ -252,6 +254,24 @@ def tool_card_html(call: ToolCall) -> str:
     return f'<div style="{_CARD}">{head}{args}{body}</div>{rewind}'
 
 
+def todo_html(todo: Todo) -> str:
+    """The checklist: done items struck through, the one in progress in bold."""
+    rows = []
+    for status, text in todo.items:
+        styled = (
+            f"<s>{_e(text)}</s>"
+            if status == "done"
+            else f"<b>{_e(text)}</b>"
+            if status == "in_progress"
+            else _e(text)
+        )
+        rows.append(f'<li style="list-style:none">{TODO_MARKS.get(status, "☐")} {styled}</li>')
+    return (
+        f'<div class="architect-nb-todo" style="{_CARD}"><div style="{_NOTE}">{_e(todo.title)}</div>'
+        f'<ul style="margin:2px 0;padding-left:4px">{"".join(rows)}</ul></div>'
+    )
+
+
 def summary_html(finished: Mapping[str, Any] | Summary) -> str:
     """The final summary: status, stop reason, tokens, cost and time, what undo does not cover, and the review
     list (or, without one, the names of the files changed)."""
@@ -261,6 +281,7 @@ def summary_html(finished: Mapping[str, Any] | Summary) -> str:
         f"<div>{status_badge(summary.status)} <b>{_e(summary.message)}</b> "
         f'<span style="color:#6e7781">{_e(summary.stop)}</span></div>'
         + (f"<div>{_words_html(summary.files)}</div>" if summary.files else "")
+        + (f"<div>{_e(summary.todo)}</div>" if summary.todo else "")
         + f"<div>{_e(summary.cost)}</div>"
         + (f'<div style="color:#6e7781">{_e(summary.note)}</div>' if summary.note else "")
         + (review_html(summary) if summary.changes else "")
@@ -303,8 +324,15 @@ def view_html(view: View) -> str:
         return (
             f'<div style="color:#57606a">{_e(view.title)}</div>'
             + (f'<div style="color:#57606a;font-size:12px">{_e(view.thread)}</div>' if view.thread else "")
+            + (
+                f'<div style="color:#57606a;font-size:12px">{_e(view.instructions)}</div>'
+                if view.instructions
+                else ""
+            )
             + f'<div style="margin:4px 0"><b>{_e(view.task_label)}:</b> {_e(view.task)}</div>'
         )
+    if isinstance(view, Todo):
+        return todo_html(view)
     if isinstance(view, Thought):  # folded: GitHub, nbviewer and VS Code keep <details> closed
         summary = f'<summary style="cursor:pointer;{_NOTE}">{_e(view.title)}</summary>'
         return (

@@ -17,6 +17,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import shlex
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from architect_nb.agent.thread import Thread
 from architect_nb.config import AppConfig, ConfigError
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
+from architect_nb.notebook.plans import plan_of
 from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.saved_record import for_notebook, save_whole
 from architect_nb.notebook.state import RunRecord, Session, get_session
@@ -268,6 +270,12 @@ async def run_cell(line: str, body: str) -> None:
             kernel.finish(raw_cell)
     _finish(session, run, display)
     _offer_reload(session, run, shell, display)
+    if args.agent == "plan" and (plan := plan_of(session.history[-1].payload)) is not None:
+        from architect_nb.notebook.plans import offer_build
+
+        kept = [f"--model {shlex.quote(args.model)}"] if args.model else []
+        kept += [f"--mode {args.mode}"] if args.mode else []
+        await offer_build(plan, run.thread.name, config.notebook.approval_timeout, " ".join(kept))
 
 
 def _offer_reload(session: Session, run: CellRun, shell: Any, display: Any) -> None:

@@ -191,8 +191,26 @@ class Session:
             return self._reload(args)
         if name == "fix":
             return self._fix()
+        if name == "skills":
+            return self._skills()
+        if name == "build":  # the extension awaits a `%architect build` line (plans.build_line)
+            return MessageOutput(
+                "%architect build starts a run: write it as a line of its own in a cell, with the extension "
+                "loaded (%load_ext architect_nb)."
+            )
         record = self.find(args[0] if args else None)
         return default_redactor().redact_data(json.loads(json.dumps(record.payload, default=str)))
+
+    def _skills(self) -> MessageOutput:
+        """The skills the model is told of, and those left out with why."""
+        from architect_nb.agent.skills import find_skills
+
+        skills, problems = find_skills(self.config().workspace.root)
+        lines = [f"{s.name} ({s.where}): {s.description}" for s in skills] or [
+            "No skills: put one in .claude/skills/NAME/SKILL.md (or .architect/skills/, or "
+            "~/.claude/skills/), with front matter giving its name and description."
+        ]
+        return MessageOutput("\n".join([*lines, *problems]), level="warning" if problems else "info")
 
     def _status(self) -> MessageOutput:
         config = self.config()

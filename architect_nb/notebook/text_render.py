@@ -7,6 +7,7 @@ belong to a tool call or to the summary's review list are indented under it.
 from __future__ import annotations
 
 from architect_nb.notebook.event_view import (
+    TODO_MARKS,
     Decision,
     Header,
     RunView,
@@ -14,6 +15,7 @@ from architect_nb.notebook.event_view import (
     Said,
     Summary,
     Thought,
+    Todo,
     ToolCall,
     View,
     Words,
@@ -33,7 +35,10 @@ def run_text(view: RunView) -> str:
 def view_lines(view: View) -> list[str]:
     """The lines of one view."""
     if isinstance(view, Header):
-        return [view.title, *([view.thread] if view.thread else []), f"{view.task_label}: {view.task}"]
+        extra = [line for line in (view.thread, view.instructions) if line]
+        return [view.title, *extra, f"{view.task_label}: {view.task}"]
+    if isinstance(view, Todo):
+        return [view.title, *(f"{_UNDER}{TODO_MARKS.get(status, '☐')} {text}" for status, text in view.items)]
     if isinstance(view, Thought):
         return [view.title]
     if isinstance(view, Said):
@@ -52,6 +57,7 @@ def view_lines(view: View) -> list[str]:
 def _summary_lines(summary: Summary) -> list[str]:
     lines = [f"{summary.status}: {summary.message} {summary.stop}"]
     lines += [_text(summary.files)] if summary.files else []
+    lines += [summary.todo] if summary.todo else []
     lines.append(summary.cost)
     lines += [summary.note] if summary.note else []
     if summary.changes:

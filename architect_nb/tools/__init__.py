@@ -15,6 +15,7 @@ The families (each package's docstring says what it holds and what it depends on
 - `search`: search_code, grep and find_files, with the workspace walk and globs.
 - `commands`: run_command, its classifier, shell parsing, wrappers, blocklist and process running.
 - `notebook_files`: the `.ipynb` cell tools, working on files.
+- `todo`: the model's checklist.
 
 Dependencies point from the families to the core (and `architect_nb.paths.validators`, the path gate),
 and between families only to public modules: patch and notebook_files use filesystem's I/O, filesystem uses

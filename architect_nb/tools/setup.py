@@ -113,10 +113,13 @@ def register_all_tools(
 ) -> None:
     """Every built-in tool but the kernel's; `sensitive_files` and `hidden_folders` are kept from searches
     (`register_search_tools`)."""
+    from architect_nb.tools.todo import TodoTool
+
     register_filesystem_tools(registry, workspace_config, documents)
     register_search_tools(
         registry, workspace_config, sensitive_files=sensitive_files, hidden_folders=hidden_folders
     )
+    registry.register(TodoTool())
     register_command_tools(
         registry,
         workspace_config,

@@ -51,8 +51,43 @@ export interface IStepView {
   changedFiles: string[];
 }
 
+export type TodoStatus = 'pending' | 'in_progress' | 'done';
+
+export interface ITodoItem {
+  status: TodoStatus;
+  text: string;
+}
+
+const TODO_MARKS: Record<string, TodoStatus> = {
+  '[ ]': 'pending',
+  '[~]': 'in_progress',
+  '[x]': 'done',
+  '[X]': 'done'
+};
+
+/** The items of a todo list ('[x] text' lines), or null when one is not a checklist line (the tool refused
+ * such a list, so it never became the list). */
+export function parseTodo(lines: unknown): ITodoItem[] | null {
+  if (!Array.isArray(lines)) {
+    return null;
+  }
+  const items: ITodoItem[] = [];
+  for (const line of lines) {
+    const trimmed = typeof line === 'string' ? line.trim() : '';
+    const status = TODO_MARKS[trimmed.slice(0, 3)];
+    const text = trimmed.slice(3).split(/\s+/).filter(Boolean).join(' ');
+    if (status === undefined || !text) {
+      return null;
+    }
+    items.push({ status, text });
+  }
+  return items;
+}
+
 export interface IRunView {
   started: IRunStarted | null;
+  /** The model's checklist as it stands: the thread's at the start, then each todo call that succeeded. */
+  todo: ITodoItem[];
   steps: IStepView[];
   /** Warnings raised before the first step. */
   warnings: IRunWarning[];
@@ -107,6 +142,7 @@ function newStep(step: number): IStepView {
 export function buildRunView(events: readonly RunEvent[]): IRunView {
   const view: IRunView = {
     started: null,
+    todo: [],
     steps: [],
     warnings: [],
     finished: null,
@@ -152,6 +188,7 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
     switch (event.kind) {
       case 'run_started':
         view.started = event;
+        view.todo = parseTodo(event.todo ?? []) ?? [];
         break;
       case 'step_started':
         current = event.step;
@@ -179,9 +216,14 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
         }
         break;
       }
-      case 'tool_result':
-        callOf(event, event.step).result = event;
+      case 'tool_result': {
+        const call = callOf(event, event.step);
+        call.result = event;
+        if (event.tool === 'todo' && event.success) {
+          view.todo = parseTodo(call.arguments.items) ?? view.todo;
+        }
         break;
+      }
       case 'cost':
         stepOf(event.step).cost = event;
         view.lastCost = event;

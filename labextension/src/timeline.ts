@@ -22,7 +22,8 @@ import {
   CallStatus,
   ICallView,
   IRunView,
-  IStepView
+  IStepView,
+  ITodoItem
 } from './model';
 import { appendHighlighted, languageForName } from './highlight';
 import type {
@@ -393,6 +394,14 @@ function renderHeader(view: IRunView): HTMLElement {
     .filter(Boolean)
     .join(' · ');
   const thread = renderThread(started.thread);
+  const files = started.instructions ?? [];
+  const instructions = files.length
+    ? h(
+        'div',
+        'anb-muted anb-run-instructions',
+        `Instructions: ${files.join(', ')}`
+      )
+    : null;
   return h(
     'div',
     'anb-run-header',
@@ -400,7 +409,8 @@ function renderHeader(view: IRunView): HTMLElement {
     started.dry_run ? badge('dry run', 'dryrun') : null,
     h('span', 'anb-task', started.task || "(carries on from the fork's step)"),
     h('div', 'anb-muted anb-run-meta', meta),
-    thread
+    thread,
+    instructions
   );
 }
 
@@ -442,6 +452,44 @@ function renderThread(thread: IThreadInfo | null): HTMLElement | null {
 
 function fact(label: string, value: string | Node): HTMLElement {
   return h('span', 'anb-fact', h('span', 'anb-fact-label', label), value);
+}
+
+const TODO_SIGNS: Record<string, string> = {
+  pending: '☐',
+  in_progress: '◐',
+  done: '☑'
+};
+
+/** "2 of 5 done". */
+export function todoDone(items: readonly ITodoItem[]): string {
+  return `${items.filter(item => item.status === 'done').length} of ${items.length} done`;
+}
+
+/** The model's checklist, under the header: done items struck through, the one in progress in bold. */
+export function renderTodo(items: readonly ITodoItem[]): HTMLElement | null {
+  if (!items.length) {
+    return null;
+  }
+  const rows = items.map(item => {
+    const text =
+      item.status === 'done'
+        ? h('s', '', item.text)
+        : item.status === 'in_progress'
+          ? h('b', '', item.text)
+          : h('span', '', item.text);
+    return h(
+      'li',
+      `anb-todo-${item.status}`,
+      `${TODO_SIGNS[item.status]} `,
+      text
+    );
+  });
+  return h(
+    'div',
+    'anb-todo',
+    h('div', 'anb-muted anb-todo-title', `Todo · ${todoDone(items)}`),
+    h('ul', 'anb-todo-items', ...rows)
+  );
 }
 
 function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
@@ -488,6 +536,7 @@ function renderSummary(view: IRunView, controls: RunControls): HTMLElement {
       badge(done.status, RUN_STATUS_STYLE[done.status] ?? 'pending'),
       h('span', 'anb-summary-message', done.message),
       fact('stop', done.stop_reason),
+      view.todo.length ? fact('todo', todoDone(view.todo)) : null,
       fact('steps', String(done.steps)),
       fact(
         'tokens',
@@ -528,6 +577,7 @@ export async function renderRun(
     'div',
     'anb-run',
     renderHeader(view),
+    renderTodo(view.todo),
     renderWarnings(view.warnings),
     h('div', 'anb-timeline', ...steps),
     renderSummary(view, controls)

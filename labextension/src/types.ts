@@ -37,6 +37,10 @@ export interface IRunStarted extends IEventBase {
   workspace: string;
   tools: string[];
   thread: IThreadInfo | null;
+  /** The project's instruction files in the system prompt, each with its size (absent in older runs). */
+  instructions?: string[];
+  /** The checklist the thread carries, as '[ ] item' lines (absent in older runs). */
+  todo?: string[];
 }
 
 export interface IStepStarted extends IEventBase {
@@ -327,7 +331,9 @@ export function parseEvent(raw: unknown): RunEvent | null {
         dry_run: bool(raw, 'dry_run'),
         workspace: str(raw, 'workspace'),
         tools: strList(raw, 'tools'),
-        thread: parseThread(raw.thread)
+        thread: parseThread(raw.thread),
+        instructions: strList(raw, 'instructions'),
+        todo: strList(raw, 'todo')
       };
     case 'step_started':
       return { ...base, kind, step: num(raw, 'step') };

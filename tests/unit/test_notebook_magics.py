@@ -264,8 +264,11 @@ def test_unknown_model_and_missing_key_end_the_run_with_a_clear_message(
     assert "ARCHITECT_TEST_MISSING_KEY is not set" in plain[-1] and "llm_error" in plain[-1]
 
 
-def test_line_magic_subcommands(shell: tuple[InteractiveShell, Path]) -> None:
+def test_line_magic_subcommands(
+    shell: tuple[InteractiveShell, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ip, ws = shell
+    monkeypatch.setenv("HOME", str(ws.parent / "home"))  # no skills of the machine's user
     status = repr(ip.run_line_magic("architect", "status"))
     assert "model: gpt-4o-mini" in status and f"workspace: {ws}" in status and "read_file" in status
     assert "MCP servers: none" in status
@@ -288,6 +291,18 @@ def test_line_magic_subcommands(shell: tuple[InteractiveShell, Path]) -> None:
     assert "approval timeout: 7 s" in repr(ip.run_line_magic("architect", "status"))
     assert "no run in this kernel" in repr(ip.run_line_magic("architect", "undo"))
     assert "unknown subcommand" in repr(ip.run_line_magic("architect", "frob"))
+    assert "No skills: put one in .claude/skills/NAME/SKILL.md" in repr(
+        ip.run_line_magic("architect", "skills")
+    )
+    skill = ws / ".claude" / "skills" / "release"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: release\ndescription: Cut a release.\n---\nBody.\n")
+    (ws / ".claude" / "skills" / "bare").mkdir()
+    (ws / ".claude" / "skills" / "bare" / "SKILL.md").write_text("No front matter.\n")
+    listed = repr(ip.run_line_magic("architect", "skills"))
+    assert "release (.claude/skills/release): Cut a release." in listed and "Body." not in listed
+    assert "Skill .claude/skills/bare left out: SKILL.md has no front matter" in listed
+    assert "build starts a run" in repr(ip.run_line_magic("architect", "build"))  # not awaited here
 
 
 def _float_totals(ip: InteractiveShell, ws: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from architect_nb.paths.validators import PathTraversalError, is_inside, visible
+from architect_nb.paths.validators import PathTraversalError, is_inside, validate_path, visible
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
 from architect_nb.tools.filesystem.edit_file import EditFileArgs, EditFileTool
@@ -60,6 +60,9 @@ class ReadFileArgs(ToolArgs):
     limit: int | None = Field(None, ge=1, le=100_000, description="Number of lines to read from offset.")
 
 
+SKILL_PREFIX = "skill:"  # `agent.skills.SKILL_PREFIX`
+
+
 class ReadFileTool(WorkspaceTool):
     name = "read_file"
     description = (
@@ -70,12 +73,26 @@ class ReadFileTool(WorkspaceTool):
     def __init__(self, workspace_root: Path, max_bytes: int = DEFAULT_READ_LIMIT_BYTES) -> None:
         super().__init__(workspace_root)
         self.max_bytes = max_bytes
+        #: The skills' folders by name (`agent.skills`): `skill:NAME[/FILE]` reads inside that folder only.
+        self.skill_folders: dict[str, Path] = {}
+
+    def _skill_file(self, path: str) -> tuple[Path, str]:
+        name, _, rest = path.removeprefix(SKILL_PREFIX).partition("/")
+        folder = self.skill_folders.get(name)
+        if folder is None:
+            known = ", ".join(sorted(self.skill_folders)) or "none"
+            raise FileAccessError(f"There is no skill {name!r}. The skills: {known}.")
+        target = validate_path(rest or "SKILL.md", folder)
+        return target, f"{SKILL_PREFIX}{name}/{target.relative_to(folder).as_posix()}"
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ReadFileArgs.model_validate(kwargs)
         try:
-            target = self.resolve(args.path)
-            shown = self.rel(target)
+            if args.path.startswith(SKILL_PREFIX) and self.skill_folders:
+                target, shown = self._skill_file(args.path)
+            else:
+                target = self.resolve(args.path)
+                shown = self.rel(target)
             if args.offset is None and args.limit is None:
                 text = read_text_file(target, shown, self.max_bytes).text
                 return ToolResult.ok(text, path=shown, lines=text.count("\n") + (not text.endswith("\n")))
@@ -270,7 +287,7 @@ class DeleteFileTool(WorkspaceTool):
 
 
 class ListFilesArgs(ToolArgs):
-    path: str = Field(".", description="Folder to list, relative to the workspace root.")
+    path: str = Field(".", description="Folder to list.")
     pattern: str | None = Field(
         None, description="Glob on names ('*.py') or on paths below `path` ('src/**/*.ts')."
     )
@@ -279,10 +296,7 @@ class ListFilesArgs(ToolArgs):
 
 class ListFilesTool(WorkspaceTool):
     name = "list_files"
-    description = (
-        "List files and folders (folders end in '/'). Skips .git, virtualenvs, node_modules, caches "
-        "and .gitignored paths."
-    )
+    description = "List files and folders (folders end in '/')."
     args_model = ListFilesArgs
 
     def __init__(self, workspace_root: Path, max_entries: int = DEFAULT_LIST_LIMIT) -> None:

@@ -70,9 +70,10 @@ DEFAULT_TIME_BOUND = 20.0
 MAX_LITERAL = 1000
 DEFAULT_MAX_FILES = 200
 
-_SEARCH_PATH = "Folder or file to search, relative to the workspace root."
+_SEARCH_PATH = "Folder or file to search."
 _FILE_PATTERN = "Glob on file names ('*.py', '*.{js,ts}'), or on paths below `path` if it contains '/'."
 _OUTPUTS = "Also search .ipynb outputs."
+#: Said once in the system prompt (`SKIPPED_PATHS`), and again when a search finds nothing.
 _SKIPS_NAMES = "Skips .git, virtualenvs, node_modules, caches and .gitignored paths."
 _SKIPS = _SKIPS_NAMES.replace(" and .gitignored paths", ", .gitignored paths and binary files")
 
@@ -100,7 +101,7 @@ class FindFilesArgs(ToolArgs):
     pattern: str = Field(
         description="Glob on file names ('*.yaml', 'test_*.py'), or on paths if it contains '/'."
     )
-    path: str = Field(".", description="Folder to search, relative to the workspace root.")
+    path: str = Field(".", description="Folder to search.")
     recursive: bool = Field(True, description="Search subfolders too.")
 
 
@@ -201,9 +202,7 @@ class _SearchTool(WorkspaceTool):
 
 class SearchCodeTool(_SearchTool):
     name = "search_code"
-    description = (
-        "Search file contents with a Python regex; returns `path:line: text` matches with context. " + _SKIPS
-    )
+    description = "Search file contents with a Python regex; returns `path:line: text` matches with context."
     args_model = SearchCodeArgs
 
     def __init__(
@@ -315,9 +314,7 @@ class SearchCodeTool(_SearchTool):
 
 class GrepTool(_SearchTool):
     name = "grep"
-    description = (
-        "Search file contents for literal text (not a regex); returns `path:line: text` matches. " + _SKIPS
-    )
+    description = "Search file contents for literal text (not a regex); returns `path:line: text` matches."
     args_model = GrepArgs
 
     def __init__(
@@ -514,7 +511,7 @@ def _literal_problem(pattern: str) -> str | None:
 
 class FindFilesTool(_SearchTool):
     name = "find_files"
-    description = "Find files by name glob; returns paths relative to the workspace. " + _SKIPS_NAMES
+    description = "Find files by name glob; returns paths relative to the workspace."
     args_model = FindFilesArgs
 
     def __init__(
