@@ -58,6 +58,21 @@ class CheckResult:
         lines += self._listed_text()
         return _redact("\n".join(lines))
 
+    def brief(self, max_chars: int = 1900) -> str:
+        """The report for the model, within `max_chars`: the first difference with both sides (cut), every
+        other one as a line, then the rest. A gate's output is cut to its end, so this fits whole."""
+        lines = [self.headline()]
+        side = max(200, (max_chars - 600) // 4)
+        for i, d in enumerate(self.differences):
+            if i == 0:
+                lines.append(f"First difference: {d.where}: {d.what}")
+                lines += [f"  before: {_indent(d.before, side)}", f"  after:  {_indent(d.after, side)}"]
+            else:
+                lines.append(f"Difference: {d.where}: {d.what}")
+        lines += [line.strip("\n") for line in self._listed_text()]
+        text = _redact("\n".join(line for line in lines if line))
+        return text if len(text) <= max_chars else text[: max_chars - 6] + " [...]"
+
     def _listed_text(self) -> list[str]:
         lines = []
         if self.unstable:
@@ -110,12 +125,12 @@ def _pre(text: str) -> str:
     return f"<pre style='white-space:pre-wrap'>{html.escape(_redact(_cut(text)))}</pre>"
 
 
-def _cut(text: str) -> str:
-    return text if len(text) <= _SIDE_CHARS else text[:_SIDE_CHARS] + " […]"
+def _cut(text: str, limit: int = _SIDE_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + " […]"
 
 
-def _indent(text: str) -> str:
-    return _cut(text).replace("\n", "\n          ")
+def _indent(text: str, limit: int = _SIDE_CHARS) -> str:
+    return _cut(text, limit).replace("\n", "\n          ")
 
 
 def _redact(text: str) -> str:

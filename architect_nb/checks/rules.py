@@ -1,7 +1,7 @@
 """Whether two outputs mean the same: each rule returns None when they do, else what differs (one line).
 
 - Texts: equal after normalisation, except that the numbers in them may differ by the relative tolerance
-  (`0.30000000000000004` and `0.3` are the same number; `10583.59` and `10583.60` are not, at the default 1e-9).
+  (`0.30000000000000004` and `0.3` are the same number; `10583.59` and `10583.6` are not, at 1e-9).
 - Values (DataFrames, Series, arrays): the same shape, columns, dtypes and index, and the same values, the
   numbers within the tolerance; NaN equals NaN.
 - Images: the same size, and at most `image_threshold` of the pixels differing (by more than a little, so a

@@ -251,10 +251,13 @@ def test_the_command_exits_non_zero_on_a_difference(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=200,
+        check=False,
     )
     assert done.returncode == 1, done.stderr
     assert "First difference: cell 1 (c1): 1 became 2" in done.stdout
-    usage = subprocess.run([sys.executable, "-m", "architect_nb"], capture_output=True, text=True)
+    usage = subprocess.run(
+        [sys.executable, "-m", "architect_nb"], capture_output=True, text=True, check=False
+    )
     assert usage.returncode == 2 and "usage: python -m architect_nb check" in usage.stderr
 
 
