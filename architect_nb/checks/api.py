@@ -51,6 +51,10 @@ def compare_notebook_runs(
     started = time.perf_counter()
     before_dir, after_dir = Path(before).resolve(), Path(after).resolve()
     relative = _relative(Path(notebook), after_dir)
+    if relative is None:
+        return CheckResult(
+            notebook=str(notebook), failure=f"{notebook} is not inside the after folder {after_dir}"
+        )
     names = tuple(compare)
     shown = str(relative)
     bad = [n for n in names if not all(part.isidentifier() for part in n.split("."))]
@@ -87,10 +91,11 @@ def compare_notebook_runs(
     return result
 
 
-def _relative(notebook: Path, after: Path) -> Path:
+def _relative(notebook: Path, after: Path) -> Path | None:
+    """The notebook's path inside both folders; None for one outside them."""
     if notebook.is_absolute():
         try:
             return notebook.resolve().relative_to(after)
         except ValueError:
-            return Path(notebook.name)
-    return notebook
+            return None
+    return None if ".." in notebook.parts else notebook

@@ -63,7 +63,7 @@ def compare_sides(
     ]
     if errors:
         result.notes.append(
-            "the notebook raises on the before side too (" + "; ".join(errors[:3]) + "); the same error on "
+            "the notebook raises on the before side (" + "; ".join(errors[:3]) + "); the same error on "
             "both sides counts as the same output"
         )
     return result

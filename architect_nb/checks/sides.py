@@ -41,7 +41,10 @@ def run_sides(requests: list[SideRequest]) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = [{} for _ in requests]
 
     def one(i: int) -> None:
-        results[i] = _run_one(requests[i])
+        try:
+            results[i] = _run_one(requests[i])
+        except Exception as exc:  # a side that could not even start reports it, like any other failure
+            results[i] = _failed(f"the notebook runner could not start ({type(exc).__name__}: {exc})")
 
     threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(len(requests))]
     for t in threads:

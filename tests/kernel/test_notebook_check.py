@@ -286,3 +286,37 @@ def test_the_gate_keeps_the_agent_working_until_the_notebook_gives_the_same_resu
     assert (result.status, result.stop_reason) == ("success", "completed"), result
     assert (workspace / "prices.py").read_text() == fixed
     assert result.final_text == "Fixed: the total counts every price again."
+
+
+def test_the_magic_checks_against_a_named_run_of_this_kernel(tmp_path: Path) -> None:
+    from architect_nb.config import load_config
+    from architect_nb.execution.build import build_engine
+    from architect_nb.notebook.magics import UsageError, parse_line
+    from architect_nb.notebook.state import RunRecord, Session
+
+    workspace = tmp_path / "repo"
+    workspace.mkdir()
+    (workspace / "prices.py").write_text("RATE = 0.2\n")
+    _notebook(workspace, [new_code_cell("from prices import RATE\nRATE * 100", id="rate")])
+    config = load_config(overrides={"workspace.root": str(workspace)}, environ={})
+    session = Session()
+    for rate in ("0.25", "0.2"):  # a run that changes the rate, then one that puts it back
+        engine = build_engine(config, mode="yolo")
+        changed = engine.execute_tool_call("write_file", {"path": "prices.py", "content": f"RATE = {rate}\n"})
+        assert changed.success, changed.error
+        session.record(
+            RunRecord(
+                run_id=engine.run_id, task="t", status="success", stop_reason="completed",
+                files_changed=["prices.py"], cost_usd=0.0, started_at=0.0, payload={}, engine=engine,
+            )
+        )  # fmt: skip
+    first, last = session.history[0].run_id, session.history[1].run_id
+    against_last = session.handle(parse_line("check analysis.ipynb"))  # 25.0 before it, 20.0 now
+    assert not against_last.same and "25.0 became 20.0" in against_last.text()
+    assert f"before run {last}" in against_last.text()
+    against_first = session.handle(parse_line(f"check analysis.ipynb --against {first}"))
+    assert against_first.same, against_first.text()
+    bundle = against_first._repr_mimebundle_()
+    assert "same outputs before and after" in bundle["text/plain"] and "<div" in bundle["text/html"]
+    with pytest.raises(UsageError, match="is not inside the workspace"):
+        session.handle(parse_line(f"check {tmp_path / 'elsewhere.ipynb'}"))

@@ -155,3 +155,21 @@ def test_the_brief_report_for_the_model_keeps_the_first_difference_within_its_si
     assert len(brief) <= 1900 and len(result.text()) > 10_000
     assert brief.startswith("n.ipynb: 30 output(s) changed; the first is cell 1 (c0).")
     assert "First difference: cell 1 (c0): 0 became 1" in brief and "  after:  row 0: 0.0" in brief
+
+
+def test_a_notebook_outside_the_folders_or_the_workspace_is_refused_before_any_kernel(tmp_path: Path) -> None:
+    from architect_nb.checks import compare_notebook_runs
+    from architect_nb.config.schema import QualityGateConfig
+    from architect_nb.execution.gates.notebook_checks import run_notebook_gate
+
+    for name in ("../x.ipynb", str(tmp_path.parent / "x.ipynb")):
+        result = compare_notebook_runs(name, before=tmp_path, after=tmp_path)
+        assert result.failure is not None and "is not inside the after folder" in result.failure
+    assert compare_notebook_runs("n.ipynb", before=tmp_path, after=tmp_path, compare=["a b"]).failure == (
+        "'a b' is not a variable name"
+    )
+    for path in ("/etc/x.ipynb", "../x.ipynb"):
+        gate = run_notebook_gate(QualityGateConfig(name="nb", notebook=path), tmp_path, lambda _d: [])
+        assert not gate.passed and "names a notebook inside the workspace" in gate.output
+    alone = run_notebook_gate(QualityGateConfig(name="nb", notebook="n.ipynb"), tmp_path, None)
+    assert not alone.passed and "needs the run's snapshots" in alone.output
