@@ -73,9 +73,9 @@ def _run_one(request: SideRequest) -> dict[str, Any]:
         log = Path(folder) / "side.log"
         with log.open("wb") as out:
             command = [sys.executable, "-m", "architect_nb.checks.side", str(asked), str(answer)]
-            with process_group(
-                command, cwd=request.cwd, stdin=subprocess.DEVNULL, stdout=out, stderr=out
-            ) as p:
+            # Not in the notebook's folder: a module there (`json.py`) must not shadow the runner's imports;
+            # the kernel itself starts in the notebook's folder (nbclient's `resources`).
+            with process_group(command, cwd=folder, stdin=subprocess.DEVNULL, stdout=out, stderr=out) as p:
                 code = wait_or_kill(p, request.notebook_timeout + _GRACE)
         if code is None:
             limit = f"{request.notebook_timeout:g}s"
