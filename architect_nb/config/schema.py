@@ -169,13 +169,26 @@ class QualityGateConfig(_Section):
             "with its variables; truthy passes, falsy or an exception fails."
         ),
     )
+    notebook: str | None = Field(
+        None,
+        description=(
+            "A notebook check instead: the notebook (relative to the workspace) runs in fresh kernels on the "
+            "workspace before the run and now; the same outputs pass."
+        ),
+    )
+    compare: list[str] = Field(
+        default_factory=list, description="For `notebook`: variables compared at the end of both runs."
+    )
+    stability: bool = Field(
+        False, description="For `notebook`: run the before side twice; cells that differ there are unstable."
+    )
     required: bool = Field(True, description="A failing required gate keeps the run going; others only warn.")
     timeout: int = Field(60, ge=1, le=600, description="Seconds before the gate is killed (and fails).")
 
     @model_validator(mode="after")
     def _command_or_python(self) -> QualityGateConfig:
-        if (self.command is None) == (self.python is None):
-            raise ValueError("a quality gate has either `command` or `python`")
+        if sum(x is not None for x in (self.command, self.python, self.notebook)) != 1:
+            raise ValueError("a quality gate has one of `command`, `python` or `notebook`")
         return self
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -200,9 +201,15 @@ class ExecutionEngine:
     def run_quality_gates(self) -> list[QualityGateResult]:
         """Run the configured quality gates, in order; the agent loop calls this when the agent is done.
 
-        Command gates run in the workspace; kernel checks (`python:`) in the kernel."""
+        Command gates run in the workspace; kernel checks (`python:`) in the kernel; notebook checks
+        (`notebook:`) against the workspace as this run's first snapshots had it."""
         gates = self.config.guardrails.quality_gates
-        return run_quality_gates(gates, self.config.workspace.root.resolve(), self.kernel)
+        run_id = self.run_id
+
+        def write_before(folder: Path) -> list[str]:
+            return self.checkpoints.write_before(run_id, folder)
+
+        return run_quality_gates(gates, self.config.workspace.root.resolve(), self.kernel, write_before)
 
     # ------------------------------------------------------------------ the pipeline
 

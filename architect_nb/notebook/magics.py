@@ -16,9 +16,11 @@ __all__ = [
     "CELL_USAGE",
     "LINE_USAGE",
     "CellArgs",
+    "CheckArgs",
     "LineCommand",
     "UsageError",
     "parse_cell_line",
+    "parse_check",
     "parse_line",
 ]
 
@@ -33,7 +35,8 @@ CELL_USAGE = (
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
     "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN] | fix "
-    "| reload [MODULE ...] | build [RUN] | skills"
+    "| reload [MODULE ...] | build [RUN] | skills "
+    "| check NOTEBOOK [--against RUN] [--compare NAME,...] [--stability]"
 )
 
 Subcommand = Literal[
@@ -52,6 +55,7 @@ Subcommand = Literal[
     "reload",
     "build",
     "skills",
+    "check",
 ]
 THREAD_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _FORK = re.compile(
@@ -73,6 +77,7 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "reload": (0, None),
     "build": (0, 1),
     "skills": (0, 0),
+    "check": (1, 6),
 }
 
 
@@ -236,4 +241,44 @@ def parse_line(line: str) -> LineCommand:
         raise UsageError(f"%architect config: {bad[0]!r} is not key=value. {LINE_USAGE}")
     if name == "mode" and rest[0] not in MODES:
         raise UsageError(f"%architect mode: {rest[0]!r} is not one of {', '.join(MODES)}. {LINE_USAGE}")
+    if name == "check":
+        parse_check(rest)  # the usage error now, not when the check runs
     return LineCommand(name=cast("Subcommand", name), args=rest)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckArgs:
+    """`%architect check NOTEBOOK [--against RUN] [--compare NAME,...] [--stability]`."""
+
+    notebook: str
+    against: str | None = None
+    compare: tuple[str, ...] = ()
+    stability: bool = False
+
+
+class _CheckParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"%architect check: {message}. {LINE_USAGE}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise UsageError(f"%architect check: {(message or '').strip() or 'bad options'}. {LINE_USAGE}")
+
+
+def parse_check(words: tuple[str, ...]) -> CheckArgs:
+    p = _CheckParser(prog="%architect check", add_help=False, allow_abbrev=False)
+    p.add_argument("notebook")
+    p.add_argument("--against")
+    p.add_argument("--compare", type=_dotted_names, default=())
+    p.add_argument("--stability", action="store_true")
+    ns = p.parse_args(list(words))
+    return CheckArgs(notebook=ns.notebook, against=ns.against, compare=ns.compare, stability=ns.stability)
+
+
+def _dotted_names(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names or not all(p.isidentifier() for n in names for p in n.split(".")):
+        raise ValueError(text)
+    return names
+
+
+_dotted_names.__name__ = "comma-separated variable names"

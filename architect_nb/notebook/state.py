@@ -21,7 +21,7 @@ from architect_nb.execution.checkpoints.store import CheckpointError, Checkpoint
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.guardrails.claude_permissions import claude_status
 from architect_nb.log import get_logger
-from architect_nb.notebook.magics import CellArgs, LineCommand, UsageError
+from architect_nb.notebook.magics import CellArgs, CheckArgs, LineCommand, UsageError, parse_check
 from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.threads import KernelThreads
 from architect_nb.redaction import default_redactor
@@ -125,6 +125,36 @@ class Session:
         hint = f"%architect revert {run_id} PATH puts one file back; %architect undo {run_id} all of them."
         return MessageOutput("\n\n".join([*blocks, hint]), level="info")
 
+    def check(self, args: CheckArgs) -> Any:
+        """`%architect check`: the notebook run on the workspace as it was before the run (the last one, or
+        `--against`) and as it is now, in two fresh kernels, and its outputs compared."""
+        import tempfile
+
+        from architect_nb.checks import compare_notebook_runs
+
+        store, run_id, _record = self._store_for(args.against, "check")
+        root = store.workspace
+        assert root is not None
+        notebook = Path(args.notebook).expanduser()
+        absolute = notebook if notebook.is_absolute() else (root / notebook)
+        try:
+            relative = absolute.resolve().relative_to(root)
+        except ValueError:
+            raise UsageError(
+                f"%architect check: {args.notebook} is not inside the workspace {root}."
+            ) from None
+        with tempfile.TemporaryDirectory(prefix="architect-before-") as folder:
+            before = Path(folder) / root.name
+            try:
+                notes = store.write_before(run_id, before)
+            except (CheckpointError, OSError) as exc:
+                raise UsageError(f"%architect check: the workspace before run {run_id}: {exc}.") from None
+            result = compare_notebook_runs(
+                relative, before=before, after=root, compare=args.compare, stability=args.stability
+            )
+        result.notes += [*notes, f"before: the workspace as it was before run {run_id}"]
+        return result
+
     def _store_for(self, run: str | None, what: str) -> tuple[CheckpointStore, str, RunRecord | None]:
         """The store that knows run `run` (this kernel's engine, or the saved runs), its id and record."""
         try:
@@ -189,6 +219,8 @@ class Session:
             return self.review(args[0] if args else None)
         if name == "reload":
             return self._reload(args)
+        if name == "check":
+            return self.check(parse_check(args))
         if name == "fix":
             return self._fix()
         if name == "skills":

@@ -128,7 +128,7 @@ def test_01_quickstart_headless_with_nobody_to_click_denies_the_edit(notebooks: 
 def test_02_refactor_extracts_cleaning_adds_passing_tests_and_keeps_the_numbers(notebooks: Path) -> None:
     nb, clicks, scratch = _execute(notebooks, "02-refactor-a-data-science-repo.ipynb", None)
     assert clicks == []
-    [run] = _runs(nb)
+    run, tidy = _runs(nb)
     [done] = _events(run, "run_finished")
     assert (done["status"], done["stop_reason"]) == ("success", "completed"), done["message"]
     assert sorted(done["files_changed"]) == [
@@ -191,6 +191,15 @@ def test_02_refactor_extracts_cleaning_adds_passing_tests_and_keeps_the_numbers(
     explore, _ = run_notebook(ws / "explore.ipynb", answer=None)
     assert any("load_sales" in c.source for c in explore.cells)
     assert "North" in _text(explore)
+    # The notebook check: it passed after the refactor (the added cell listed, not counted); in the second
+    # run its gate caught the planted behaviour change, the agent fixed it, and the check passed again.
+    assert text.count("explore.ipynb: same outputs before and after.") == 2
+    assert "Cells added: cell 3 (" in text
+    [tidied] = _events(tidy, "run_finished")
+    assert (tidied["status"], tidied["stop_reason"]) == ("success", "completed"), tidied["message"]
+    gates = [e["message"] for e in _events(tidy, "warning") if e.get("category") == "quality_gate"]
+    assert gates == ["Quality gate same-explore-results failed."]
+    assert '"Nrth": "North"' in (ws / "cleaning.py").read_text()
     _saved_cleanly(nb)
 
 

@@ -399,5 +399,5 @@ def test_the_engine_runs_command_gates_and_kernel_checks_in_order(
     engine = engine_for(tmp_path, kernel, **{"guardrails.quality_gates": gates})
     results = engine.run_quality_gates()
     assert [(r.name, r.passed) for r in results] == [("cmd", True), ("kernel", True), ("broken", False)]
-    with pytest.raises(ValueError, match="either `command` or `python`"):
+    with pytest.raises(ValueError, match="one of `command`, `python` or `notebook`"):
         QualityGateConfig(name="x", command="true", python="True")

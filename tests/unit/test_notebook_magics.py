@@ -15,7 +15,14 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from architect_nb.notebook.context_vars import describe, task_with_context
 from architect_nb.notebook.extension import transform_cell
-from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line, parse_line
+from architect_nb.notebook.magics import (
+    CellArgs,
+    CheckArgs,
+    UsageError,
+    parse_cell_line,
+    parse_check,
+    parse_line,
+)
 from architect_nb.notebook.state import reset_session
 from tests.support.agent import copy_sample_project, write_script
 
@@ -86,7 +93,22 @@ def test_bad_cell_options_are_one_line_usage_errors(line: str, needle: str) -> N
 
 @pytest.mark.parametrize(
     "line",
-    ["", "launch", "status now", "model", "model a b", "mode fast", "undo a b", "config nokey", "config =1"],
+    [
+        "",
+        "launch",
+        "status now",
+        "model",
+        "model a b",
+        "mode fast",
+        "undo a b",
+        "config nokey",
+        "config =1",
+        "check",
+        "check a.ipynb --against",
+        "check a.ipynb --compare 1x",
+        "check a.ipynb --bogus",
+        "check a.ipynb b.ipynb",
+    ],
 )
 def test_bad_line_commands_are_one_line_usage_errors(line: str) -> None:
     with pytest.raises(UsageError) as info:
@@ -110,6 +132,10 @@ def test_line_commands_parse() -> None:
         "notebook.approval_timeout=3",
     )
     assert parse_line("mode confirm-all").name == "mode"
+    words = parse_line("check 'my notebook.ipynb' --against ab12 --compare df,res.total --stability").args
+    assert parse_check(words) == CheckArgs(
+        notebook="my notebook.ipynb", against="ab12", compare=("df", "res.total"), stability=True
+    )
 
 
 def test_the_transformer_rewrites_only_architect_cells() -> None:

@@ -30,12 +30,12 @@ LAYERS: list[set[str]] = [
     {"paths", "process_group", "python_syntax", "redaction_prefilter"},
     {"redaction", "config"},
     {"log"},
-    {"tools"},
+    {"tools", "checks"},
     {"execution", "mcp"},
     {"agent"},
     {"testing"},
     {"notebook"},
-    {"__init__", "demo"},
+    {"__init__", "__main__", "demo"},
 ]
 # The execution package: its families, bottom first, and the pipeline (its top-level modules) above them.
 EXECUTION_LAYERS: list[set[str]] = [
@@ -143,6 +143,8 @@ def test_the_layers_and_the_execution_families_import_one_way() -> None:
             "architect_nb.execution.confirmation.policy",
         ),  # sibling
         ("architect_nb.execution.checkpoints.store", "architect_nb.execution.engine"),  # family -> pipeline
+        ("architect_nb.checks.api", "architect_nb.execution.checkpoints.store"),  # checks -> execution
+        ("architect_nb.checks.sides", "architect_nb.tools.kernel.session"),  # a sibling of the same layer
     ],
 )
 def test_the_layout_check_catches_a_wrong_arrow(tmp_path: Path, source: str, target: str) -> None:

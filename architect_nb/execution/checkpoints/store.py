@@ -279,6 +279,27 @@ class CheckpointStore:
             changes.append(FileChange(path=path, status=status, diff=diff))
         return changes
 
+    def write_before(self, run_id: str, directory: Path) -> list[str]:
+        """Write the workspace as it was before run `run_id` into `directory` (which must not exist): a copy
+        of it now, with each file the run changed as its first snapshot had it (`materialise.py`). Returns
+        notes on what the copy cannot show (cells changed in an open notebook, files over the size limit)."""
+        from architect_nb.execution.checkpoints.materialise import write_workspace_before
+
+        steps = self._steps(run_id)
+        firsts, lasts = _spans(steps)
+        plans = plan_paths(self.shadow, firsts, lasts) if firsts else []
+        write_workspace_before(self.shadow, plans, directory)
+        notes = []
+        if documents := sorted({p for p, _ in _document_changes(steps)}):
+            notes.append(
+                f"cells the run changed in open notebooks ({', '.join(documents)}) are as the run left them"
+            )
+        with self._lock:
+            large = sorted(self._runs[run_id].not_covered) if run_id in self._runs else []
+        if large:
+            notes.append(f"files over the snapshot size limit ({', '.join(large[:5])}) are as they are now")
+        return notes
+
     # ------------------------------------------------------------------ undo, rewind, revert
 
     def undo(

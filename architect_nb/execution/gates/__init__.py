@@ -1,8 +1,10 @@
 """Quality gates: checks run when the agent says it is done; a failed required gate sends it back to work.
 
 - `kernel_checks`: `run_kernel_check`, a Python expression evaluated in the notebook's kernel.
+- `notebook_checks`: `run_notebook_gate`, a notebook run before and after the run, its outputs compared.
 
-Depends on `architect_nb.config` and `architect_nb.tools.kernel`; on no other execution family.
+Depends on `architect_nb.config`, `architect_nb.tools.kernel` and `architect_nb.checks`; on no other
+execution family (the engine hands the notebook check the before side, from its checkpoints).
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Quality gates: what runs when the agent says it is done, and what each gate reported.
 
-A gate is a shell command run in the workspace (exit 0 passes) or a kernel check (`python:`, an expression
-evaluated in the notebook's kernel, `kernel_checks`). A failed required gate goes back to the model, which
-keeps working; an optional one only warns.
+A gate is a shell command run in the workspace (exit 0 passes), a kernel check (`python:`, an expression
+evaluated in the notebook's kernel, `kernel_checks`) or a notebook check (`notebook:`, the notebook run
+before and after the run and its outputs compared, `notebook_checks`). A failed required gate goes back to
+the model, which keeps working; an optional one only warns.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,12 +42,20 @@ class QualityGateResult:
 
 
 def run_quality_gates(
-    gates: Iterable[QualityGateConfig], workspace_root: Path, kernel: KernelSession | None = None
+    gates: Iterable[QualityGateConfig],
+    workspace_root: Path,
+    kernel: KernelSession | None = None,
+    write_before: Callable[[Path], list[str]] | None = None,
 ) -> list[QualityGateResult]:
-    """Run `gates` in order: commands in the workspace, kernel checks in `kernel`."""
+    """Run `gates` in order: commands in the workspace, kernel checks in `kernel`, notebook checks against
+    the workspace as `write_before(folder)` writes it (as it was before the run)."""
     results = []
     for gate in gates:
-        if gate.python is not None:
+        if gate.notebook is not None:
+            from architect_nb.execution.gates.notebook_checks import run_notebook_gate  # the check runner
+
+            results.append(run_notebook_gate(gate, workspace_root, write_before))
+        elif gate.python is not None:
             from architect_nb.execution.gates.kernel_checks import run_kernel_check  # the kernel tools
 
             results.append(run_kernel_check(gate, kernel, workspace_root))
