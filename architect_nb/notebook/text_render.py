@@ -9,6 +9,7 @@ from __future__ import annotations
 from architect_nb.notebook.event_view import (
     Decision,
     Header,
+    ModelCall,
     RunView,
     RunWarning,
     Said,
@@ -46,6 +47,8 @@ def view_lines(view: View) -> list[str]:
         return [f"{_UNDER}{view.tool}: {view.decision}" + (f": {view.reason}" if view.reason else "")]
     if isinstance(view, RunWarning):
         return [f"{view.mark} {view.message}"]
+    if isinstance(view, ModelCall):  # the HTML's: the text stays a summary
+        return []
     return _summary_lines(view)
 
 
