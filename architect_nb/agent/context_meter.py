@@ -39,6 +39,8 @@ class ContextMeter:
         self._tokens: dict[str, int] = {}
         self._tools: tuple[str, int] | None = None
         self._overhead: int | None = None
+        self._sums = dict.fromkeys(PARTS, 0)  # the messages' parts counted so far
+        self._counted = 0  # messages in `_sums`
 
     def _count(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> int:
         try:
@@ -55,16 +57,22 @@ class ContextMeter:
         window: int,
         *,
         earlier_end: int = 1,
+        keep: int = 0,
     ) -> dict[str, Any]:
         """The parts of one request (`hashes` are its messages' content hashes, from the `RequestLog`);
-        `messages[1:earlier_end]` are the earlier cells' conversation."""
+        `messages[1:earlier_end]` are the earlier cells' conversation. `keep` messages are unchanged since the
+        previous request: when those are all it had, only the new ones are counted, so a step costs the
+        same at step 400 as at step 4."""
         if self._overhead is None:  # what the counter adds to any request (the reply's priming)
             self._overhead = max(0, self._count([], []))
         if self._tools is None or self._tools[0] != tools_hash:
             self._tools = (tools_hash, max(0, self._count([], tools) - self._overhead) if tools else 0)
-        parts = dict.fromkeys(PARTS, 0)
-        parts["tools"] = self._tools[1]
-        for index, (message, digest) in enumerate(zip(messages, hashes, strict=True)):
+        if keep != self._counted or keep > len(messages):  # rewritten (compression, an edit): all again
+            self._sums, self._counted = dict.fromkeys(PARTS, 0), 0
+        sums = self._sums
+        start = self._counted
+        for index in range(start, len(messages)):
+            message, digest = messages[index], hashes[index]
             tokens = self._tokens.get(digest)
             if tokens is None:
                 tokens = max(0, self._count([message], []) - self._overhead)
@@ -77,6 +85,8 @@ class ContextMeter:
                 part = "tool_results"
             else:
                 part = "messages"
-            parts[part] += tokens
+            sums[part] += tokens
+        self._counted = len(messages)
+        parts = {**sums, "tools": self._tools[1]}
         total = sum(parts.values()) + self._overhead
         return {"parts": parts, "total": total, "window": window}

@@ -66,7 +66,10 @@ class RequestLog:
             if digest not in self._known and digest not in parts:
                 parts[digest] = dict(message)
         self._known.update(parts)
-        self._sent = self._sent[:keep] + added
+        if keep == len(self._sent):  # the usual step: the list only grew
+            self._sent.extend(added)
+        else:
+            self._sent = self._sent[:keep] + added
         self._sent_list, self._stale = messages, False
         return {"tools": tools_hash, "keep": keep, "add": added, "messages": len(self._sent)}, parts
 

@@ -456,6 +456,7 @@ class AgentLoop:
             request["tools"],
             self.llm.context_window(),
             earlier_end=run.earlier_end,
+            keep=request["keep"],
         )
         if run.compressed:
             meter["compressed"], run.compressed = run.compressed, ""

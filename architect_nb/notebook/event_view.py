@@ -271,7 +271,7 @@ def meter_text(meter: Mapping[str, Any] | None) -> str:
     return f"context {total:,} tokens{share}: {shown}"
 
 
-def _model_call(request: Mapping[str, Any], reply: Mapping[str, Any] | None, run_id: str) -> ModelCall:
+def _model_call(request: Mapping[str, Any], cost: Mapping[str, Any] | None, run_id: str) -> ModelCall:
     step = request.get("step")
     sent = request.get("request") or {}
     count = int(sent.get("messages") or 0)
@@ -279,17 +279,14 @@ def _model_call(request: Mapping[str, Any], reply: Mapping[str, Any] | None, run
     if new is None:  # a whole record (the transcript file, or a run still in the kernel): its added hashes
         new = len(sent.get("add") or ()) if sent.get("keep") else count
     title = f"Step {step} · the model got {count} message{'s' if count != 1 else ''} ({new} new)"
-    usage = (reply or {}).get("usage") or {}
-    if usage:
+    if cost:  # the step's usage (its CostUpdate comes after the request)
         title += (
-            f" · {int(usage.get('input_tokens') or 0):,} in"
-            + (f" ({int(usage['cached_tokens']):,} cached)" if usage.get("cached_tokens") else "")
-            + f" · {int(usage.get('output_tokens') or 0):,} out"
+            f" · {int(cost.get('prompt_tokens') or 0):,} in"
+            + (f" ({int(cost['cached_tokens']):,} cached)" if cost.get("cached_tokens") else "")
+            + f" · {int(cost.get('completion_tokens') or 0):,} out"
         )
     meter = request.get("meter") or {}
-    inspect: Words = (
-        ("Everything it got and said: ", Code(f"%architect inspect {run_id}:{step}")) if run_id else ()
-    )
+    inspect: Words = ("whole: ", Code(f"%architect inspect {run_id}:{step}")) if run_id else ()
     return ModelCall(
         title=title, meter=meter_text(meter), compressed=str(meter.get("compressed") or ""), inspect=inspect
     )
@@ -399,14 +396,12 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
     results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
     finished = [e for e in events if e.get("kind") == "run_finished"]
     rewinds = _rewinds(events, results) if finished else {}
-    replies = {e.get("step"): e for e in events if e.get("kind") == "model_reply"}
+    costs = {e.get("step"): e for e in events if e.get("kind") == "cost"}
     parts: list[View] = []
     for event in events:
         kind = event.get("kind")
         if kind == "model_request":
-            parts.append(
-                _model_call(event, replies.get(event.get("step")), str(event.get("run_id") or run_id))
-            )
+            parts.append(_model_call(event, costs.get(event.get("step")), str(event.get("run_id") or run_id)))
         elif kind == "run_started":
             parts.append(_header(event, run_id))
         elif kind == "thinking_delta" and str(event.get("text", "")).strip():

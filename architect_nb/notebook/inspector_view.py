@@ -111,6 +111,11 @@ def inspector_html(data: Mapping[str, Any]) -> str:
         f'<details><summary style="cursor:pointer">Tool schemas ({len(tools)}): {_e(names)}</summary>'
         f"{_pre(json.dumps(tools, indent=1, ensure_ascii=False))}</details>"
     )
+    raw = json.dumps({"messages": messages, "tools": tools}, indent=1, ensure_ascii=False)
+    body.append(  # whole: what a teacher compares with what a provider's log shows
+        '<details class="architect-nb-request-json"><summary style="cursor:pointer">The request as JSON'
+        f'</summary><pre style="{_PRE}">{html.escape(raw, quote=True)}</pre></details>'
+    )
     body.append("<div style='margin-top:6px'><b>What the model answered (raw)</b></div>")
     body.append(_reply_html(data.get("reply")))
     return (

@@ -8,8 +8,8 @@ run after `checkpoints.keep_days`), and `%architect transcript RUN` shows it who
 Diffs are never cut: they are what was approved, and the labextension shows all of them.
 
 What the model was sent at each step (the inspector's record) stays in the transcript file too: the cell
-keeps its compact form (how many messages, how many new, the context meter) and the reply's usage, which
-the HTML twin shows on GitHub and nbviewer; `%architect inspect RUN:STEP` shows the whole while the kernel
+keeps its compact form (how many messages, how many new, the context meter), which the HTML twin shows on
+GitHub and nbviewer with the step's usage; `%architect inspect RUN:STEP` shows the whole while the kernel
 lives.
 """
 
@@ -54,10 +54,7 @@ def for_notebook(payload: Mapping[str, Any], where: str) -> dict[str, Any]:
         if event.get("kind") == "model_request":
             events.append(compact(event))
             continue
-        if event.get("kind") == "model_reply":  # its text and calls are in the notebook already
-            events.append(
-                {k: event.get(k) for k in ("kind", "run_id", "at", "step", "finish_reason", "usage")}
-            )
+        if event.get("kind") == "model_reply":  # its text, calls and usage are in the notebook already
             continue
         output = event.get("output") if event.get("kind") == "tool_result" else None
         if isinstance(output, str) and len(output) > SAVED_OUTPUT_CHARS:

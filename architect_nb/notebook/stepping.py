@@ -104,6 +104,7 @@ class StepPrompt:
             [self.question, self.editor, self.problem, self.controls, self.inspector],
             layout=widgets.Layout(border="1px solid #0969da", padding="4px 8px", margin="4px 0"),
         )
+        self.box.add_class("architect-nb-step")
 
     def _callback(self, action: StepAction) -> Callable[[Any], None]:
         def on_click(_button: Any) -> None:
