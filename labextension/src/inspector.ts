@@ -112,15 +112,25 @@ function renderReply(reply: unknown): HTMLElement {
   }
   const node = h('div', 'anb-inspect-reply');
   if (reply.thinking) {
-    node.append(h('div', 'anb-muted', 'thinking'), h('pre', 'anb-pre', text(reply.thinking)));
+    node.append(
+      h('div', 'anb-muted', 'thinking'),
+      h('pre', 'anb-pre', text(reply.thinking))
+    );
   }
   if (reply.content) {
-    node.append(h('div', 'anb-muted', 'text'), h('pre', 'anb-pre', text(reply.content)));
+    node.append(
+      h('div', 'anb-muted', 'text'),
+      h('pre', 'anb-pre', text(reply.content))
+    );
   }
   for (const call of Array.isArray(reply.tool_calls) ? reply.tool_calls : []) {
     const raw = isRecord(call) ? call : {};
     node.append(
-      h('div', 'anb-muted', `call ${text(raw.name)}, its arguments as written:`),
+      h(
+        'div',
+        'anb-muted',
+        `call ${text(raw.name)}, its arguments as written:`
+      ),
       h('pre', 'anb-pre anb-inspect-raw-args', text(raw.arguments))
     );
   }
@@ -131,7 +141,9 @@ function renderReply(reply: unknown): HTMLElement {
       'anb-muted anb-inspect-usage',
       `${num(usage, 'input_tokens').toLocaleString('en-US')} input (${num(usage, 'cached_tokens').toLocaleString('en-US')} cached) · ` +
         `${num(usage, 'output_tokens').toLocaleString('en-US')} output · ` +
-        (usage.priced === true ? `$${num(usage, 'cost_usd').toFixed(4)}` : 'not priced')
+        (usage.priced === true
+          ? `$${num(usage, 'cost_usd').toFixed(4)}`
+          : 'not priced')
     )
   );
   return node;
@@ -148,7 +160,9 @@ export function renderInspection(data: unknown): HTMLElement {
   );
   const tools = Array.isArray(raw.tools) ? raw.tools : [];
   const names = tools
-    .map(tool => (isRecord(tool) && isRecord(tool.function) ? text(tool.function.name) : ''))
+    .map(tool =>
+      isRecord(tool) && isRecord(tool.function) ? text(tool.function.name) : ''
+    )
     .join(', ');
   const schemas = h(
     'details',

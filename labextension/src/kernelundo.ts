@@ -106,7 +106,11 @@ export async function executeInspect(
   step: number
 ): Promise<IInspection> {
   if (!isValidRunId(runId) || !isValidStep(step)) {
-    return { ok: false, message: 'Not a run and step the kernel can look up.', data: null };
+    return {
+      ok: false,
+      message: 'Not a run and step the kernel can look up.',
+      data: null
+    };
   }
   const magic = `%architect inspect ${runId}:${step}`;
   let found: IInspection | null = null;
@@ -126,7 +130,13 @@ export async function executeInspect(
         found =
           data?.[INSPECT_MIME_TYPE] !== undefined
             ? { ok: true, message: '', data: data[INSPECT_MIME_TYPE] }
-            : { ok: false, message: String(Array.isArray(text) ? text.join('') : text ?? ''), data: null };
+            : {
+                ok: false,
+                message: String(
+                  Array.isArray(text) ? text.join('') : (text ?? '')
+                ),
+                data: null
+              };
       } else if (type === 'error') {
         const { ename, evalue } = (msg as KernelMessage.IErrorMsg).content;
         found = { ok: false, message: `${ename}: ${evalue}`, data: null };
@@ -134,7 +144,11 @@ export async function executeInspect(
     };
     await future.done;
   } catch (error) {
-    return { ok: false, message: `The kernel did not answer: ${String(error)}`, data: null };
+    return {
+      ok: false,
+      message: `The kernel did not answer: ${String(error)}`,
+      data: null
+    };
   }
   return (
     found ?? {

@@ -371,7 +371,11 @@ export function renderModelCall(
     fetched = true;
     if (inspect === null) {
       body.replaceChildren(
-        h('div', 'anb-muted', `The whole request is in the run's transcript: %architect inspect RUN:${step.step} in the kernel that ran it.`)
+        h(
+          'div',
+          'anb-muted',
+          `The whole request is in the run's transcript: %architect inspect RUN:${step.step} in the kernel that ran it.`
+        )
       );
       return;
     }

@@ -194,8 +194,17 @@ export interface IModelRequest extends IEventBase {
   meter: IContextMeter | null;
 }
 
+/** The model's raw reply at a step (in a whole transcript; the notebook drops it). The inspector reads it
+ * from the kernel, so the timeline keeps only its finish reason. */
+export interface IModelReply extends IEventBase {
+  kind: 'model_reply';
+  step: number;
+  finish_reason: string;
+}
+
 export type RunEvent =
   | IModelRequest
+  | IModelReply
   | IRunStarted
   | IStepStarted
   | ITextDelta
@@ -452,7 +461,8 @@ export function parseEvent(raw: unknown): RunEvent | null {
       const request = record(raw, 'request');
       const messages = num(request, 'messages');
       const added = Array.isArray(request.add) ? request.add.length : messages;
-      const fresh = optNum(request, 'new') ?? (num(request, 'keep') > 0 ? added : messages);
+      const fresh =
+        optNum(request, 'new') ?? (num(request, 'keep') > 0 ? added : messages);
       return {
         ...base,
         kind,
@@ -462,6 +472,13 @@ export function parseEvent(raw: unknown): RunEvent | null {
         meter: parseMeter(raw.meter)
       };
     }
+    case 'model_reply':
+      return {
+        ...base,
+        kind,
+        step: num(raw, 'step'),
+        finish_reason: str(raw, 'finish_reason')
+      };
     case 'warning':
       return {
         ...base,

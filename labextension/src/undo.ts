@@ -34,7 +34,11 @@ export interface IUndoRunner {
   /** Run `action` in the kernel of the notebook holding `node`; never rejects. */
   run(action: UndoAction, node: HTMLElement): Promise<IUndoResult>;
   /** What the model was sent and said at `step` of run `runId` (`%architect inspect`); never rejects. */
-  inspect?(runId: string, step: number, node: HTMLElement): Promise<IInspection>;
+  inspect?(
+    runId: string,
+    step: number,
+    node: HTMLElement
+  ): Promise<IInspection>;
 }
 
 /** Run ids as the kernel makes them (12 hex digits), with room to spare; nothing that could break out of a magic line. */
