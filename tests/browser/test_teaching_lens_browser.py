@@ -1,12 +1,13 @@
-"""Step-through, the inspector and the context meter in JupyterLab and Notebook 7, against the OpenAI-compatible
-stub server, in headless chromium.
+"""Step-through, the inspector and the context meter in JupyterLab and Notebook 7, against the
+OpenAI-compatible stub server, in headless chromium.
 
 An `%%architect --step` cell runs on `openai/gpt-4o-mini` served by `OpenAIStubServer` (LiteLLM's real HTTP
 path). The test answers each pause with the buttons: it checks that the run pauses before the first model
 call (nothing was sent yet), edits the first call's arguments (the call that runs reads another file), opens
 the inspector and compares its request JSON with the request the server received, reads the context meter in
 the run header and compares its parts with LiteLLM's token counter on that request, and edits a tool result,
-which is what the server receives in the next request.
+which is what the server receives in the next request. Once the run has ended, the extension's timeline
+fetches the same request from the kernel when a step's "What the model saw" is opened.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def app(
         write_notebook(root, cells)
         args, path = _APPS[module]
         with jupyter_server(tmp_path, root, module=module, app_args=args) as (url, artifacts):
-            yield url + path, module, artifacts, server
+            yield url, path, artifacts, server
 
 
 def _pause(page: Any, text: str) -> Any:
@@ -85,9 +86,10 @@ def _meter(page: Any) -> dict[str, int]:
 def test_step_edit_inspect_and_meter(app: tuple[str, str, Path, OpenAIStubServer]) -> None:
     from playwright.sync_api import expect
 
-    url, module, artifacts, server = app
+    url, path, artifacts, server = app
+    module = "lab" if path.startswith("/lab") else "notebook7"
     with open_chromium(artifacts.parent / "chromium-profile", url, height=2000) as (page, outside):
-        page.goto(url)
+        page.goto(url + path)
         page.wait_for_selector(".jp-Notebook .jp-Cell")
         kernel_idle(page)
         run_all_cells(page)
@@ -143,5 +145,15 @@ def test_step_edit_inspect_and_meter(app: tuple[str, str, Path, OpenAIStubServer
         tool = [m for m in server.requests[2]["messages"] if m["role"] == "tool"][-1]
         assert tool["content"] == EDITED
         expect(page.locator(".anb-RunRenderer .anb-summary .anb-badge").first).to_have_text("success")
+        # 5. The finished run's timeline asks the kernel for a step's request when it is opened.
+        block = page.locator('.anb-RunRenderer details.anb-step[data-step="2"] details.anb-model-call')
+        expect(block).to_contain_text("the model got 4 messages (2 new)")
+        block.locator("summary").first.click()
+        raw = block.locator(".anb-inspect-json pre")
+        expect(raw).to_have_count(1, timeout=30_000)
+        assert json.loads(raw.text_content() or "") == {
+            "messages": received["messages"],
+            "tools": received["tools"],
+        }
         page.screenshot(path=str(artifacts / f"{module}-3-done.png"))
         assert outside == []
