@@ -107,6 +107,7 @@ class _Run:
     meter: ContextMeter = field(default_factory=ContextMeter)
     earlier_end: int = 1  # messages[1:earlier_end] are earlier cells' conversation
     compressed: str = ""  # what compression just did, for the next request's meter
+    window: int = 0  # the model's context window, as the step's compression check read it
     edited: dict[str, ToolCall] = field(default_factory=dict)  # calls whose arguments a person edited
 
     def ends(self, stop: StopReason, message: str) -> None:
@@ -454,7 +455,7 @@ class AgentLoop:
             run.log.hashes,
             run.schemas,
             request["tools"],
-            self.llm.context_window(),
+            run.window or self.llm.context_window(),
             earlier_end=run.earlier_end,
             keep=request["keep"],
         )
@@ -488,7 +489,7 @@ class AgentLoop:
     def _compress(self, run: _Run, *, force: bool = False) -> bool:
         """Compress the conversation if it nears the model's window; `force` (the provider said it is over
         the window) to about 60% of its estimated size. Whether it was compressed."""
-        window = self.llm.context_window()
+        window = run.window = self.llm.context_window()
         messages = run.messages
         if force:  # the estimate said it fits: aim below what was sent
             window = min(window, max(1, int(estimate_tokens(messages) * 0.6 / self.context.compress_at)))
