@@ -211,6 +211,19 @@ class ModelRequest(AgentEvent):
     parts: dict[str, Any]
     meter: dict[str, Any]
 
+    def to_dict(self) -> dict[str, Any]:
+        # Built fresh for this event and never changed after (the parts are copies of the messages): no deep
+        # copy, which for the first request's tool schemas cost more than the rest of the step.
+        return {
+            "run_id": self.run_id,
+            "at": self.at,
+            "step": self.step,
+            "request": self.request,
+            "parts": self.parts,
+            "meter": self.meter,
+            "kind": self.kind,
+        }
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelReply(AgentEvent):
