@@ -10,6 +10,9 @@ Each step of the scripted run reads a 2 KB module and says a line of text (yolo,
    kernel / API (goal <= 1.5), then a 1,000-step run in the kernel, which must finish.
 3. The bytes the run's cell adds to the notebook, per step (long outputs stay whole in the run's
    transcript file, `<checkpoints.dir>/<run_id>/transcript.json`; see `architect_nb.notebook.saved_record`).
+4. The bytes of that transcript per step, and how many of them are the inspector's records of what the model
+   was sent and said (`model_request`, `model_reply`: each message stored once, so a late step's record is
+   the size of an early one's).
 
 Run: `.venv/bin/python benchmarks/long_runs.py [--steps 400] [--long 1000]` (a few minutes).
 """
@@ -17,6 +20,7 @@ Run: `.venv/bin/python benchmarks/long_runs.py [--steps 400] [--long 1000]` (a f
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -118,6 +122,22 @@ def api_run(tmp: Path, steps: int) -> float:
     return time.perf_counter() - started
 
 
+def transcript_bytes(tmp: Path, steps: int) -> tuple[int, int, int, int]:
+    """(whole transcript, its model_* events, the largest and smallest of requests 301-400), in bytes."""
+    ws, model = workspace(tmp, steps)
+    config = load_config(overrides={"workspace.root": str(ws), "checkpoints.persist": False}, environ={})
+    loop = create_loop(config, model=model, mode="yolo", max_steps=steps + 5)
+    loop.run("Read mod.py again and again.")
+    payload = loop.transcript.to_payload()
+
+    def size(data: object) -> int:
+        return len(json.dumps(data, default=str, ensure_ascii=False).encode())
+
+    model_events = [e for e in payload["events"] if str(e["kind"]).startswith("model_")]
+    late = [size(e) for e in model_events if e["kind"] == "model_request" and 300 < e["step"] <= 400]
+    return size(payload), size(model_events), max(late, default=0), min(late, default=0)
+
+
 def kernel_run(tmp: Path, steps: int, warm: str) -> tuple[float, int]:
     ws, model = workspace(tmp, steps)
     nb = nbformat.v4.new_notebook()
@@ -173,6 +193,13 @@ def main() -> None:
         print(
             f"  the cell added {added / 1024:.0f} KB to the notebook, "
             f"{added / options.steps / 1024:.1f} KB a step"
+        )
+        whole, model_bytes, largest, smallest = transcript_bytes(tmp, options.steps)
+        per_step = whole / options.steps / 1024
+        per_model = model_bytes / options.steps / 1024
+        print(
+            f"  its transcript: {per_step:.1f} KB a step, of which the model requests and replies "
+            f"{per_model:.1f} KB (requests 301-400: {smallest}-{largest} B each)"
         )
         if options.long:
             long_time, long_added = kernel_run(tmp, options.long, warm)

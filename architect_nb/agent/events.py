@@ -21,6 +21,8 @@ __all__ = [
     "ConfirmationAsked",
     "CostUpdate",
     "EventSink",
+    "ModelReply",
+    "ModelRequest",
     "RunFinished",
     "RunStarted",
     "RunStatus",
@@ -193,6 +195,49 @@ class CostUpdate(AgentEvent):
     total_cached_tokens: int = 0
     reasoning_tokens: int = 0  # of completion_tokens, spent thinking
     total_reasoning_tokens: int = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest(AgentEvent):
+    """What the model is sent at a step, for the inspector and the context meter (`agent.inspector`).
+
+    `request` holds content hashes: `tools`, `keep` (messages kept from the previous request), `add` (the
+    hashes after those) and `messages` (how many in all); `parts` the contents not sent in an earlier request.
+    `meter` is the context by part (`agent.context_meter`), with `compressed` saying what compression removed
+    just before, if it ran.
+    """
+
+    kind: ClassVar[str] = "model_request"
+    step: int
+    request: dict[str, Any]
+    parts: dict[str, Any]
+    meter: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        # Built fresh for this event and never changed after (the parts are copies of the messages): no deep
+        # copy, which for the first request's tool schemas cost more than the rest of the step.
+        return {
+            "run_id": self.run_id,
+            "at": self.at,
+            "step": self.step,
+            "request": self.request,
+            "parts": self.parts,
+            "meter": self.meter,
+            "kind": self.kind,
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelReply(AgentEvent):
+    """The model's raw reply at a step: its text, calls with their arguments as written, thinking, usage."""
+
+    kind: ClassVar[str] = "model_reply"
+    step: int
+    content: str | None
+    tool_calls: tuple[dict[str, Any], ...]
+    thinking: str
+    finish_reason: str
+    usage: dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)

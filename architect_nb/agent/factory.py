@@ -11,6 +11,7 @@ from architect_nb.agent.gateway import model_client
 from architect_nb.agent.instructions import ProjectInstructions
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.agent.skills import find_skills, skills_prompt
+from architect_nb.agent.stepping import Stepper
 from architect_nb.config.schema import AppConfig, ConfirmMode
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import Confirmer
@@ -53,11 +54,13 @@ def create_loop(
     timeout_s: float | None = None,
     record_to: Path | None = None,
     kernel: KernelSession | None = None,
+    stepper: Stepper | None = None,
 ) -> AgentLoop:
     """Build the engine (tools, hooks, guardrails) and the model client, and return a ready loop.
 
     Explicit arguments win over the agent's settings, which win over the config file. `kernel` (a notebook's
     live kernel, or `PlainKernel(namespace)`) gives the agent the kernel tools and runs kernel checks.
+    `stepper` pauses the run before each model call and each tool call (`agent.stepping`).
     """
     agent_config = resolve_agent(agent, config)
     if max_steps is not None:
@@ -93,4 +96,5 @@ def create_loop(
         startup_warnings=warnings,
         mcp_manager=manager,
         instructions=ProjectInstructions(config.workspace.root, config.instructions),
+        stepper=stepper,
     )

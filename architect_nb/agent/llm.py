@@ -214,6 +214,15 @@ class LiteLLMClient:
         """What one call's attempts go through: LiteLLM here (`GatewayClient`: its HTTP client)."""
         return import_litellm()
 
+    def count_tokens(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        """Tokens of a request's `messages` and `tools` by LiteLLM's counter for this model (for a script,
+        the model it is priced as; a model LiteLLM does not know is counted with its default tokenizer)."""
+        litellm = import_litellm()
+        model = self._price_as or self.model
+        return int(litellm.token_counter(model=model, messages=list(messages), tools=list(tools) or None))
+
     def _request(
         self,
         messages: Sequence[Mapping[str, Any]],

@@ -12,11 +12,13 @@ run's transcript. Hooks and quality gates join in at the run's edges
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +27,14 @@ import yaml
 from architect_nb.agent.config import AgentConfig
 from architect_nb.agent.confirming import EventedConfirmer
 from architect_nb.agent.context import ContextBuilder, estimate_tokens
+from architect_nb.agent.context_meter import ContextMeter
 from architect_nb.agent.costs import CostTracker
 from architect_nb.agent.events import (
     AgentEvent,
     CostUpdate,
     EventSink,
+    ModelReply,
+    ModelRequest,
     RunFinished,
     RunStarted,
     StepStarted,
@@ -41,6 +46,7 @@ from architect_nb.agent.events import (
     Transcript,
     Warning,
 )
+from architect_nb.agent.inspector import RequestLog, reply_record
 from architect_nb.agent.instructions import ProjectInstructions, system_prompt_with
 from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError, ToolCall
 from architect_nb.agent.run_edges import RunEdges
@@ -52,6 +58,15 @@ from architect_nb.agent.run_result import (
     review_list,
     run_status,
     thread_info,
+)
+from architect_nb.agent.stepping import (
+    SKIPPED,
+    ModelPause,
+    Pause,
+    StepDecision,
+    Stepper,
+    ToolPause,
+    check_arguments,
 )
 from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.config.schema import CostsConfig
@@ -90,6 +105,12 @@ class _Run:
     stop: StopReason = "completed"
     message: str = ""
     final_text: str = ""
+    log: RequestLog = field(default_factory=RequestLog)  # each request, for the inspector
+    meter: ContextMeter = field(default_factory=ContextMeter)
+    earlier_end: int = 1  # messages[1:earlier_end] are earlier cells' conversation
+    compressed: str = ""  # what compression just did, for the next request's meter
+    window: int = 0  # the model's context window, as the step's compression check read it
+    edited: dict[str, ToolCall] = field(default_factory=dict)  # calls whose arguments a person edited
 
     def ends(self, stop: StopReason, message: str) -> None:
         self.stop, self.message = stop, message
@@ -113,6 +134,7 @@ class AgentLoop:
         mcp_manager: Owns the MCP connections whose tools are in the engine's registry; `close` stops them.
         instructions: The project's AGENTS.md and CLAUDE.md: the root's go into the system prompt, a
             subfolder's are told when a tool first touches it.
+        stepper: Asked before each model call and each tool call (`agent.stepping`): step-through.
     """
 
     def __init__(
@@ -129,6 +151,7 @@ class AgentLoop:
         startup_warnings: Sequence[tuple[str, str]] = (),
         mcp_manager: Any = None,
         instructions: ProjectInstructions | None = None,
+        stepper: Stepper | None = None,
     ) -> None:
         self.engine = engine
         self.llm = llm
@@ -151,6 +174,9 @@ class AgentLoop:
         self.thread: Thread | None = None  # the conversation of the current (or last) run
         self._images: bool | None = None  # whether the model accepts images (asked once)
         self.run_id = ""
+        self.stepper = stepper
+        self.forked: Thread | None = None  # the thread a "Fork here" while stepping made
+        self._stopped_by = ""  # why a person stopped the run while stepping
 
     # ------------------------------------------------------------------ control
 
@@ -243,6 +269,7 @@ class AgentLoop:
         system = system_prompt_with(self.agent.system_prompt, told)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
+        earlier_end = len(messages)
         model = str(getattr(self.llm, "display_name", self.llm.model))
         task_message = thread.begin_run(
             run_id=self.run_id, task=default_redactor().redact(task), agent=self.agent.name, model=model
@@ -257,6 +284,8 @@ class AgentLoop:
             schemas=schemas,
             task_message=messages[-1] if task_message is not None else None,
             position=position,
+            meter=ContextMeter(getattr(self.llm, "count_tokens", None)),
+            earlier_end=earlier_end,
         )
         self.emit(
             RunStarted(
@@ -300,6 +329,8 @@ class AgentLoop:
         if (blocked := self._edges.llm_call_blocked(self.run_id, step)) is not None:
             run.ends("aborted", blocked)
             return False
+        if self.stepper is not None and not self._model_pause(run):
+            return False
         response = self._call_model(run)
         self._edges.notify(
             self.run_id, HookEvent.POST_LLM_CALL, {"step": step, "content": response.content or ""}
@@ -320,7 +351,11 @@ class AgentLoop:
             run.thread.add(messages[mark + 1 :])
             return True
         offered = frozenset(schema["function"]["name"] for schema in run.schemas)
-        results = self._run_tools(response.tool_calls, step, offered)
+        run.edited = {}
+        results = self._run_tools(response.tool_calls, step, offered, run)
+        if run.edited:  # the conversation holds the calls that ran
+            calls = [run.edited.get(call.id, call) for call in response.tool_calls]
+            response = dataclasses.replace(response, tool_calls=calls)
         self.context.append_tool_results(
             messages,
             response.tool_calls,
@@ -376,7 +411,7 @@ class AgentLoop:
 
     def _should_stop(self, run: _Run) -> tuple[StopReason, str] | None:
         if self._cancel.is_set():
-            return self._cancel_reason, "The run was interrupted."
+            return self._cancel_reason, self._stopped_by or "The run was interrupted."
         if run.steps >= self.agent.max_steps:
             return "max_steps", f"Stopped after {run.steps} steps (the agent's max_steps)."
         if self.timeout_s is not None and time.monotonic() - run.started > self.timeout_s:
@@ -416,8 +451,9 @@ class AgentLoop:
         def on_notice(message: str) -> None:
             self.emit(Warning(run_id=self.run_id, message=message, category="model"))
 
+        self._record_request(run)
         try:
-            return self.llm.complete(
+            response = self.llm.complete(
                 run.messages,
                 run.schemas,
                 on_text=on_text,
@@ -430,6 +466,35 @@ class AgentLoop:
             raise
         except Exception as exc:
             raise _ModelClientError(str(exc)) from exc
+        reply = reply_record(response)
+        self.emit(
+            ModelReply(
+                run_id=self.run_id,
+                step=step,
+                content=reply["content"],
+                tool_calls=tuple(reply["tool_calls"]),
+                thinking=reply["thinking"],
+                finish_reason=reply["finish_reason"],
+                usage=reply["usage"],
+            )
+        )
+        return response
+
+    def _record_request(self, run: _Run) -> None:
+        """The request as sent, for the inspector (repeated parts once), with the context meter."""
+        request, parts = run.log.record(run.messages, run.schemas)
+        meter = run.meter.measure(
+            run.messages,
+            run.log.hashes,
+            run.schemas,
+            request["tools"],
+            run.window or self.llm.context_window(),
+            earlier_end=run.earlier_end,
+            keep=request["keep"],
+        )
+        if run.compressed:
+            meter["compressed"], run.compressed = run.compressed, ""
+        self.emit(ModelRequest(run_id=self.run_id, step=run.steps, request=request, parts=parts, meter=meter))
 
     def _count(self, step: int, response: LLMResponse) -> None:
         """The turn's tokens and cost: the budget's warnings, and a `CostUpdate`."""
@@ -457,7 +522,7 @@ class AgentLoop:
     def _compress(self, run: _Run, *, force: bool = False) -> bool:
         """Compress the conversation if it nears the model's window; `force` (the provider said it is over
         the window) to about 60% of its estimated size. Whether it was compressed."""
-        window = self.llm.context_window()
+        window = run.window = self.llm.context_window()
         messages = run.messages
         if force:  # the estimate said it fits: aim below what was sent
             window = min(window, max(1, int(estimate_tokens(messages) * 0.6 / self.context.compress_at)))
@@ -467,21 +532,128 @@ class AgentLoop:
         pinned = next((i for i, m in enumerate(messages) if m is run.task_message), 0)
         report = self.context.compress(messages, window, pinned=pinned)
         if report is not None:
-            self.emit(
-                Warning(
-                    run_id=self.run_id,
-                    message=(
-                        f"Context compressed ({report.stage} {report.steps_affected} older step(s)): "
-                        f"~{report.tokens_before} → ~{report.tokens_after} tokens."
-                    ),
-                    category="context",
-                )
+            said = (
+                f"Context compressed ({report.stage} {report.steps_affected} older step(s)): "
+                f"~{report.tokens_before} → ~{report.tokens_after} tokens."
             )
+            self.emit(Warning(run_id=self.run_id, message=said, category="context"))
+            run.log.rewritten()
+            run.compressed = said
+            task_at = next((i for i, m in enumerate(messages) if m is run.task_message), None)
+            run.earlier_end = task_at if task_at is not None else min(run.earlier_end, len(messages))
         return report is not None
+
+    # ------------------------------------------------------------------ step-through
+
+    def _ask(self, pause: Pause) -> StepDecision:
+        assert self.stepper is not None
+        decision = self.stepper.decide(pause)
+        if decision.action not in pause.actions:
+            raise ValueError(
+                f"{decision.action!r} is not offered here; choose one of {', '.join(pause.actions)}"
+            )
+        return decision
+
+    def _stop_stepping(self, run: _Run, decision: StepDecision, where: str) -> None:
+        """Stop (or fork and stop) at a pause: the run ends before `where`, as aborted by the person."""
+        step = run.steps
+        if decision.action == "fork":
+            done = step - 1  # the fork holds the conversation up to the end of the step before
+            try:
+                self.forked = run.thread.fork(self.run_id, done or None, name=f"{run.thread.name}-step{step}")
+            except ThreadError:
+                self.forked = run.thread.fork(self.run_id, None, name=f"{run.thread.name}-step{step}")
+            at = f"{self.run_id}:{done}" if done else self.run_id
+            self._stopped_by = (
+                f"Forked at step {step}, {where}. `%%architect --fork {at}` carries on from there "
+                "(add --model to try another model)."
+            )
+        else:
+            self._stopped_by = f"Stopped while stepping, at step {step}, {where}."
+        self.emit(Warning(run_id=self.run_id, message=self._stopped_by, category="step"))
+        self.cancel("aborted")
+
+    def _model_pause(self, run: _Run) -> bool:
+        """Ask before the model call; False when the run stops here."""
+        last_call = max((i for i, m in enumerate(run.messages) if m.get("role") == "assistant"), default=-1)
+        tools_after = [
+            (i, m)
+            for i, m in enumerate(run.messages[last_call + 1 :], last_call + 1)
+            if m.get("role") == "tool"
+        ]
+        results = {str(m.get("tool_call_id")): str(m.get("content") or "") for _, m in tools_after}
+        pause = ModelPause(
+            step=run.steps,
+            messages=tuple(run.messages),
+            tools=tuple(run.schemas),
+            results=results,
+        )
+        decision = self._ask(pause)
+        if decision.action in ("fork", "stop"):
+            self._stop_stepping(run, decision, "before the model call")
+            run.ends("aborted", self._stopped_by)
+            return False
+        if decision.action == "edit_result":
+            redact = default_redactor().redact
+            edits = {k: redact(v) for k, v in decision.results.items() if k in results}
+            for _, message in tools_after:
+                if (call_id := str(message.get("tool_call_id"))) in edits:
+                    message["content"] = edits[call_id]
+            for message in run.thread.messages[last_call - len(run.messages) :]:
+                if message.get("role") == "tool" and str(message.get("tool_call_id")) in edits:
+                    message["content"] = edits[str(message.get("tool_call_id"))]
+            run.log.rewritten()
+            for call_id in edits:
+                self.emit(
+                    Warning(
+                        run_id=self.run_id,
+                        message=f"The result of call {call_id} was edited: the model reads the new text.",
+                        category="step",
+                    )
+                )
+        return True
+
+    def _tool_pause(self, run: _Run, call: ToolCall) -> ToolCall | ToolResult:
+        """Ask before a tool call: the call to run (maybe with edited arguments), or the result instead."""
+        tool = self.engine.registry.get(call.name) if self.engine.registry.has_tool(call.name) else None
+        schema = next((s for s in run.schemas if s["function"]["name"] == call.name), None)
+        problem = ""
+        while True:
+            pause = ToolPause(
+                step=run.steps,
+                call_id=call.id,
+                tool=call.name,
+                arguments=dict(call.arguments),
+                schema=schema,
+                problem=problem,
+            )
+            decision = self._ask(pause)
+            if decision.action == "continue":
+                return call
+            if decision.action == "skip":
+                return ToolResult.fail(SKIPPED, denied=True)
+            if decision.action in ("fork", "stop"):
+                self._stop_stepping(run, decision, f"before the call to {call.name}")
+                return ToolResult.fail(f"Not run: {self._stopped_by}", skipped=True)
+            problem = check_arguments(tool, decision.arguments) or ""
+            if not problem:
+                arguments = dict(decision.arguments or {})
+                edited = dataclasses.replace(call, arguments=arguments, raw_arguments=json.dumps(arguments))
+                run.edited[call.id] = edited
+                self.emit(
+                    Warning(
+                        run_id=self.run_id,
+                        message=f"The arguments of call {call.id} ({call.name}) were edited before it ran.",
+                        category="step",
+                    )
+                )
+                return edited
 
     # ------------------------------------------------------------------ tools
 
-    def _run_tools(self, calls: Sequence[ToolCall], step: int, offered: frozenset[str]) -> list[ToolResult]:
+    def _run_tools(
+        self, calls: Sequence[ToolCall], step: int, offered: frozenset[str], run: _Run
+    ) -> list[ToolResult]:
         for call in calls:
             self.emit(
                 ToolCallRequested(
@@ -493,7 +665,8 @@ class AgentLoop:
                     raw_arguments=call.raw_arguments if call.parse_error else None,
                 )
             )
-        if len(calls) > 1 and all(self._runs_unattended(call, offered) for call in calls):
+        stepping = self.stepper is not None
+        if not stepping and len(calls) > 1 and all(self._runs_unattended(c, offered) for c in calls):
             with ThreadPoolExecutor(max_workers=min(_MAX_PARALLEL, len(calls))) as pool:
                 return list(pool.map(lambda call: self._run_one(call, step, offered), calls))
         results = []
@@ -501,6 +674,13 @@ class AgentLoop:
             if self._cancel.is_set() or self.engine.aborted:
                 why = "aborted" if self.engine.aborted else "interrupted"
                 results.append(ToolResult.fail(f"Not run: the run was {why}.", skipped=True))
+                continue
+            if stepping and call.name in offered and not call.parse_error:
+                paused = self._tool_pause(run, call)
+                if isinstance(paused, ToolResult):
+                    results.append(self._run_one(call, step, offered, instead=paused))
+                else:
+                    results.append(self._run_one(paused, step, offered))
                 continue
             results.append(self._run_one(call, step, offered))
         return results
@@ -517,9 +697,14 @@ class AgentLoop:
             and (self.engine.policy.mode != "confirm-all")
         )
 
-    def _run_one(self, call: ToolCall, step: int, offered: frozenset[str]) -> ToolResult:
+    def _run_one(
+        self, call: ToolCall, step: int, offered: frozenset[str], *, instead: ToolResult | None = None
+    ) -> ToolResult:
+        """Run one call (or report `instead` as its result: a call skipped while stepping)."""
         started = time.monotonic()
-        if call.name not in offered:  # not offered to this run, even if registered (a plan agent's write)
+        if instead is not None:
+            result = instead
+        elif call.name not in offered:  # not offered to this run, even if registered (a plan agent's write)
             tools = ", ".join(sorted(offered)) or "none"
             name = f"named {call.name!r}" if call.name else "without a name"
             result = ToolResult.fail(f"There is no tool {name} in this run. The tools you can call: {tools}.")

@@ -33,6 +33,7 @@ __all__ = [
     "FileChange",
     "Header",
     "Hook",
+    "ModelCall",
     "RunView",
     "RunWarning",
     "Said",
@@ -45,6 +46,7 @@ __all__ = [
     "Words",
     "call_view",
     "hook_view",
+    "meter_text",
     "run_view",
     "summary_view",
     "thought_view",
@@ -280,7 +282,63 @@ class Summary:
     diff_elsewhere: Words = field(default=(), metadata=HTML_ONLY)  # when the review's diffs are too long
 
 
-View = Header | Todo | Thought | Said | ToolCall | Decision | RunWarning | Summary
+@dataclass(frozen=True, kw_only=True)
+class ModelCall:
+    """One model call: how many messages it sent and how many were new, its tokens, and the context by part
+    against the window. The whole request is in the run's transcript (`inspect`). HTML only: the plain text
+    summary stays a summary."""
+
+    title: str = field(metadata=HTML_ONLY)  # "Step 2 · the model got 5 messages (2 new) · 11 in · 7 out"
+    meter: str = field(metadata=HTML_ONLY)  # "Context 3,400 of 128,000 tokens: system 900 · tools ..."
+    compressed: str = field(default="", metadata=HTML_ONLY)
+    inspect: Words = field(default=(), metadata=HTML_ONLY)
+
+
+_PART_NAMES = {
+    "system": "system prompt",
+    "tools": "tool schemas",
+    "earlier": "earlier cells",
+    "messages": "this run",
+    "tool_results": "tool results",
+}
+
+
+def meter_text(meter: Mapping[str, Any] | None) -> str:
+    """The context by part, as the run header and each model call say it."""
+    if not isinstance(meter, Mapping) or not isinstance(meter.get("parts"), Mapping):
+        return ""
+    parts = meter["parts"]
+    total = sum(int(v) for v in parts.values() if isinstance(v, int))
+    window = meter.get("window")
+    share = (
+        f" of {int(window):,} ({total / int(window):.0%})" if isinstance(window, int) and window > 0 else ""
+    )
+    shown = " · ".join(f"{name} {int(parts.get(key) or 0):,}" for key, name in _PART_NAMES.items())
+    return f"context {total:,} tokens{share}: {shown}"
+
+
+def _model_call(request: Mapping[str, Any], cost: Mapping[str, Any] | None, run_id: str) -> ModelCall:
+    step = request.get("step")
+    sent = request.get("request") or {}
+    count = int(sent.get("messages") or 0)
+    new = sent.get("new")
+    if new is None:  # a whole record (the transcript file, or a run still in the kernel): its added hashes
+        new = len(sent.get("add") or ()) if sent.get("keep") else count
+    title = f"Step {step} · the model got {count} message{'s' if count != 1 else ''} ({new} new)"
+    if cost:  # the step's usage (its CostUpdate comes after the request)
+        title += (
+            f" · {int(cost.get('prompt_tokens') or 0):,} in"
+            + (f" ({int(cost['cached_tokens']):,} cached)" if cost.get("cached_tokens") else "")
+            + f" · {int(cost.get('completion_tokens') or 0):,} out"
+        )
+    meter = request.get("meter") or {}
+    inspect: Words = ("whole: ", Code(f"%architect inspect {run_id}:{step}")) if run_id else ()
+    return ModelCall(
+        title=title, meter=meter_text(meter), compressed=str(meter.get("compressed") or ""), inspect=inspect
+    )
+
+
+View = Header | Todo | Thought | Said | ToolCall | Decision | RunWarning | Summary | ModelCall
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -387,12 +445,15 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
     results = {str(e.get("call_id")): e for e in events if e.get("kind") == "tool_result"}
     finished = [e for e in events if e.get("kind") == "run_finished"]
     rewinds = _rewinds(events, results) if finished else {}
+    costs = {e.get("step"): e for e in events if e.get("kind") == "cost"}
     parts: list[View] = []
     todo = TodoTracker()
     for event in events:
         todo.feed(event)
         kind = event.get("kind")
-        if kind == "run_started":
+        if kind == "model_request":
+            parts.append(_model_call(event, costs.get(event.get("step")), str(event.get("run_id") or run_id)))
+        elif kind == "run_started":
             parts.append(_header(event, run_id))
         elif kind == "thinking_delta" and str(event.get("text", "")).strip():
             parts.append(thought_view(str(event["text"])))

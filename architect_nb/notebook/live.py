@@ -18,6 +18,7 @@ holds no widget, and a headless run (nbclient, papermill) saves no widget state 
 from __future__ import annotations
 
 import contextvars
+import html
 import threading
 import time
 from collections.abc import Callable
@@ -32,12 +33,14 @@ from architect_nb.agent.events import (
     ConfirmationAnswered,
     ConfirmationAsked,
     CostUpdate,
+    ModelReply,
+    ModelRequest,
     RunFinished,
     StepStarted,
     ToolCallRequested,
     Transcript,
 )
-from architect_nb.notebook.event_view import Todo, TodoTracker
+from architect_nb.notebook.event_view import Todo, TodoTracker, meter_text
 from architect_nb.notebook.render import events_html, status_badge, todo_html, tokens_text
 from architect_nb.redaction import default_redactor
 
@@ -71,6 +74,7 @@ class LiveView:
         self._cached = 0
         self._thinking = 0
         self._usd = 0.0
+        self._meter = ""  # the context meter of the last request
         self._drawn = 0.0
         self._later: threading.Timer | None = None  # the redraw due for events that came too soon after one
         self._html_size = 0
@@ -106,6 +110,13 @@ class LiveView:
         """The loop's event sink (worker thread)."""
         with self._lock:
             if self._closed:
+                return
+            if isinstance(event, ModelReply):
+                return  # its usage comes as a CostUpdate; the whole reply is for the inspector
+            if isinstance(event, ModelRequest):  # the header's meter; the request is for the inspector
+                self._meter = meter_text(event.meter)
+                if event.meter.get("compressed"):
+                    self._meter += f" · {event.meter['compressed']}"
                 return
             self._events(event)
             if event.kind in ("run_started", "tool_call", "tool_result"):
@@ -154,12 +165,12 @@ class LiveView:
         """Show the newest pending prompt under the log, or the plain log again when none is left."""
         previous, self._asking = self._asking, None
         if self._prompts:
-            html = self._bundle()["text/html"]
+            drawn = self._bundle()["text/html"]
             if self._shell_models is None:
-                log = widgets.HTML(html)
+                log = widgets.HTML(drawn)
                 self._shell_models = (log.layout, log.style)
             else:
-                log = widgets.HTML(html, layout=self._shell_models[0], style=self._shell_models[1])
+                log = widgets.HTML(drawn, layout=self._shell_models[0], style=self._shell_models[1])
             self._asking = widgets.VBox([log, self._prompts[-1]], layout=self._shell_models[0])
             self._update(_PromptBundle(self._asking, self._approval_timeout))
         else:
@@ -207,6 +218,9 @@ class LiveView:
             log = first + checklist + log[len(first) :] if log.startswith(first) else checklist + log
         elif checklist:
             log += checklist
+        if self._meter:
+            meter = html.escape(self._meter)
+            header += f"<div class='architect-nb-meter' style='color:#57606a;font-size:12px'>{meter}</div>"
         return {
             "text/html": f'<div class="architect-nb-live" style="font-size:13px;line-height:1.4">'
             f"{header}{log}</div>",

@@ -30,12 +30,13 @@ THINK_DEFAULT = "medium"  # what a bare --think asks for
 CELL_USAGE = (
     "usage: %%architect [--agent NAME] [--model M] [--mode yolo|confirm-sensitive|confirm-all] [--dry-run] "
     "[--workspace PATH] [--max-steps N] [--budget USD] [--think [EFFORT|TOKENS]] [--context NAME[,NAME...]] "
-    "[--no-notebook] [--config FILE] [--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
+    "[--no-notebook] [--step] [--config FILE] "
+    "[--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
 )
 LINE_USAGE = (
     "usage: %architect status | tools | config [key=value ...] | model M | mode MODE | history "
-    "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN] | fix "
-    "| reload [MODULE ...] | build [RUN] | skills "
+    "| threads | undo [RUN[:STEP]] | review [RUN] | revert RUN PATH | transcript [RUN] | inspect RUN:STEP "
+    "| fix | reload [MODULE ...] | build [RUN] | skills "
     "| check NOTEBOOK [--against RUN] [--compare NAME,...] [--stability]"
 )
 
@@ -51,6 +52,7 @@ Subcommand = Literal[
     "review",
     "revert",
     "transcript",
+    "inspect",
     "fix",
     "reload",
     "build",
@@ -73,6 +75,7 @@ _ARITY: dict[str, tuple[int, int | None]] = {
     "review": (0, 1),
     "revert": (2, 2),
     "transcript": (0, 1),
+    "inspect": (1, 1),
     "fix": (0, 0),
     "reload": (0, None),
     "build": (0, 1),
@@ -100,6 +103,7 @@ class CellArgs:
     think: str | int | None = None
     context: tuple[str, ...] = ()
     no_notebook: bool = False  # leave the notebook outline out of this run
+    step: bool = False  # pause before each model call and each tool call (step-through)
     config: Path | None = None
     new: bool = False  # start a fresh thread instead of continuing the current one
     thread: str | None = None  # continue (or start) the thread with this name
@@ -185,6 +189,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--think", type=_think, nargs="?", const=THINK_DEFAULT)
     p.add_argument("--context", type=_names, default=())
     p.add_argument("--no-notebook", action="store_true")
+    p.add_argument("--step", action="store_true")
     p.add_argument("--config", type=Path)
     p.add_argument("--new", action="store_true")
     p.add_argument("--thread", type=_thread_name)
@@ -219,6 +224,7 @@ def parse_cell_line(line: str) -> CellArgs:
         think=ns.think,
         context=ns.context,
         no_notebook=ns.no_notebook,
+        step=ns.step,
         config=ns.config,
         new=ns.new,
         thread=ns.thread,

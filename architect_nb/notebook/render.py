@@ -23,6 +23,7 @@ from architect_nb.notebook.event_view import (
     Decision,
     Header,
     Hook,
+    ModelCall,
     RunView,
     RunWarning,
     Said,
@@ -350,6 +351,15 @@ def view_html(view: View) -> str:
         return f'<div style="color:#57606a;font-size:12px">{answer}</div>'
     if isinstance(view, RunWarning):
         return f'<div style="color:#9a6700">{_e(view.mark)} {_e(view.message)}</div>'
+    if isinstance(view, ModelCall):
+        lines = [view.meter, view.compressed]
+        body = "".join(f"<div>{_e(line)}</div>" for line in lines if line)
+        if view.inspect:
+            body += f"<div>{_words_html(view.inspect)}</div>"
+        return (
+            f'<details class="architect-nb-model-call" style="margin:4px 0;{_NOTE}">'
+            f'<summary style="cursor:pointer">{_e(view.title)}</summary>{body}</details>'
+        )
     return summary_html(view)
 
 

@@ -70,11 +70,13 @@ class CellRun:
         thread: Thread,
         config: AppConfig,
         prelude: Callable[[CellRun], str | None] | None = None,
+        stepper: Any = None,
     ) -> None:
         self.loop = loop
         self.prelude = prelude  # run in the worker first: the notebook context, told before the task
         self.notebook: Any = None  # the NotebookView the prelude read, if it did
         self.confirmer = confirmer
+        self.stepper = stepper  # the --step prompts, if any
         self.live = live
         self.task = task
         self.thread = thread
@@ -117,6 +119,8 @@ class CellRun:
         """Stop now, from the cell's thread: cancel the loop, deny the question, kill commands."""
         self.loop.cancel("interrupted")
         self.confirmer.cancel()
+        if self.stepper is not None:
+            self.stepper.cancel()
         kill_running_processes()
 
     def wait_stopped(self, grace: float = _STOP_GRACE) -> None:
@@ -227,6 +231,11 @@ async def run_cell(line: str, body: str) -> None:
 
     live = LiveView(approval_timeout=config.notebook.approval_timeout)
     confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
+    stepper = None
+    if args.step:
+        from architect_nb.notebook.stepping import WidgetStepper
+
+        stepper = WidgetStepper(live.add, live.remove, timeout=config.notebook.approval_timeout)
     calls = MainThreadCalls()
     cell_id = running_cell_id(shell)
     kernel = IPythonKernel(shell, calls, cell_id) if shell is not None else None
@@ -248,11 +257,14 @@ async def run_cell(line: str, body: str) -> None:
             max_steps=args.max_steps,
             budget_usd=args.budget_usd,
             kernel=kernel,
+            stepper=stepper,
         )
     except (UnknownAgentError, ConfigError, ValueError) as exc:
         live.finish(MessageOutput(str(exc)))
         return
-    run = CellRun(loop, confirmer, live, task, thread, config, prelude)
+    if stepper is not None:
+        stepper.transcript = loop.transcript
+    run = CellRun(loop, confirmer, live, task, thread, config, prelude, stepper)
     try:
         with for_run(shell, config.notebook.frontend_timeout):
             future = asyncio.wrap_future(run.start())

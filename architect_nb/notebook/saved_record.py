@@ -6,6 +6,11 @@ would make a notebook of many megabytes. The cell keeps each tool output up to `
 redacted, to the run's checkpoint folder, `<checkpoints.dir>/<run_id>/transcript.json` (0600, pruned with the
 run after `checkpoints.keep_days`), and `%architect transcript RUN` shows it whole while the kernel lives.
 Diffs are never cut: they are what was approved, and the labextension shows all of them.
+
+What the model was sent at each step (the inspector's record) stays in the transcript file too: the cell
+keeps its compact form (how many messages, how many new, the context meter), which the HTML twin shows on
+GitHub and nbviewer with the step's usage; `%architect inspect RUN:STEP` shows the whole while the kernel
+lives.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from architect_nb.agent.inspector import compact
 from architect_nb.execution.checkpoints.files import RUN_ID_PATTERN
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.log import get_logger
@@ -45,6 +51,11 @@ def for_notebook(payload: Mapping[str, Any], where: str) -> dict[str, Any]:
     place = where or f"%architect transcript {run_id} (in this kernel)"
     events = []
     for event in payload.get("events", []):
+        if event.get("kind") == "model_request":
+            events.append(compact(event))
+            continue
+        if event.get("kind") == "model_reply":  # its text, calls and usage are in the notebook already
+            continue
         output = event.get("output") if event.get("kind") == "tool_result" else None
         if isinstance(output, str) and len(output) > SAVED_OUTPUT_CHARS:
             head = output[: SAVED_OUTPUT_CHARS * 2 // 3]

@@ -112,6 +112,22 @@ class Session:
         self._tell_thread(report)
         return report
 
+    def inspect(self, point: str) -> Any:
+        """What the model was sent and said at `RUN:STEP` (a run of this kernel), from its transcript."""
+        from architect_nb.agent.inspector import rebuild
+        from architect_nb.notebook.inspector_view import InspectorOutput
+
+        run, step = _inspect_point(point)
+        record = self.find(run)
+        data = rebuild(record.payload.get("events") or [], step)
+        if data is None:
+            return MessageOutput(
+                f"Run {record.run_id} has no model request at step {step} (it had "
+                f"{sum(1 for e in record.payload.get('events') or [] if e.get('kind') == 'model_request')}).",
+                level="error",
+            )
+        return InspectorOutput({"run_id": record.run_id, **data})
+
     def review(self, run: str | None = None) -> MessageOutput:
         """`%architect review`: every file the run changed, with its diff."""
         store, run_id, _record = self._store_for(run, "review")
@@ -230,6 +246,8 @@ class Session:
                 "%architect build starts a run: write it as a line of its own in a cell, with the extension "
                 "loaded (%load_ext architect_nb)."
             )
+        if name == "inspect":
+            return self.inspect(args[0])
         record = self.find(args[0] if args else None)
         return default_redactor().redact_data(json.loads(json.dumps(record.payload, default=str)))
 
@@ -364,6 +382,13 @@ class Session:
 
     def output(self, run: str | None = None) -> RunOutput:
         return RunOutput.from_payload(self.find(run).payload)
+
+
+def _inspect_point(text: str) -> tuple[str, int]:
+    run, _, step = text.partition(":")
+    if not run or not step.isdigit() or int(step) < 1:
+        raise UsageError(f"%architect inspect: {text!r} is not RUN:STEP (a step number from 1).")
+    return run, int(step)
 
 
 def _run_and_step(text: str) -> tuple[str, int | None]:

@@ -10,6 +10,7 @@ from architect_nb.notebook.event_view import (
     TODO_MARKS,
     Decision,
     Header,
+    ModelCall,
     RunView,
     RunWarning,
     Said,
@@ -51,6 +52,8 @@ def view_lines(view: View) -> list[str]:
         return [f"{_UNDER}{view.tool}: {view.decision}" + (f": {view.reason}" if view.reason else "")]
     if isinstance(view, RunWarning):
         return [f"{view.mark} {view.message}"]
+    if isinstance(view, ModelCall):  # the HTML's: the text stays a summary
+        return []
     return _summary_lines(view)
 
 

@@ -8,7 +8,10 @@
 import type { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 
+import { IInspection, INSPECT_MIME_TYPE } from './inspector';
 import {
+  isValidRunId,
+  isValidStep,
   IUndoResult,
   IUndoRunner,
   typedMagic,
@@ -96,6 +99,66 @@ export async function executeUndo(
   );
 }
 
+/** Ask the kernel for one step's request and reply (`%architect inspect RUN:STEP`); never rejects. */
+export async function executeInspect(
+  kernel: Kernel.IKernelConnection,
+  runId: string,
+  step: number
+): Promise<IInspection> {
+  if (!isValidRunId(runId) || !isValidStep(step)) {
+    return {
+      ok: false,
+      message: 'Not a run and step the kernel can look up.',
+      data: null
+    };
+  }
+  const magic = `%architect inspect ${runId}:${step}`;
+  let found: IInspection | null = null;
+  try {
+    const future = kernel.requestExecute({
+      code: magic,
+      silent: false,
+      store_history: false,
+      stop_on_error: false,
+      allow_stdin: false
+    });
+    future.onIOPub = msg => {
+      const type = msg.header.msg_type;
+      if (type === 'execute_result') {
+        const data = (msg as KernelMessage.IExecuteResultMsg).content.data;
+        const text = data?.['text/plain'];
+        found =
+          data?.[INSPECT_MIME_TYPE] !== undefined
+            ? { ok: true, message: '', data: data[INSPECT_MIME_TYPE] }
+            : {
+                ok: false,
+                message: String(
+                  Array.isArray(text) ? text.join('') : (text ?? '')
+                ),
+                data: null
+              };
+      } else if (type === 'error') {
+        const { ename, evalue } = (msg as KernelMessage.IErrorMsg).content;
+        found = { ok: false, message: `${ename}: ${evalue}`, data: null };
+      }
+    };
+    await future.done;
+  } catch (error) {
+    return {
+      ok: false,
+      message: `The kernel did not answer: ${String(error)}`,
+      data: null
+    };
+  }
+  return (
+    found ?? {
+      ok: false,
+      message: `The kernel did not report back; run ${magic} in a cell to see why.`,
+      data: null
+    }
+  );
+}
+
 /** Undo, rewind and revert through the kernel of whichever tracked notebook contains the run's output. */
 export function notebookUndoRunner(tracker: INotebookTracker): IUndoRunner {
   const panelOf = (node: HTMLElement): NotebookPanel | undefined =>
@@ -111,6 +174,17 @@ export function notebookUndoRunner(tracker: INotebookTracker): IUndoRunner {
         };
       }
       return executeUndo(kernel, action);
+    },
+    inspect: async (runId, step, node) => {
+      const kernel = panelOf(node)?.sessionContext.session?.kernel;
+      if (!kernel) {
+        return {
+          ok: false,
+          message: `This notebook has no running kernel; the request is in the run's transcript (%architect inspect ${runId}:${step} in the kernel that ran it).`,
+          data: null
+        };
+      }
+      return executeInspect(kernel, runId, step);
     }
   };
 }

@@ -6,7 +6,9 @@
 import type {
   IConfirmationAnswered,
   IConfirmationAsked,
+  IContextMeter,
   ICostUpdate,
+  IModelRequest,
   IRunFinished,
   IRunStarted,
   IRunWarning,
@@ -49,6 +51,8 @@ export interface IStepView {
   warnings: IRunWarning[];
   /** The files this step's calls changed, each once, in the order they were first changed. */
   changedFiles: string[];
+  /** What the model was sent at this step (the last request, if it was sent again). */
+  request: IModelRequest | null;
 }
 
 export type TodoStatus = 'pending' | 'in_progress' | 'done';
@@ -94,6 +98,8 @@ export interface IRunView {
   finished: IRunFinished | null;
   /** The last cost update: running totals while a run is live. */
   lastCost: ICostUpdate | null;
+  /** The last request's context meter. */
+  lastMeter: IContextMeter | null;
 }
 
 /** The label of a call from its result status and the person's answer. */
@@ -134,7 +140,8 @@ function newStep(step: number): IStepView {
     calls: [],
     cost: null,
     warnings: [],
-    changedFiles: []
+    changedFiles: [],
+    request: null
   };
 }
 
@@ -146,7 +153,8 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
     steps: [],
     warnings: [],
     finished: null,
-    lastCost: null
+    lastCost: null,
+    lastMeter: null
   };
   const steps = new Map<number, IStepView>();
   const calls = new Map<string, ICallView>();
@@ -224,6 +232,10 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
         }
         break;
       }
+      case 'model_request':
+        stepOf(event.step).request = event;
+        view.lastMeter = event.meter ?? view.lastMeter;
+        break;
       case 'cost':
         stepOf(event.step).cost = event;
         view.lastCost = event;

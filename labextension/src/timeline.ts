@@ -26,6 +26,7 @@ import {
   ITodoItem
 } from './model';
 import { appendHighlighted, languageForName } from './highlight';
+import { IInspection, meterText, renderInspection } from './inspector';
 import type {
   IRunPayload,
   IRunWarning,
@@ -334,10 +335,68 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** Fetches one step's request and reply from the kernel, or null where no kernel can be reached. */
+type Inspect = (step: number, node: HTMLElement) => Promise<IInspection>;
+
+/**
+ * The step's model call: how many messages it got and how full the window
+ * was, and a "What the model saw" block that fetches the whole request from
+ * the kernel when first opened.
+ */
+export function renderModelCall(
+  step: IStepView,
+  inspect: Inspect | null
+): HTMLElement | null {
+  const request = step.request;
+  if (request === null) {
+    return null;
+  }
+  const line = `the model got ${plural(request.messages, 'message')} (${request.newMessages} new)`;
+  const meter = meterText(request.meter);
+  const body = h('div', 'anb-inspect-body');
+  const block = h(
+    'details',
+    'anb-model-call',
+    h('summary', 'anb-muted', `What the model saw: ${line}`),
+    meter ? h('div', 'anb-muted anb-step-meter', meter) : null,
+    request.meter?.compressed
+      ? h('div', 'anb-warning', request.meter.compressed)
+      : null,
+    body
+  );
+  let fetched = false;
+  block.addEventListener('toggle', () => {
+    if (!block.open || fetched) {
+      return;
+    }
+    fetched = true;
+    if (inspect === null) {
+      body.replaceChildren(
+        h(
+          'div',
+          'anb-muted',
+          `The whole request is in the run's transcript: %architect inspect RUN:${step.step} in the kernel that ran it.`
+        )
+      );
+      return;
+    }
+    body.replaceChildren(h('div', 'anb-muted', 'Asking the kernel…'));
+    void inspect(step.step, block).then(found => {
+      body.replaceChildren(
+        found.ok
+          ? renderInspection(found.data)
+          : h('div', 'anb-undo-error', found.message)
+      );
+    });
+  });
+  return block;
+}
+
 async function renderStep(
   step: IStepView,
   services: IMarkdownServices,
-  controls: RunControls
+  controls: RunControls,
+  inspect: Inspect | null = null
 ): Promise<HTMLDetailsElement> {
   const counts = step.calls.map(call =>
     badge(call.tool, STATUS_STYLE[call.status])
@@ -367,6 +426,7 @@ async function renderStep(
     'anb-step',
     summary,
     true,
+    renderModelCall(step, inspect),
     renderThinking(step.thinking),
     text,
     ...step.calls.map(renderCall),
@@ -410,7 +470,10 @@ function renderHeader(view: IRunView): HTMLElement {
     h('span', 'anb-task', started.task || "(carries on from the fork's step)"),
     h('div', 'anb-muted anb-run-meta', meta),
     thread,
-    instructions
+    instructions,
+    view.lastMeter !== null
+      ? h('div', 'anb-muted anb-run-meter', meterText(view.lastMeter))
+      : null
   );
 }
 
@@ -570,8 +633,20 @@ export async function renderRun(
 ): Promise<RunControls | null> {
   const view = buildRunView(payload.events);
   const controls = new RunControls(view, payload.run_id, undoRunner);
+  const runId = payload.run_id;
+  const inspect: Inspect | null =
+    undoRunner?.inspect !== undefined
+      ? (step, node) =>
+          undoRunner.canRun(node)
+            ? undoRunner.inspect!(runId, step, node)
+            : Promise.resolve({
+                ok: false,
+                message: `This output is not in a notebook with a kernel; run %architect inspect ${runId}:${step} there.`,
+                data: null
+              })
+      : null;
   const steps = await Promise.all(
-    view.steps.map(step => renderStep(step, services, controls))
+    view.steps.map(step => renderStep(step, services, controls, inspect))
   );
   const root = h(
     'div',

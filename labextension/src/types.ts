@@ -181,7 +181,34 @@ export interface IRunFinished extends IEventBase {
   total_reasoning_tokens: number;
 }
 
+/** The context by part (tokens) against the model's window, for one request. */
+export interface IContextMeter {
+  parts: Record<string, number>;
+  window: number;
+  /** What compression removed just before this request, or ''. */
+  compressed: string;
+}
+
+/** What the model was sent at a step: how many messages, how many new (the whole is in the transcript). */
+export interface IModelRequest extends IEventBase {
+  kind: 'model_request';
+  step: number;
+  messages: number;
+  newMessages: number;
+  meter: IContextMeter | null;
+}
+
+/** The model's raw reply at a step (in a whole transcript; the notebook drops it). The inspector reads it
+ * from the kernel, so the timeline keeps only its finish reason. */
+export interface IModelReply extends IEventBase {
+  kind: 'model_reply';
+  step: number;
+  finish_reason: string;
+}
+
 export type RunEvent =
+  | IModelRequest
+  | IModelReply
   | IRunStarted
   | IStepStarted
   | ITextDelta
@@ -312,6 +339,31 @@ function parseHook(raw: unknown): IHookResult | null {
   };
 }
 
+/** The parts a meter may hold; others are ignored, negative or odd counts read as 0. */
+export const METER_PARTS: readonly (readonly [string, string])[] = [
+  ['system', 'system prompt'],
+  ['tools', 'tool schemas'],
+  ['earlier', 'earlier cells'],
+  ['messages', 'this run'],
+  ['tool_results', 'tool results']
+];
+
+function parseMeter(raw: unknown): IContextMeter | null {
+  if (!isRecord(raw) || !isRecord(raw.parts)) {
+    return null;
+  }
+  const given = raw.parts;
+  const parts: Record<string, number> = {};
+  for (const [key] of METER_PARTS) {
+    parts[key] = Math.max(0, num(given, key));
+  }
+  return {
+    parts,
+    window: Math.max(0, num(raw, 'window')),
+    compressed: str(raw, 'compressed')
+  };
+}
+
 /** Turn one raw event into a typed one, or null when its kind is unknown. */
 export function parseEvent(raw: unknown): RunEvent | null {
   if (!isRecord(raw)) {
@@ -409,6 +461,29 @@ export function parseEvent(raw: unknown): RunEvent | null {
         total_cached_tokens: num(raw, 'total_cached_tokens'),
         reasoning_tokens: num(raw, 'reasoning_tokens'),
         total_reasoning_tokens: num(raw, 'total_reasoning_tokens')
+      };
+    case 'model_request': {
+      // The notebook keeps { messages, new }; a whole transcript has { keep, add, messages }.
+      const request = record(raw, 'request');
+      const messages = num(request, 'messages');
+      const added = Array.isArray(request.add) ? request.add.length : messages;
+      const fresh =
+        optNum(request, 'new') ?? (num(request, 'keep') > 0 ? added : messages);
+      return {
+        ...base,
+        kind,
+        step: num(raw, 'step'),
+        messages,
+        newMessages: fresh,
+        meter: parseMeter(raw.meter)
+      };
+    }
+    case 'model_reply':
+      return {
+        ...base,
+        kind,
+        step: num(raw, 'step'),
+        finish_reason: str(raw, 'finish_reason')
       };
     case 'warning':
       return {

@@ -11,6 +11,7 @@
  */
 
 import { h } from './dom';
+import type { IInspection } from './inspector';
 
 /** What to put back: the whole run, the run from a step on (a rewind), or one file (a review's Revert). */
 export type UndoAction =
@@ -32,6 +33,12 @@ export interface IUndoRunner {
   canRun(node: HTMLElement): boolean;
   /** Run `action` in the kernel of the notebook holding `node`; never rejects. */
   run(action: UndoAction, node: HTMLElement): Promise<IUndoResult>;
+  /** What the model was sent and said at `step` of run `runId` (`%architect inspect`); never rejects. */
+  inspect?(
+    runId: string,
+    step: number,
+    node: HTMLElement
+  ): Promise<IInspection>;
 }
 
 /** Run ids as the kernel makes them (12 hex digits), with room to spare; nothing that could break out of a magic line. */

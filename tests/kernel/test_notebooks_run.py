@@ -257,6 +257,40 @@ def test_04_threads_follow_up_list_and_fork(notebooks: Path) -> None:
     _saved_cleanly(nb)
 
 
+def test_05_inside_a_run_steps_inspects_edits_a_result_meters_and_forks(notebooks: Path) -> None:
+    nb, clicks, scratch = _execute(notebooks, "05-inside-a-run.ipynb", None)
+    assert clicks == []
+    text = _text(nb)
+    # 1. A pause before each model call and each tool call, and the inspector on step 2.
+    assert "step 1: before the model call (2 messages)" in text
+    assert 'step 3:   before edit_file({"path": "shop/cart.py"' in text
+    assert "step 4: before the model call (8 messages)" in text and "success - Done" in text
+    assert "Step 2: the model was sent 4 messages (2 new)" in text
+    assert "new since step 1: ['assistant', 'tool']" in text
+    assert 'raw arguments: {"path": "tests/test_cart.py"}' in text
+    # 2. The edited result is what the next request carries, marked new.
+    assert "at step 3 begins:\n# NOTE TO THE ASSISTANT" in text
+    html = "".join(
+        o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs
+    )
+    assert "NOTE TO THE ASSISTANT" in html and "architect-nb-inspector" in html
+    # 3. The meter grows with the tool results while the schemas stay what they cost.
+    meters = [line for line in text.splitlines() if line.startswith("step ") and " of 128,000 tokens" in line]
+    assert len(meters) == 4
+    totals = [int(line.split(":")[1].split(" of ")[0].replace(",", "")) for line in meters]
+    assert totals == sorted(totals) and totals[0] < totals[-1]
+    assert len({line.split("tools ")[1].split(" ")[0] for line in meters}) == 1
+    # 4. A refused edit, the edited call that ran, a skip, a stop.
+    assert "refused edit: Invalid arguments for read_file: path" in text
+    assert "step 1 read: # sample_project" in text
+    assert "step 2: denied - Skipped" in text and "aborted - Stopped while stepping, at step 3" in text
+    # 6. The fork: a thread ending with the tool result of step 2, and the line that carries it on.
+    assert "`%%architect --fork " in text and "ending with a tool message" in text
+    ws = _workspace(scratch, "architect-inside-", "sample_project")
+    assert "        total = 0\n" in (ws / "shop" / "cart.py").read_text()  # the fork stopped before the edit
+    _saved_cleanly(nb)
+
+
 @pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb")))
 def test_committed_notebooks_are_stripped_and_end_with_how_to_use_a_real_model(name: str) -> None:
     nb = nbformat.read(ROOT / "notebooks" / name, as_version=4)
