@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"tools"},
     {"execution", "mcp"},
     {"agent"},
-    {"testing"},
+    {"testing", "acp"},
     {"notebook"},
     {"__init__", "demo"},
 ]
