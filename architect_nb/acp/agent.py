@@ -220,15 +220,16 @@ class ArchitectAgent:
     async def _replay(self, session: AcpSession) -> None:
         """The saved conversation as updates: the tasks, the answers, and each tool call with how it ended."""
         redact = default_redactor().redact
-        for message in session.thread.messages:
-            role = message.get("role")
-            content = message.get("content")
-            text = content if isinstance(content, str) else ""
-            if role == "user" and text and not text.startswith("[Note:"):
-                session.outbox.post(update_user_message_text(redact(text)))
-            elif role == "assistant":
-                if text:
-                    session.outbox.post(update_agent_message_text(redact(text)))
+        thread = session.thread
+        for run in thread.runs:
+            if run.task.strip():  # the task as typed: the notes told with it are not the user's words
+                session.outbox.post(update_user_message_text(redact(run.task)))
+            for message in thread.messages[run.start : run.end or None]:
+                if message.get("role") != "assistant":
+                    continue
+                content = message.get("content")
+                if isinstance(content, str) and content:
+                    session.outbox.post(update_agent_message_text(redact(content)))
                 for call in message.get("tool_calls") or ():
                     function = call.get("function", {})
                     name = str(function.get("name", ""))

@@ -138,12 +138,17 @@ class AcpSession:
         try:
             result = loop.run(task, thread=self.thread)
         except BaseException as exc:
+            self._settle(loop)
             worker.set_exception(exc)
         else:
+            self._settle(loop)  # saved before the prompt answers: a load right after finds it all
             worker.set_result(result)
-        finally:
-            self.save()
-            loop.close()
+
+    def _settle(self, loop: AgentLoop) -> None:
+        warning = self.save()
+        if warning is not None:
+            self.outbox.post(_message(f"\n\n{warning}"))
+        loop.close()
 
     def _on_event(self, event: AgentEvent) -> None:
         for update in event_updates(event, self.workspace):

@@ -1,19 +1,24 @@
 """An ACP client for tests: the protocol SDK's client side, over stdio, against a real `architect-nb-acp`.
 
-`RecordingClient` keeps every session update and permission request it gets and answers each question from
-a script (`"approve"`, `"approve_all"`, `"deny"`, `"deny: REASON"` or a callable), as an editor would.
-`start_agent` starts the console script from this venv in `workspace`, with the scripted model.
+`RecordingClient` keeps every session update and permission request it gets, per session, and answers each
+question from the session's script (`"approve"`, `"approve_all"`, `"deny"`, `"deny: REASON"`, `"wait"` (never
+answer) or a callable), as an editor would. `start_agent` starts the console script from this venv.
+`AgentThread` keeps one agent process and its connection on an event loop of their own, so one process
+serves every test of a module (each test a session in its own workspace, whose `.architect.yaml` names its
+script).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.core import ClientSideConnection
@@ -28,24 +33,58 @@ from acp.schema import (
 )
 
 ACP_SCRIPT = Path(sys.executable).with_name("architect-nb-acp")
+T = TypeVar("T")
 Answer = str | Callable[[ToolCallUpdate, list[PermissionOption]], RequestPermissionResponse]
 
 
-class RecordingClient:
-    """Records what the agent sends; answers permission requests from `answers`, in order."""
+class Recorded:
+    """What one session got: its updates and questions, and the answers it gives, in order."""
 
     def __init__(self, answers: list[Answer] | None = None) -> None:
         self.answers: list[Answer] = list(answers or [])
         self.updates: list[Any] = []
         self.questions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = []
-        self.asked = asyncio.Event()
+
+    def of_kind(self, kind: str) -> list[Any]:
+        return [u for u in self.updates if getattr(u, "session_update", None) == kind]
+
+    async def quiet(self, still: float = 0.1) -> None:
+        """Wait until no update came for `still` seconds. The SDK hands each notification to a task of its
+        own, so a response can overtake the updates the agent sent before it."""
+        seen = -1
+        while seen != len(self.updates):
+            seen = len(self.updates)
+            await asyncio.sleep(still)
+
+    def text(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(getattr(u.content, "text", "") for u in self.of_kind(kind))
+
+    def dump(self) -> str:
+        """Everything the agent sent, as JSON text: what a test searches for a secret."""
+        parts = [u.model_dump_json(by_alias=True) for u in self.updates]
+        parts += [q.model_dump_json(by_alias=True) for q, _ in self.questions]
+        return "\n".join(parts)
+
+
+class RecordingClient:
+    """Records what the agent sends, per session; answers each session's questions from its script."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, Recorded] = {}
+
+    def session(self, session_id: str, answers: list[Answer] | None = None) -> Recorded:
+        """The record of `session_id` (made on first use); `answers` replaces its script."""
+        record = self.sessions.setdefault(session_id, Recorded())
+        if answers is not None:
+            record.answers = list(answers)
+        return record
 
     async def request_permission(
         self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **_: Any
     ) -> RequestPermissionResponse:
-        self.questions.append((tool_call, options))
-        self.asked.set()
-        answer = self.answers.pop(0) if self.answers else "deny: no answer scripted"
+        record = self.session(session_id)
+        record.questions.append((tool_call, options))
+        answer = record.answers.pop(0) if record.answers else "deny: no answer scripted"
         if callable(answer):
             return answer(tool_call, options)
         if answer == "wait":  # never answer: the test cancels
@@ -57,7 +96,7 @@ class RecordingClient:
         return RequestPermissionResponse(outcome=outcome)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
-        self.updates.append(update)
+        self.session(session_id).updates.append(update)
 
     # What this client does not offer: the agent never calls these.
     async def write_text_file(self, **_: Any) -> None:
@@ -75,23 +114,45 @@ class RecordingClient:
     def on_connect(self, conn: Any) -> None:
         return None
 
-    # ------------------------------------------------------------------ what the tests read
-
-    def of_kind(self, kind: str) -> list[Any]:
-        return [u for u in self.updates if getattr(u, "session_update", None) == kind]
-
-    def text(self, kind: str = "agent_message_chunk") -> str:
-        return "".join(getattr(u.content, "text", "") for u in self.of_kind(kind))
-
-    def dump(self) -> str:
-        """Everything the agent sent, as JSON text: what a test searches for a secret."""
-        parts = [u.model_dump_json(by_alias=True) for u in self.updates]
-        parts += [q.model_dump_json(by_alias=True) for q, _ in self.questions]
-        return "\n".join(parts)
-
 
 def cancelled() -> RequestPermissionResponse:
     return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+
+class AgentThread:
+    """An `architect-nb-acp` process and its connection, on an event loop in a thread of their own.
+
+    `call(coroutine_function)` runs `coroutine_function(conn)` there and returns its result."""
+
+    def __init__(self, cwd: Path, *args: str) -> None:
+        self.client = RecordingClient()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="acp-test-client", daemon=True)
+        self._thread.start()
+        self._stop = asyncio.Event()
+        self._ready: concurrent.futures.Future[tuple[ClientSideConnection, Any]] = concurrent.futures.Future()
+        self._main = asyncio.run_coroutine_threadsafe(self._hold(cwd, args), self._loop)
+        self.conn, self.process = self._ready.result(timeout=60)
+
+    async def _hold(self, cwd: Path, args: tuple[str, ...]) -> None:
+        try:
+            async with start_agent(self.client, cwd, *args) as (conn, process):
+                self._ready.set_result((conn, process))
+                await self._stop.wait()
+        except BaseException as exc:
+            if not self._ready.done():
+                self._ready.set_exception(exc)
+            raise
+
+    def call(self, work: Callable[[ClientSideConnection], Awaitable[T]], timeout: float = 60) -> T:
+        return asyncio.run_coroutine_threadsafe(work(self.conn), self._loop).result(timeout)
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        with contextlib.suppress(Exception):
+            self._main.result(timeout=10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=5)
 
 
 @contextlib.asynccontextmanager
