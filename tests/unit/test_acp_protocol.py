@@ -222,6 +222,7 @@ def test_cancel_while_a_question_waits_denies_it_within_a_second(agent: AgentThr
     assert (workspace / "app.py").read_text() == APP
 
 
+@pytest.mark.timeout(300)  # two agent processes, each importing LiteLLM: slow on a loaded machine
 def test_a_session_resumes_after_the_agent_restarts(tmp_path: Path) -> None:
     runs = [
         {"task": "What does total return?", "turns": [{"content": "total() returns the integer 1."}]},
