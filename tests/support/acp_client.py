@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -153,6 +154,11 @@ class AgentThread:
             self._main.result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
+        # Closed and collected now, not by a garbage collection that a later parse happens to start: a
+        # finalizer warning inside pytest's `ast.parse` leaves CPython 3.11's AST depth count off (a false
+        # "AST constructor recursion depth mismatch", python/cpython#106905).
+        self._loop.close()
+        gc.collect()
 
 
 @contextlib.asynccontextmanager

@@ -6,6 +6,7 @@ names its scripted model. The resume test restarts the agent in between, as an e
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Iterator
@@ -179,8 +180,6 @@ def test_cancel_stops_a_running_command_within_a_second(agent: AgentThread, tmp_
     session_id, record = new_session(agent, workspace, ["approve"])
 
     async def cancel_once_running(conn: Any) -> tuple[str, float]:
-        import asyncio
-
         task = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("Wait.")]))
         while not record.of_kind("tool_call"):
             await asyncio.sleep(0.02)
@@ -204,8 +203,6 @@ def test_cancel_while_a_question_waits_denies_it_within_a_second(agent: AgentThr
     session_id, record = new_session(agent, workspace, ["wait"])
 
     async def cancel_when_asked(conn: Any) -> tuple[str, float]:
-        import asyncio
-
         task = asyncio.ensure_future(conn.prompt(session_id=session_id, prompt=[text_block("Edit.")]))
         while not record.questions:
             await asyncio.sleep(0.02)
@@ -232,8 +229,6 @@ def test_a_session_resumes_after_the_agent_restarts(tmp_path: Path) -> None:
         },
     ]
     workspace = workspace_with(tmp_path, runs=runs)
-
-    import asyncio
 
     async def first() -> str:
         client = RecordingClient()
