@@ -6,8 +6,8 @@ STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.demo-stamp
 CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
 
-.PHONY: setup setup-ipk6 setup-proxy demo test lint format pytest pytest-without-bwrap bench clean labextension \
-	labextension-test wheel-check
+.PHONY: setup setup-ipk6 setup-proxy setup-jupyter-ai demo test lint format pytest pytest-without-bwrap bench clean \
+	labextension labextension-test wheel-check
 
 JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
 LABEXT_SHARE := $(VENV)/share/jupyter/labextensions/architect-nb
@@ -100,6 +100,26 @@ $(PROXY_STAMP): $(STAMP) tests/hub/package.json tests/hub/package-lock.json
 
 setup-proxy: $(PROXY_STAMP)
 
+# Jupyter AI 3 and its ACP client, for tests/browser/test_jupyter_ai_browser.py (the @architect persona). A venv
+# of its own: Jupyter AI adds server extensions and a chat to JupyterLab that the other browser tests must not
+# see, and jupyter-ai-acp-client 0.3.3 needs agent-client-protocol <0.12 (the main venv has the newest, so the
+# persona runs the agent on 0.11 there). It gets the main venv's JupyterLab version, and reaches architect-nb
+# (and LiteLLM, ...) through a .pth that adds the main venv's site-packages after its own.
+JAI ?= .venv-jai
+JAI_STAMP := $(JAI)/.installed-stamp
+$(JAI_STAMP): $(STAMP)
+	rm -rf $(JAI)
+	$(PY) -m venv $(JAI)
+	$(JAI)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile \
+		"jupyterlab==$$($(PY) -c 'import jupyterlab; print(jupyterlab.__version__)')" \
+		'jupyter-ai==3.2.0' 'jupyter-ai-acp-client==0.3.3'
+	$(PY) -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
+		> "$$($(JAI)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/architect_main_venv.pth"
+	$(JAI)/bin/python -c 'import architect_nb.acp.jupyter_ai, acp; assert acp.__file__.startswith("$(CURDIR)/$(JAI)/")'
+	@touch $(JAI_STAMP)
+
+setup-jupyter-ai: $(JAI_STAMP)
+
 # Runs notebooks/01-quickstart.ipynb headless on the scripted model and prints it as a terminal transcript.
 demo: $(DEMO_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
@@ -122,7 +142,7 @@ format: $(STAMP)
 # find the same interpreter and packages. Two workers (pytest-xdist) each take whole test files, so a file's
 # kernels, servers and browser start once; PYTEST_WORKERS=0 runs everything in one process.
 PYTEST_WORKERS ?= 2
-pytest: $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP)
+pytest: $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint pytest
@@ -158,4 +178,4 @@ bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(IPK6) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(IPK6) $(JAI) $(PROXY_VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -24,6 +24,8 @@ prefix = "architect_nb-0.1.0.dev0.data/data/share/jupyter/labextensions/architec
 shipped = sorted(n for n in names if "/labextensions/" in n)
 for name in shipped:
     print("  " + name)
+if "architect_nb/acp/architect.svg" not in names:  # the @architect persona's avatar, for Jupyter AI
+    sys.exit("wheel is missing architect_nb/acp/architect.svg")
 needed = ["package.json", "install.json", "static/style.js"]
 missing = [n for n in needed if not any(s.endswith("/labextensions/architect-nb/" + n) for s in shipped)]
 if missing or any(n.startswith("architect_nb/labextension/") for n in names):
@@ -48,6 +50,11 @@ listing=$(run "$work/venv/bin/jupyter" labextension list 2>&1 | sed 's/\x1b\[[0-
 echo "$listing"
 if ! grep -Eq "^\s*$EXT v[0-9.]+ enabled .*OK" <<<"$listing"; then
   echo "FAIL: $EXT is not listed as enabled and OK" >&2
+  exit 1
+fi
+# The ACP agent's console script is installed and starts (its SDK is a dependency, not an extra).
+if ! run "$work/venv/bin/architect-nb-acp" --help | grep -q "Agent Client Protocol"; then
+  echo "FAIL: architect-nb-acp --help did not run from the wheel" >&2
   exit 1
 fi
 echo "wheel-check: $EXT enabled OK in a Node-free venv ($((SECONDS - start)) s)"

@@ -17,9 +17,12 @@ import secrets
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ForkPoint", "Thread", "ThreadError", "ThreadRun", "message_text", "new_thread_id"]
+if TYPE_CHECKING:
+    from architect_nb.execution.checkpoints.records import UndoReport
+
+__all__ = ["ForkPoint", "Thread", "ThreadError", "ThreadRun", "message_text", "new_thread_id", "undo_note"]
 
 Message = dict[str, Any]
 
@@ -234,3 +237,17 @@ def message_text(message: Mapping[str, Any]) -> str:
         function = call.get("function", {}) if isinstance(call, Mapping) else {}
         parts.append(f"{function.get('name', '')} {function.get('arguments', '')}")
     return "\n".join(p for p in parts if p)
+
+
+def undo_note(report: UndoReport) -> str:
+    """What the model is told at the next turn after a run of its thread was undone."""
+    parts = []
+    if report.restored:
+        parts.append(f"restored to how they were before it: {', '.join(report.restored)}")
+    if report.removed:
+        parts.append(f"removed (the run had created them): {', '.join(report.removed)}")
+    what = "; ".join(parts) or "no files needed restoring"
+    return (
+        f"[Note: the user undid run {report.run_id}. Files {what}. The changes that run made to them are "
+        "gone, whatever the conversation above says.]"
+    )

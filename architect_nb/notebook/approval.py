@@ -21,6 +21,7 @@ from architect_nb.execution.confirmation.confirmers import (
     Approval,
     ConfirmationAnswer,
     ConfirmationRequest,
+    like_key,
     show,
     show_block,
 )
@@ -39,14 +40,6 @@ def headless_message(timeout: float) -> str:
         "approved). To run unattended, use --mode yolo, --dry-run, or allow rules in .architect.yaml "
         "(commands.safe_commands lists commands that never ask); or raise notebook.approval_timeout."
     )
-
-
-def like_key(request: ConfirmationRequest) -> str:
-    """What "Approve all like this" covers: the same tool, and for commands the same program and class."""
-    if request.command is not None:
-        program = (request.command.command.split() or [""])[0]
-        return f"{request.tool_name}:{program}:{request.command.sensitivity}"
-    return request.tool_name
 
 
 def _question_html(request: ConfirmationRequest) -> str:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from architect_nb.agent.thread import Thread, ThreadError, ThreadRun
+from architect_nb.agent.thread import Thread, ThreadError, ThreadRun, undo_note
 from architect_nb.agent.thread_store import ThreadStore, thread_store
 from architect_nb.config import AppConfig
 from architect_nb.execution.checkpoints.store import UndoReport
@@ -173,20 +173,6 @@ class KernelThreads:
         while f"{base}-{n}" in self.threads:
             n += 1
         return f"{base}-{n}"
-
-
-def undo_note(report: UndoReport) -> str:
-    """What the model is told at the next turn after a run of its thread was undone."""
-    parts = []
-    if report.restored:
-        parts.append(f"restored to how they were before it: {', '.join(report.restored)}")
-    if report.removed:
-        parts.append(f"removed (the run had created them): {', '.join(report.removed)}")
-    what = "; ".join(parts) or "no files needed restoring"
-    return (
-        f"[Note: the user undid run {report.run_id}. Files {what}. The changes that run made to them are "
-        "gone, whatever the conversation above says.]"
-    )
 
 
 def _save(thread: Thread, store: ThreadStore | None) -> str | None:

@@ -107,13 +107,15 @@ def write_notebook(root: Path, cells: list[str], name: str = "demo.ipynb") -> Pa
 
 @contextmanager
 def jupyter_server(
-    tmp_path: Path, root: Path, *, module: str, app_args: list[str]
+    tmp_path: Path, root: Path, *, module: str, app_args: list[str], python: Path | None = None
 ) -> Iterator[tuple[str, Path]]:
     """Run `python -m MODULE` (jupyterlab or notebook) on `root`; yield its URL and a folder for artifacts.
 
     The server gets its own HOME and Jupyter folders under tmp_path and the venv's bin first on PATH, so the
     kernel and the commands the agent runs use the venv's tools. Its log is tmp_path/jupyter-MODULE.log.
+    `python` is another venv's interpreter to run it with (default: this one's).
     """
+    python = python or Path(sys.executable)
     home = tmp_path / "home"
     # No "get Jupyter news?" toast over the screenshots (and no fetch of it).
     notification = (
@@ -123,7 +125,7 @@ def jupyter_server(
     notification.write_text('{"fetchNews": "false"}')
     env = {
         **os.environ,
-        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": f"{python.parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "HOME": str(home),
         "JUPYTER_CONFIG_DIR": str(home / "config"),
         "JUPYTER_DATA_DIR": str(home / "data"),
@@ -140,7 +142,7 @@ def jupyter_server(
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [
-                sys.executable,
+                str(python),
                 "-m",
                 module,
                 "--no-browser",

@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"tools", "checks"},
     {"execution", "mcp"},
     {"agent"},
-    {"testing"},
+    {"testing", "acp"},
     {"notebook"},
     {"__init__", "__main__", "demo"},
 ]

@@ -35,6 +35,7 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedConfirmer",
     "TerminalConfirmer",
+    "like_key",
     "sensitivity_of",
     "show",
     "show_block",
@@ -255,3 +256,11 @@ def sensitivity_of(tool_sensitive: bool, command: CommandCheck | None) -> str:
     if command is not None:
         return command.sensitivity
     return "sensitive" if tool_sensitive else "normal"
+
+
+def like_key(request: ConfirmationRequest) -> str:
+    """What "Approve all like this" covers: the same tool, and for commands the same program and class."""
+    if request.command is not None:
+        program = (request.command.command.split() or [""])[0]
+        return f"{request.tool_name}:{program}:{request.command.sensitivity}"
+    return request.tool_name
