@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from architect_nb.agent.context import estimate_tokens
 from architect_nb.agent.gateway_wire import (
     APIConnectionError,
     StreamedAnswer,
@@ -232,6 +233,13 @@ class GatewayClient(LiteLLMClient):
 
     def supports_images(self) -> bool:
         return bool((self._entry() or {}).get("supports_vision"))
+
+    def count_tokens(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        """The context meter's count, estimated at four characters a token: LiteLLM's counter would import
+        LiteLLM into every student's kernel, which is what the gateway client is for avoiding."""
+        return estimate_tokens([*(dict(m) for m in messages), *({"tool": t} for t in tools)])
 
 
 def _read_stream(

@@ -51,7 +51,7 @@ def run_one(workspace: Path, out: Path, args: argparse.Namespace) -> dict[str, A
         summary = {"status": "failed", "message": lines[-1] if lines else f"exit {done.returncode}"}
     if done.returncode != 0 and summary.get("status") == "success":
         summary["status"] = "failed"  # the notebook failed after the run
-    return {"workspace": name, "exit": done.returncode, **summary}
+    return {**summary, "workspace": name, "exit": done.returncode}  # the summary's own is a full path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         changed = ", ".join(r.get("files_changed") or []) or "-"
         print(f"{r['workspace']:24} {r['status']:8} {r.get('steps', '-')!s:>5} steps {cost:>9}  {changed}")
         if r["status"] != "success":
-            print(f"{'':24} {r.get('message', '')}")
+            said = str(r.get("message") or "").strip().splitlines()
+            print(f"{'':24} {said[0] if said else ''}")  # its first line; runs.json keeps it whole
     (args.out / "runs.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0 if all(r["status"] == "success" for r in results) else 1
 

@@ -35,7 +35,7 @@ FENCE = re.compile(
 )
 OPT_OUT = re.compile(r"<!--\s*not-tested:\s*(?P<reason>[^>]*?)\s*-->\s*$")
 EXECUTED = {"python", "py", "yaml", "yml"}
-NOT_CODE = {"bash", "sh", "shell", "console", "text", "", "json", "diff", "ini", "toml"}
+NOT_CODE = {"bash", "sh", "shell", "console", "text", "", "json", "diff", "ini", "toml", "markdown"}
 
 
 @dataclass(frozen=True)
