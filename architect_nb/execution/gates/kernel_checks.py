@@ -32,14 +32,7 @@ def run_kernel_check(
     expression = gate.python or ""
 
     def result(passed: bool, output: str) -> QualityGateResult:
-        return QualityGateResult(
-            name=gate.name,
-            passed=passed,
-            required=gate.required,
-            exit_code=0 if passed else 1,
-            output=output,
-            duration=time.perf_counter() - started,
-        )
+        return QualityGateResult.judged(gate, started, passed, output)
 
     if session is None:
         return result(False, "a kernel check needs a kernel: run the agent from a notebook cell")

@@ -27,14 +27,7 @@ def run_notebook_gate(
     started = time.perf_counter()
 
     def result(passed: bool, output: str) -> QualityGateResult:
-        return QualityGateResult(
-            name=gate.name,
-            passed=passed,
-            required=gate.required,
-            exit_code=0 if passed else 1,
-            output=output,
-            duration=time.perf_counter() - started,
-        )
+        return QualityGateResult.judged(gate, started, passed, output)
 
     if write_before is None:
         return result(False, "a notebook check needs the run's snapshots: run it from the agent's engine")

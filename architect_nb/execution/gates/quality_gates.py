@@ -40,6 +40,19 @@ class QualityGateResult:
         state = "passed" if self.passed else ("FAILED" if self.required else "failed (optional)")
         return f"[Quality gate {self.name}: {state}]" + (f"\n{self.output}" if not self.passed else "")
 
+    @classmethod
+    def judged(cls, gate: QualityGateConfig, started: float, passed: bool, output: str) -> QualityGateResult:
+        """The result of a gate judged in-process (a kernel or notebook check) that began at `started`
+        (`time.perf_counter()`)."""
+        return cls(
+            name=gate.name,
+            passed=passed,
+            required=gate.required,
+            exit_code=0 if passed else 1,
+            output=output,
+            duration=time.perf_counter() - started,
+        )
+
 
 def run_quality_gates(
     gates: Iterable[QualityGateConfig],
