@@ -29,7 +29,13 @@ from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.commands.process import run_process
-from architect_nb.tools.commands.sandbox import Sandbox, prepare_sandbox, sandbox_summary, start_failure
+from architect_nb.tools.commands.sandbox import (
+    Sandbox,
+    _environments_in_private,
+    prepare_sandbox,
+    sandbox_summary,
+    start_failure,
+)
 from tests.support.sandbox import require_bwrap
 
 SECRET = "SECRET-VALUE-7f3a9c"
@@ -168,11 +174,38 @@ def test_tmp_is_private_and_writable(project: Path) -> None:
     name = f"architect-scratch-{os.getpid()}"
     result = run(engine_for(project), f"echo scratch > /tmp/{name} && cat /tmp/{name} && ls -A /tmp")
     assert result.success and result.output.split("\n")[1] == "scratch", result
-    # Only the scratch file, and the folders bubblewrap made to reach a workspace that lies under /tmp.
-    leading = {project.parts[2]} if project.parts[1] == "tmp" else set()
+    # Only the scratch file, and the folders bubblewrap made to reach a workspace (or this test's virtualenv,
+    # in a clone under /tmp) that lies under /tmp.
+    reached = [project, *map(Path, _environments_in_private(os.environ))]
+    leading = {path.parts[2] for path in reached if path.parts[1] == "tmp"}
     assert set(result.output.split("\n")[2:]) == {name} | leading, result
     assert len(os.listdir("/tmp")) > len(leading) + 1  # the host's /tmp holds more, none of it shown
     assert not Path("/tmp", name).exists()
+
+
+def test_a_virtualenv_under_tmp_on_path_is_seen_read_only_and_nothing_else_of_tmp(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A clone in /tmp runs its tools from its `.venv` there: the sandbox's private /tmp shows that virtualenv
+    (read-only), and a PATH folder that is not a virtualenv's `bin` stays out."""
+    scratch = Path(tempfile.mkdtemp(prefix="architect-venv-test-", dir="/tmp"))
+    try:
+        venv, plain = scratch / "venv", scratch / "plain"
+        for folder in (venv / "bin", plain / "bin"):
+            folder.mkdir(parents=True)
+            tool = folder / f"{folder.parent.name}-tool"
+            tool.write_text("#!/bin/sh\necho ran\n")
+            tool.chmod(0o755)
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        path = os.pathsep.join([str(venv / "bin"), str(plain / "bin"), os.environ["PATH"]])
+        monkeypatch.setenv("PATH", path)
+        result = run(engine_for(project), "venv-tool")
+        assert result.success and result.output.splitlines()[-1] == "ran", result
+        assert not run(engine_for(project), "plain-tool").success
+        written = run(engine_for(project), f"touch {venv}/bin/new")
+        assert not written.success and not (venv / "bin" / "new").exists(), written
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_a_notebook_can_be_executed_in_the_sandbox(project: Path, home: Path) -> None:

@@ -153,6 +153,8 @@ def prepare_sandbox(
     for folder in _PRIVATE:
         if os.path.isdir(folder) and not os.path.islink(folder):
             argv += ["--tmpfs", folder]
+    for path in _environments_in_private(os.environ if env is None else env):
+        argv += ["--ro-bind", path, path]
     if config.network:
         resolver = os.path.realpath("/etc/resolv.conf")  # often a link into /run, which is now empty
         if resolver.startswith(("/run/", "/var/run/")) and os.path.isfile(resolver):
@@ -265,6 +267,24 @@ _sources_dir: str | None = None
 
 
 _SOURCES_PREFIX = "architect-sandbox-"
+
+
+def _environments_in_private(env: Mapping[str, str]) -> list[str]:
+    """The Python environments under `/tmp` or `/run` the command may need, read-only: this interpreter's and
+    the virtualenvs whose `bin` is on PATH (a clone in /tmp with its `.venv`). The private folders stay empty
+    otherwise; a PATH entry that is not a virtualenv's `bin` brings nothing back."""
+    private = tuple(os.path.realpath(folder) + os.sep for folder in _PRIVATE)
+    candidates = [sys.prefix, sys.base_prefix]
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if entry and os.path.basename(entry.rstrip(os.sep)) == "bin":
+            candidates.append(os.path.dirname(entry.rstrip(os.sep)))
+    found: list[str] = []
+    for candidate in candidates:
+        real = os.path.realpath(candidate)
+        is_venv = os.path.isfile(os.path.join(real, "pyvenv.cfg"))
+        if real.startswith(private) and is_venv and real not in found:
+            found.append(real)
+    return found
 
 
 def _empty_sources() -> tuple[str, str]:
