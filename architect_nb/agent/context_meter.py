@@ -14,7 +14,7 @@ from typing import Any
 
 from architect_nb.agent.context import estimate_tokens
 
-__all__ = ["PARTS", "ContextMeter", "Counter"]
+__all__ = ["PARTS", "ContextMeter", "Counter", "estimate_request_tokens"]
 
 #: The parts, in the order the header shows them.
 PARTS = ("system", "tools", "earlier", "messages", "tool_results")
@@ -23,7 +23,8 @@ PARTS = ("system", "tools", "earlier", "messages", "tool_results")
 Counter = Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]], int]
 
 
-def _estimate(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> int:
+def estimate_request_tokens(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> int:
+    """A request's tokens at four characters a token, for a model without a counter of its own."""
     return estimate_tokens([*(dict(m) for m in messages), *({"tool": t} for t in tools)])
 
 
@@ -35,7 +36,7 @@ class ContextMeter:
     """
 
     def __init__(self, counter: Counter | None = None) -> None:
-        self.counter = counter or _estimate
+        self.counter = counter or estimate_request_tokens
         self._tokens: dict[str, int] = {}
         self._tools: tuple[str, int] | None = None
         self._overhead: int | None = None
@@ -46,7 +47,7 @@ class ContextMeter:
         try:
             return int(self.counter(messages, tools))
         except Exception:  # a counter that cannot read this content: estimate it
-            return _estimate(messages, tools)
+            return estimate_request_tokens(messages, tools)
 
     def measure(
         self,

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.agent.context import estimate_tokens
+from architect_nb.agent.context_meter import estimate_request_tokens
 from architect_nb.agent.gateway_wire import (
     APIConnectionError,
     StreamedAnswer,
@@ -239,7 +239,7 @@ class GatewayClient(LiteLLMClient):
     ) -> int:
         """The context meter's count, estimated at four characters a token: LiteLLM's counter would import
         LiteLLM into every student's kernel, which is what the gateway client is for avoiding."""
-        return estimate_tokens([*(dict(m) for m in messages), *({"tool": t} for t in tools)])
+        return estimate_request_tokens(messages, tools)
 
 
 def _read_stream(

@@ -29,6 +29,7 @@ from architect_nb.tools.notebook_files.notebook_tools import (
 )
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool
 from architect_nb.tools.registry import ToolRegistry
+from architect_nb.tools.todo import TodoTool
 
 if TYPE_CHECKING:
     from architect_nb.tools.kernel.session import KernelSession
@@ -113,8 +114,6 @@ def register_all_tools(
 ) -> None:
     """Every built-in tool but the kernel's; `sensitive_files` and `hidden_folders` are kept from searches
     (`register_search_tools`)."""
-    from architect_nb.tools.todo import TodoTool
-
     register_filesystem_tools(registry, workspace_config, documents)
     register_search_tools(
         registry, workspace_config, sensitive_files=sensitive_files, hidden_folders=hidden_folders

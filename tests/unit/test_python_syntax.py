@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import ast
-import threading
 from typing import Any
 
 import pytest
@@ -52,22 +51,3 @@ def test_a_lasting_mismatch_and_other_system_errors_are_raised(monkeypatch: pyte
     with pytest.raises(SystemError, match="something else"):
         parse_expression("x")
     assert other == []  # raised at once, not retried
-
-
-def test_threads_parsing_at_once_all_get_their_trees() -> None:
-    source = "\n".join(f"def f{i}(a, b):\n    return [a + b for _ in range({i})]" for i in range(300))
-    errors: list[BaseException] = []
-
-    def work() -> None:
-        try:
-            for _ in range(20):
-                assert len(parse_module(source).body) == 300
-        except BaseException as exc:  # collected for the assertion below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert errors == []
