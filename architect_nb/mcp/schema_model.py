@@ -126,7 +126,7 @@ def clean_input_schema(schema: Any) -> dict[str, Any] | None:
     if not isinstance(cleaned.get("properties"), dict):
         cleaned["properties"] = {}
     required = cleaned.get("required")
-    if required is not None and not (
+    if "required" in cleaned and not (  # `required: null` too: providers refuse anything but a list
         isinstance(required, list) and all(isinstance(r, str) for r in required)
     ):
         del cleaned["required"]
