@@ -7,7 +7,8 @@
 - `session/prompt` runs the agent (`AcpSession.run`); a prompt that is `/undo [RUN]` puts files back.
 - `session/cancel` stops the run within a second.
 
-No notebook kernel is connected here (the kernel tools are left out, and the model is told so, to say so).
+When a prompt attaches a notebook (Jupyter AI attaches the one the person has open), its running kernel is
+connected for the run and the kernel tools run there; otherwise they are left out, and the model is told so.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from acp.schema import (
 )
 
 import architect_nb
+from architect_nb.acp.notebook_kernel import notebook_in_prompt
 from architect_nb.acp.outbox import Outbox
 from architect_nb.acp.permissions import AcpConfirmer
 from architect_nb.acp.session import NO_KERNEL_NOTE, AcpSession, SessionOptions
@@ -149,7 +151,8 @@ class ArchitectAgent:
             session.outbox.post(update_agent_message_text("Write what the agent should do."))
             await session.outbox.flush()
             return PromptResponse(stop_reason="end_turn")
-        return PromptResponse(stop_reason=await session.run(task))
+        notebook = notebook_in_prompt(prompt, Path(session.workspace))
+        return PromptResponse(stop_reason=await session.run(task, notebook))
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         session = self.sessions.get(session_id)

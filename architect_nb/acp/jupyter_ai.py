@@ -4,7 +4,8 @@ Jupyter AI finds it through the `jupyter_ai.personas` entry point (pyproject.tom
 this module, so architect-nb never needs Jupyter AI. The chat's folder is the session's workspace (the
 client sends it as `cwd`), so that folder's `.architect.yaml` and `.claude/settings.json` apply. The agent
 is the same process an editor starts: approvals appear as the chat's permission buttons, `/undo` is a
-slash command. No notebook kernel is connected: the kernel tools are left out and the agent says so.
+slash command. A notebook attached to a message has its kernel connected for the run (`notebook_kernel`),
+so the kernel tools work on it; without one they are left out and the agent says so.
 """
 
 from __future__ import annotations

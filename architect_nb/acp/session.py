@@ -5,9 +5,14 @@ Each prompt runs the same `AgentLoop` on the same `ExecutionEngine` as a `%%arch
 settings), in a worker thread, with `AcpConfirmer` asking the editor. The thread is saved after every run,
 so `session/load` continues it after the agent (or the editor) restarts.
 
-A cancel stops the loop at its next safe point, denies the pending question and kills the running
-commands' process groups; the prompt answers `cancelled` as soon as the worker is done, and at most
-`CANCEL_GRACE` seconds later even if it is not (a model call that will not return), as the notebook does.
+When the prompt attaches a notebook (Jupyter AI attaches the one open), the run connects to that notebook's
+running kernel (`notebook_kernel`), and list_variables, inspect_variable and run_python run there; the model
+is told which notebook's kernel it has, or why it has none.
+
+A cancel stops the loop at its next safe point, denies the pending question, interrupts the kernel tool
+running in the notebook's kernel and kills the running commands' process groups; the prompt answers
+`cancelled` as soon as the worker is done, and at most `CANCEL_GRACE` seconds later even if it is not (a
+model call that will not return), as the notebook does.
 """
 
 from __future__ import annotations
@@ -16,11 +21,15 @@ import asyncio
 import concurrent.futures
 import contextvars
 import threading
+import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from acp.schema import StopReason
 
+from architect_nb.acp.kernel_tools import bridged_kernel_tools
+from architect_nb.acp.notebook_kernel import NotebookKernel, connect_notebook_kernel
 from architect_nb.acp.outbox import Outbox
 from architect_nb.acp.permissions import AcpConfirmer
 from architect_nb.acp.updates import event_updates
@@ -34,6 +43,7 @@ from architect_nb.config.schema import ConfirmMode
 from architect_nb.execution.checkpoints.records import CheckpointError
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.log import get_logger
+from architect_nb.tools.base import BaseTool
 from architect_nb.tools.commands.process import kill_running_processes
 
 __all__ = ["CANCEL_GRACE", "NO_KERNEL_NOTE", "AcpSession", "SessionOptions"]
@@ -46,6 +56,24 @@ NO_KERNEL_NOTE = (
     "list_variables, inspect_variable and the others) are not available. If the user asks for something "
     "that needs the kernel, say so: they can run architect-nb from a %%architect cell in the notebook.]"
 )
+
+
+def connected_note(notebook: str) -> str:
+    """What the model is told when the run has the kernel of `notebook` (its path in the Jupyter server)."""
+    return (
+        f"[Note: this chat is connected to the running kernel of the notebook {notebook}, the one the user "
+        "has open: list_variables, inspect_variable and run_python work on its variables. propose_cell and "
+        "run_cell are not available here.]"
+    )
+
+
+def unconnected_note(notebook: str, why: str) -> str:
+    """What the model is told when the prompt attached `notebook` but its kernel could not be connected."""
+    return (
+        f"[Note: the user attached the notebook {notebook}, but {why}, so the kernel tools (run_python, "
+        "list_variables, inspect_variable) are not available. If the user asks for something that needs "
+        "the kernel, say so and why.]"
+    )
 
 
 @dataclass
@@ -78,6 +106,9 @@ class AcpSession:
         self._loop: AgentLoop | None = None
         self._worker: concurrent.futures.Future[RunResult] | None = None
         self._cancelled = asyncio.Event()  # set by `cancel`, on the connection's event loop
+        self.notebook: Path | None = None  # the notebook the prompts attached last (Jupyter AI's open one)
+        self._kernel: NotebookKernel | None = None  # its kernel, connected for the run in progress
+        self._told: str | None = None  # the kernel note the model was given last
 
     @property
     def busy(self) -> bool:
@@ -85,8 +116,9 @@ class AcpSession:
 
     # ------------------------------------------------------------------ prompts
 
-    async def run(self, task: str) -> StopReason:
-        """Run the agent on `task`; returns ACP's stop reason (`end_turn`, `cancelled`, ...)."""
+    async def run(self, task: str, notebook: Path | None = None) -> StopReason:
+        """Run the agent on `task`, with the kernel of `notebook` (or of the one attached before) when it
+        can be connected; returns ACP's stop reason (`end_turn`, `cancelled`, ...)."""
         if self.busy:  # a cancelled run that has not stopped yet: wait for it, briefly
             await asyncio.wait([asyncio.wrap_future(self._worker)], timeout=5)  # type: ignore[arg-type]
             if self.busy:
@@ -97,20 +129,30 @@ class AcpSession:
 
         self._cancelled = asyncio.Event()
         self.confirmer.reset()
-        loop = create_loop(
-            self.config,
-            agent=self.options.agent,
-            model=self.options.model,
-            mode=self.options.mode,
-            confirmer=self.confirmer,
-            on_event=self._on_event,
-        )
+        run_key = uuid.uuid4().hex
+        tools = await self._kernel_tools(notebook, run_key)
+        try:
+            loop = create_loop(
+                self.config,
+                agent=self.options.agent,
+                model=self.options.model,
+                mode=self.options.mode,
+                confirmer=self.confirmer,
+                on_event=self._on_event,
+                tools=tools,
+            )
+        except BaseException:
+            self._close_kernel(run_key)
+            raise
         self._loop = loop
         worker: concurrent.futures.Future[RunResult] = concurrent.futures.Future()
         self._worker = worker
         context = contextvars.copy_context()
         threading.Thread(
-            target=context.run, args=(self._work, loop, task, worker), name="architect-acp-run", daemon=True
+            target=context.run,
+            args=(self._work, loop, task, worker, run_key),
+            name="architect-acp-run",
+            daemon=True,
         ).start()
         done = asyncio.wrap_future(worker)
         cancelled: asyncio.Future[Any] = asyncio.ensure_future(self._cancelled.wait())
@@ -132,23 +174,52 @@ class AcpSession:
             return "end_turn"
         return _stop_reason(result.stop_reason)
 
-    def _work(self, loop: AgentLoop, task: str, worker: concurrent.futures.Future[RunResult]) -> None:
+    def _work(
+        self, loop: AgentLoop, task: str, worker: concurrent.futures.Future[RunResult], run_key: str
+    ) -> None:
         if not worker.set_running_or_notify_cancel():
             return
         try:
             result = loop.run(task, thread=self.thread)
         except BaseException as exc:
-            self._settle(loop)
+            self._settle(loop, run_key)
             worker.set_exception(exc)
         else:
-            self._settle(loop)  # saved before the prompt answers: a load right after finds it all
+            self._settle(loop, run_key)  # saved before the prompt answers: a load right after finds it all
             worker.set_result(result)
 
-    def _settle(self, loop: AgentLoop) -> None:
+    def _settle(self, loop: AgentLoop, run_key: str) -> None:
         warning = self.save()
         if warning is not None:
             self.outbox.post(_message(f"\n\n{warning}"))
         loop.close()
+        self._close_kernel(run_key)
+
+    def _close_kernel(self, run_key: str) -> None:
+        kernel, self._kernel = self._kernel, None
+        if kernel is not None:
+            kernel.forget(run_key)
+            kernel.close()
+
+    async def _kernel_tools(self, notebook: Path | None, run_key: str) -> list[BaseTool]:
+        """The kernel tools on the attached notebook's kernel, connected for this run; the model is told
+        when what it has changes (a kernel, another one, or none and why)."""
+        if notebook is not None:
+            self.notebook = notebook
+        if self.notebook is None or not self.config.kernel.tools:
+            return []
+        found = await asyncio.to_thread(connect_notebook_kernel, self.notebook)
+        if isinstance(found, str):
+            note = unconnected_note(self.notebook.name, found)
+            tools: list[BaseTool] = []
+        else:
+            self._kernel = found
+            note = connected_note(found.notebook)
+            tools = bridged_kernel_tools(found, run_key, self.workspace, float(self.config.kernel.timeout))
+        if note != self._told:
+            self.thread.notes = [n for n in self.thread.notes if n != NO_KERNEL_NOTE] + [note]
+            self._told = note
+        return tools
 
     def _on_event(self, event: AgentEvent) -> None:
         for update in event_updates(event, self.workspace):
@@ -161,6 +232,8 @@ class AcpSession:
         if self._loop is not None:
             self._loop.cancel("interrupted")
         self.confirmer.cancel()
+        if self._kernel is not None:  # only while a kernel tool of this run is running there
+            threading.Thread(target=self._kernel.interrupt_own, name="architect-kernel-interrupt").start()
         kill_running_processes()
         self._cancelled.set()
 

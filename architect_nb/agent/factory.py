@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from architect_nb.config.schema import AppConfig, ConfirmMode
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import Confirmer
 from architect_nb.execution.engine import ExecutionEngine
+from architect_nb.tools.base import BaseTool
 from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.commands.sandbox import sandbox_summary, sandbox_unavailable_reason
 from architect_nb.tools.filesystem.file_tools import ReadFileTool
@@ -55,18 +57,25 @@ def create_loop(
     record_to: Path | None = None,
     kernel: KernelSession | None = None,
     stepper: Stepper | None = None,
+    tools: Sequence[BaseTool] = (),
 ) -> AgentLoop:
     """Build the engine (tools, hooks, guardrails) and the model client, and return a ready loop.
 
     Explicit arguments win over the agent's settings, which win over the config file. `kernel` (a notebook's
     live kernel, or `PlainKernel(namespace)`) gives the agent the kernel tools and runs kernel checks.
-    `stepper` pauses the run before each model call and each tool call (`agent.stepping`).
+    `stepper` pauses the run before each model call and each tool call (`agent.stepping`). `tools` join the
+    built-in ones (the ACP agent's kernel tools, run in the notebook kernel it connected).
     """
     agent_config = resolve_agent(agent, config)
     if max_steps is not None:
         agent_config = replace(agent_config, max_steps=max_steps)
     engine = build_engine(
-        config, mode=mode or agent_config.confirm_mode, dry_run=dry_run, confirmer=confirmer, kernel=kernel
+        config,
+        mode=mode or agent_config.confirm_mode,
+        dry_run=dry_run,
+        confirmer=confirmer,
+        kernel=kernel,
+        tools=tools,
     )
     warnings: list[tuple[str, str]] = []
     agent_config = _with_skills(agent_config, engine, warnings)

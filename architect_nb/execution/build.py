@@ -7,6 +7,8 @@ with `all` their hooks run), and hands the engine its hooks, guardrails, checkpo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from architect_nb.config.schema import AppConfig, ConfirmMode, SandboxConfig
 from architect_nb.execution.checkpoints.files import default_checkpoint_dir
 from architect_nb.execution.checkpoints.store import CheckpointStore
@@ -20,6 +22,7 @@ from architect_nb.execution.hooks.claude_settings import read_claude_settings
 from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.execution.hooks.transcript import HookTranscript
 from architect_nb.redaction import default_redactor
+from architect_nb.tools.base import BaseTool
 from architect_nb.tools.kernel.session import KernelSession
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.setup import register_all_tools, register_kernel_tools
@@ -34,6 +37,7 @@ def build_engine(
     dry_run: bool = False,
     confirmer: Confirmer | None = None,
     kernel: KernelSession | None = None,
+    tools: Sequence[BaseTool] = (),
 ) -> ExecutionEngine:
     """Build the registry, hooks, guardrails and checkpoints from `config`, and the engine with them.
 
@@ -44,6 +48,7 @@ def build_engine(
         confirmer: Who approves calls; default the terminal.
         kernel: The live kernel (a notebook's, or `PlainKernel(namespace)`): adds the kernel tools unless
             `kernel.tools` is off, and runs kernel checks.
+        tools: More tools for the registry (the ACP agent's, run in a notebook's kernel it connected).
     """
     root = config.workspace.root.resolve()
     use = config.hooks.claude_settings
@@ -64,6 +69,8 @@ def build_engine(
     )
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)
+    for tool in tools:
+        registry.register(tool)
     if config.guardrails.sensitive_files:  # their values are redacted wherever they turn up
         default_redactor().add(secret_values(root, config.guardrails.sensitive_files))
     checkpoints = CheckpointStore.for_config(config)
