@@ -31,6 +31,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -43,6 +44,7 @@ from acp.schema import (
 )
 
 import architect_nb
+from architect_nb.acp.mcp_servers import with_offered_servers
 from architect_nb.acp.notebook_kernel import notebook_in_prompt
 from architect_nb.acp.outbox import Outbox
 from architect_nb.acp.permissions import AcpConfirmer
@@ -87,6 +89,7 @@ class ArchitectAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=True),
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(), resume=SessionResumeCapabilities()
@@ -100,19 +103,25 @@ class ArchitectAgent:
     async def authenticate(self, method_id: str, **_: Any) -> None:
         return None  # models' keys come from the environment, as everywhere in architect-nb
 
-    async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
-        config = self._config(cwd)
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> NewSessionResponse:
+        config, left_out = self._config_offered(cwd, mcp_servers)
         thread = Thread(name=THREAD_NAME, workspace=str(config.workspace.root), notes=[NO_KERNEL_NOTE])
-        self._open(config, thread)
+        self._open(config, thread, left_out)
         return NewSessionResponse(session_id=thread.id)
 
-    async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
-        session = self._resume(cwd, session_id)
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> LoadSessionResponse:
+        session = self._resume(cwd, session_id, mcp_servers)
         await self._replay(session)
         return LoadSessionResponse()
 
-    async def resume_session(self, cwd: str, session_id: str, **_: Any) -> ResumeSessionResponse:
-        self._resume(cwd, session_id)
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> ResumeSessionResponse:
+        self._resume(cwd, session_id, mcp_servers)
         return ResumeSessionResponse()
 
     async def list_sessions(
@@ -177,7 +186,14 @@ class ArchitectAgent:
         except ConfigError as exc:
             raise RequestError.invalid_params({"config": str(exc)}) from None
 
-    def _open(self, config: AppConfig, thread: Thread) -> AcpSession:
+    def _config_offered(self, cwd: str, offered: list[Any] | None) -> tuple[AppConfig, list[str]]:
+        """The workspace's config with the MCP servers the client offers, and why any were left out."""
+        config, left_out = with_offered_servers(self._config(cwd), offered or [])
+        for reason in left_out:
+            log.warning("acp_mcp_server_left_out", reason=reason)
+        return config, left_out
+
+    def _open(self, config: AppConfig, thread: Thread, left_out: list[str] | None = None) -> AcpSession:
         assert self._conn is not None, "the connection is set before any request"
         conn = self._conn
         outbox = Outbox(asyncio.get_running_loop(), lambda update: conn.session_update(thread.id, update))
@@ -190,13 +206,16 @@ class ArchitectAgent:
         self.sessions[thread.id] = session
         # After the response that tells the editor the session id, not before it (as other agents do).
         asyncio.get_running_loop().call_later(0.05, outbox.post, update_available_commands(COMMANDS))
+        if left_out:
+            told = "Left out: " + "; ".join(left_out) + ".\n\n"
+            asyncio.get_running_loop().call_later(0.05, outbox.post, update_agent_message_text(told))
         return session
 
-    def _resume(self, cwd: str, session_id: str) -> AcpSession:
+    def _resume(self, cwd: str, session_id: str, offered: list[Any] | None = None) -> AcpSession:
         known = self.sessions.get(session_id)
         if known is not None:
             return known
-        config = self._config(cwd)
+        config, left_out = self._config_offered(cwd, offered)
         store = thread_store(config)
         if store is None:
             raise RequestError.invalid_params(
@@ -212,7 +231,7 @@ class ArchitectAgent:
                 {"sessionId": f"session {session_id} belongs to {thread.workspace}, not {thread_workspace}"}
             )
         thread.notes.append(NO_KERNEL_NOTE)
-        return self._open(config, thread)
+        return self._open(config, thread, left_out)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)

@@ -260,3 +260,38 @@ def test_a_session_resumes_after_the_agent_restarts(tmp_path: Path) -> None:
     assert listed.sessions[0].title == "What does total return?"
     assert "What does total return?" in user_replay and "returns the integer 1" in agent_replay
     assert stop == "end_turn" and "Still 1." in record.text()  # the model saw the first run's answer
+
+
+def test_the_mcp_servers_the_client_offers_join_the_session_and_ask_like_any_sensitive_tool(
+    agent: AgentThread, tmp_path: Path
+) -> None:
+    import sys
+
+    from acp.schema import EnvVariable, McpServerStdio, SseMcpServer
+
+    toy = str(Path(__file__).resolve().parents[1] / "support" / "mcp_toy_server.py")
+    workspace = workspace_with(
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "mcp_toy_echo", "arguments": {"text": "from the editor's server"}}]},
+            {"expect": {"tool_result_contains": ["from the editor's server"]}, "content": "It echoed."},
+        ],
+    )
+    offered = [
+        McpServerStdio(
+            name="toy", command=sys.executable, args=[toy, "stdio"], env=[EnvVariable(name="A", value="b")]
+        ),
+        SseMcpServer(type="sse", name="old", url="http://127.0.0.1:9/sse", headers=[]),
+    ]
+
+    async def start(conn: Any) -> str:
+        return str((await conn.new_session(cwd=str(workspace), mcp_servers=offered)).session_id)
+
+    session_id = agent.call(start)
+    record = agent.client.session(session_id, ["approve"])
+    assert prompt(agent, session_id, "Echo something through the toy server.") == "end_turn"
+
+    assert "It echoed." in record.text(), record.text()
+    [(question, _options)] = record.questions  # an MCP tool's effects are unknown: it asks first
+    assert question.title is not None and "mcp_toy_echo" in question.title
+    assert "Left out: MCP server 'old': sse servers are not supported" in record.text()
