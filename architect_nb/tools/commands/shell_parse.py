@@ -105,9 +105,17 @@ def clear_parse_cache() -> None:
     _parse_cached.cache_clear()
 
 
+# tree-sitter-bash 0.25.1 reads out of bounds on `{` followed by a character outside the Basic Multilingual
+# Plane, and the whole process (the person's kernel) dies (found by Hypothesis; `{\U000e0000` crashes it
+# often). To bash such a character is a word character like any other non-ASCII one, so the grammar is given
+# two 2-byte characters in its place: every byte offset stays the same, and words are read from the script.
+_ASTRAL = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")
+_ASTRAL_STAND_IN = "¤¤".encode()
+
+
 def parse_script(script: bytes) -> ParsedScript:
     """Parse `script` (already encoded as bash will receive it) and collect its simple commands."""
-    tree = _parser().parse(script)
+    tree = _parser().parse(_ASTRAL.sub(_ASTRAL_STAND_IN, script))
     walker = _Walker(script)
     root = tree.root_node
     if root.has_error:
@@ -118,15 +126,15 @@ def parse_script(script: bytes) -> ParsedScript:
     return walker.out
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogateescape")
-
-
 class _Walker:
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.out = ParsedScript()
         self._pipelines = 0
+
+    def _text(self, node: Node) -> str:
+        """The node's text in the script as written (the parse may have seen stand-ins, `_ASTRAL`)."""
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
     def problem(self, reason: str) -> None:
         if reason not in self.out.problems:
@@ -193,7 +201,7 @@ class _Walker:
                 self.problem("has text the shell grammar misread")  # `{}` and `{ls;}` are words to bash
             for child in node.children:
                 if kind == "for_statement" and child.type == "variable_name":
-                    name = _text(child)
+                    name = self._text(child)
                     if _LOCAL_NAME.match(name):
                         self.out.loop_variables.add(name)
                     else:  # `for PATH in ...` changes where programs are found
@@ -232,7 +240,7 @@ class _Walker:
             if child.type in _WORD_TYPES:
                 words.append(self.word(child, depth + 1))
             elif child.type == "test_operator" or not child.is_named:
-                text = _text(child)
+                text = self._text(child)
                 words.append(Word(text=text, value=text, skeleton=text))
             elif child.type in ("unary_expression", "binary_expression", "parenthesized_expression"):
                 stack.extend(reversed(child.children))
@@ -246,7 +254,7 @@ class _Walker:
         start = len(self.out.commands)
         self.scavenge(node, depth + 1)
         called = {cmd.words[0].skeleton for cmd in self.out.commands[start:] if cmd.words}
-        self.out.functions.append((_text(name_node) if name_node else "", called))
+        self.out.functions.append((self._text(name_node) if name_node else "", called))
 
     def scavenge(self, node: Node, depth: int) -> None:
         """Collect the commands inside syntax we do not model, so the blocklist still sees them."""
@@ -310,12 +318,14 @@ class _Walker:
             quoted = False
             for child in node.children:
                 if child.type == "heredoc_start":
-                    quoted = any(q in _text(child) for q in "'\"\\")
+                    quoted = any(q in self._text(child) for q in "'\"\\")
                 elif child.type == "heredoc_body":
                     if quoted or all(part.type == "heredoc_content" for part in child.named_children):
-                        body = Word(text=_text(child), value=_text(child), skeleton=_text(child))
+                        body = Word(
+                            text=self._text(child), value=self._text(child), skeleton=self._text(child)
+                        )
                     else:  # unquoted here-docs expand $(...) and $VAR
-                        body = self._compound_word(child, _text(child), depth + 1)
+                        body = self._compound_word(child, self._text(child), depth + 1)
                 elif child.type in ("file_redirect", "herestring_redirect"):
                     out.extend(self.redirect(child, depth + 1)[0])
             out.append(Redirect(op="<<", target=body))
@@ -326,7 +336,7 @@ class _Walker:
         target: Word | None = None
         for child in node.children:
             if child.type == "file_descriptor":
-                fd = _text(child)
+                fd = self._text(child)
             elif not child.is_named:
                 op += child.type
             elif child.type == "ERROR":
@@ -349,7 +359,7 @@ class _Walker:
             kind = child.type
             if kind == "variable_assignment":
                 name = child.child_by_field_name("name")
-                cmd.assignments.append(_text(name) if name else _text(child))
+                cmd.assignments.append(self._text(name) if name else self._text(child))
                 self.assignment(child, depth + 1)
             elif kind in ("file_redirect", "herestring_redirect", "heredoc_redirect"):
                 red, text = self.redirect(child, depth + 1)
@@ -376,9 +386,9 @@ class _Walker:
     def word(self, node: Node, depth: int) -> Word:
         if depth > MAX_NESTING:
             self.problem("is nested too deeply to analyse")
-            return Word(text=_text(node), value=None, skeleton="", substituted=True)
+            return Word(text=self._text(node), value=None, skeleton="", substituted=True)
         kind = node.type
-        text = _text(node)
+        text = self._text(node)
         if node.child_count and kind not in ("heredoc_body", "string", "concatenation"):
             self.gaps(node)  # (compound words check their own gaps)
         if kind == "word":
@@ -398,7 +408,7 @@ class _Walker:
                 for child in node.named_children:
                     if child.type not in ("variable_name", "special_variable_name"):
                         self._nested(child, depth + 1)
-            var = _text(names[0]) if plain else "${...}"
+            var = self._text(names[0]) if plain else "${...}"
             return Word(
                 text=text,
                 value=None,
@@ -456,7 +466,7 @@ class _Walker:
                     value = template = None
                 continue
             if child.type in ("string_content", "heredoc_content"):
-                part = _text(child)
+                part = self._text(child)
                 literal = _DQ_ESCAPE.sub(r"\1", part) if is_string else part
                 value = None if value is None else value + literal
                 template = None if template is None else template + literal
@@ -472,7 +482,7 @@ class _Walker:
             programs.extend(sub.inner_programs)
         if node.type == "concatenation" and not globbed:
             # `{a,b}` is split into several words by the grammar; look at the unquoted text as a whole.
-            unquoted = "".join(_text(c) if c.type == "word" else "x" for c in node.children)
+            unquoted = "".join(self._text(c) if c.type == "word" else "x" for c in node.children)
             globbed = bool(_BRACE_EXPANSION.search(unquoted))
         return Word(
             text=text,
