@@ -171,8 +171,8 @@ def test_an_interrupt_stops_the_code_within_a_second_and_the_kernel_lives(
     time.sleep(0.5)
     sent = fe.interrupt()
     fe.wait(lambda: cell.done and queued.done, 10, "the interrupted cells")  # an aborted cell never idles
-    # About 0.1 s on an idle machine; the bound is loose because two test workers share two cores here, and
-    # what it proves is that the interrupt stops the code, not the run's 60 s bound (kernel.timeout).
+    # 0.03-0.06 s here on an idle machine (ipykernel 7 and 6). The bound is loose because two test workers
+    # share two cores; what it proves is that the interrupt stops the code, not the run's 60 s bound.
     assert cell.reply_at is not None and cell.reply_at - sent < 3.0
     assert cell.status == "error" and queued.status == "aborted", fe.describe()
     [result] = _results(_payload(cell), "run_python")
