@@ -6,10 +6,11 @@ JupyterLab runs on another folder, which holds only the notebook; its kernels st
 browser the notebook's first cells show that the kernel is the gateway's child, started in the workspace.
 Then an `%%architect` cell (no `--workspace`: the kernel finds it from where it started) asks before an edit
 of the workspace, the live view shows the step while the buttons wait, Approve is clicked and the file on
-the kernel's side changes; the agent runs a cell of the open notebook (`run_cell`, through the front end)
-and is told that the notebook's file is not in its workspace when it names it by path; `%architect undo`
-puts the file back; a follow-up cell continues the thread. Both servers stop by themselves (terminate,
-bounded waits, then kill).
+the kernel's side changes; the agent runs a cell of the open notebook (`run_cell`, through the front end:
+its new output shows in the view), while its insert by path is refused, since the notebook's file is not in
+the workspace (docs/classroom.md says why); `%architect undo` puts the file back; a follow-up cell continues
+the thread on a model behind the gateway client, with the key JupyterLab's environment sent along
+(`GatewayClient.allowed_envs`). Both servers stop by themselves (terminate, bounded waits, then kill).
 """
 
 from __future__ import annotations
