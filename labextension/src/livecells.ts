@@ -286,6 +286,10 @@ export function applyOps(
     const index = cellIndex(notebook, op.id ?? '');
     if (op.op === 'outputs') {
       const cell = notebook.cells[index] as ISharedCodeCell;
+      // The old outputs go first, in a change of their own: given both in one change, JupyterLab's output
+      // area adds the new stream output to the old one of the same name, then deletes that, so a cell that
+      // printed before and prints again (run_cell) would show no output at all.
+      notebook.transact(() => cell.setOutputs([]), false);
       notebook.transact(() => {
         cell.setOutputs(op.outputs ?? []);
         cell.execution_count = op.execution_count ?? null;

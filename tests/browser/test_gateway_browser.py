@@ -1,0 +1,305 @@
+"""A kernel behind a real Jupyter Kernel Gateway: JupyterLab runs with `--gateway-url`, in Debian's chromium.
+
+The gateway (`jupyter kernelgateway`, the jupyter_websocket API) runs in the workspace folder, the kernel's
+side, which holds the sample project, an `.architect.yaml` naming the scripted model, and the scripts.
+JupyterLab runs on another folder, which holds only the notebook; its kernels start in the gateway. In the
+browser the notebook's first cells show that the kernel is the gateway's child, started in the workspace.
+Then an `%%architect` cell (no `--workspace`: the kernel finds it from where it started) asks before an edit
+of the workspace, the live view shows the step while the buttons wait, Approve is clicked and the file on
+the kernel's side changes; the agent runs a cell of the open notebook (`run_cell`, through the front end:
+its new output shows in the view), while its insert by path is refused, since the notebook's file is not in
+the workspace (docs/classroom.md says why); `%architect undo` puts the file back; a follow-up cell continues
+the thread on a model behind the gateway client, with the key JupyterLab's environment sent along
+(`GatewayClient.allowed_envs`). Both servers stop by themselves (terminate, bounded waits, then kill).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from architect_nb.testing.openai_server import OpenAIStubServer, Reply
+from tests.support.agent import copy_sample_project, write_script
+from tests.support.browser import (
+    VENV_BIN,
+    free_port,
+    jupyter_server,
+    open_chromium,
+    require_tools,
+    wait_for_file,
+    write_notebook,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+GATEWAY = VENV_BIN / "jupyter-kernelgateway"
+NOTEBOOK = "remote.ipynb"
+MARKER = "ran on the gateway's kernel"
+EDIT = {
+    "name": "edit_file",
+    "arguments": {"path": "shop/cart.py", "old_str": "total = 0\n", "new_str": "total = 0.0\n"},
+}
+LAB_ARGS = [
+    "--LabApp.expose_app_in_browser=True",
+    "--LabApp.news_url=None",
+    "--LabApp.extension_manager=readonly",
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+]
+#: What the gateway gives its kernels from its own environment (only PATH otherwise, and HOME then comes from
+#: the password database): the test's HOME and Jupyter folders, so checkpoints and threads stay in tmp_path.
+KERNEL_SIDE_ENV = (
+    "HOME,IPYTHONDIR,JUPYTER_CONFIG_DIR,JUPYTER_DATA_DIR,JUPYTER_RUNTIME_DIR,JUPYTER_PLATFORM_DIRS,"
+    "PYDEVD_DISABLE_FILE_VALIDATION"
+)
+#: What JupyterLab's environment sends with each kernel start (`GatewayClient.allowed_envs`) and the gateway
+#: lets through (`KG_ENV_WHITELIST`): a student's key and the proxy, as a hub sets them for the server.
+FORWARDED = "LITELLM_PROXY_API_KEY,LITELLM_PROXY_API_BASE"
+KEY = "sk-student-0001"
+OUTSIDE = "It is outside the workspace, so read_notebook cannot read it."
+
+
+def _require_gateway() -> None:
+    if not GATEWAY.exists():
+        message = "the gateway test needs jupyter-kernel-gateway (make setup installs the dev group)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@contextmanager
+def kernel_gateway(folder: Path, home: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """`jupyter kernelgateway` in `folder` on a free port; its URL and process. Stops within 20 s (then is
+    killed), and the kernels it started with it."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_DATA_DIR": str(home / "data"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "KG_ENV_PROCESS_WHITELIST": KERNEL_SIDE_ENV,
+        "KG_ENV_WHITELIST": FORWARDED,
+    }
+    for name in ("PYTHONPATH", *FORWARDED.split(",")):  # the kernels get the key only from the request
+        env.pop(name, None)
+    log = folder.parent / "kernelgateway.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [
+                str(GATEWAY),
+                "--KernelGatewayApp.api=kernel_gateway.jupyter_websocket",
+                "--KernelGatewayApp.ip=127.0.0.1",
+                f"--KernelGatewayApp.port={port}",
+                # JupyterLab lists the kernels (its /api/status asks); the gateway refuses that by default.
+                "--JupyterWebsocketPersonality.list_kernels=True",
+            ],
+            cwd=folder,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the kernel gateway exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/kernelspecs", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"the kernel gateway did not answer in 60 s:\n{log.read_text()[-3000:]}")
+                time.sleep(0.3)
+        yield url, proc
+    finally:
+        proc.terminate()  # it shuts its kernels down on the way out
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@dataclass
+class Servers:
+    url: str  # JupyterLab's
+    workspace: Path  # on the kernel's side
+    artifacts: Path
+    gateway: subprocess.Popen[bytes]
+    model: OpenAIStubServer  # the follow-up cell's model, behind the gateway client
+
+
+@pytest.fixture
+def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servers]:
+    """The gateway on the workspace (kernel's side) and JupyterLab on the notebook's folder (front end's)."""
+    require_tools()
+    _require_gateway()
+    workspace = copy_sample_project(tmp_path / "kernel-side" / "project")
+    first = write_script(
+        workspace,
+        [
+            {
+                # The notebook's outline came from the front end (its file is not in the workspace).
+                "expect": {"history_contains": [MARKER, OUTSIDE]},
+                "content": "I'll make the total a float.",
+                "tool_calls": [EDIT],
+            },
+            {"tool_calls": [{"name": "run_cell", "arguments": {"cell": "cell-1"}}]},
+            {
+                "expect": {"tool_result_contains": [MARKER, "Its outputs are in the notebook now"]},
+                "tool_calls": [
+                    {
+                        "name": "insert_notebook_cell",
+                        "arguments": {"path": NOTEBOOK, "after_cell_id": "cell-1", "source": "x = 1\n"},
+                    }
+                ],
+            },
+            {
+                # The notebook tools reach only the workspace, where the open notebook is not.
+                "expect": {"tool_result_contains": f"'{NOTEBOOK}' does not exist"},
+                "content": "Totals are floats now.",
+            },
+        ],
+        name="first.yaml",
+    )
+    (workspace / ".architect.yaml").write_text(yaml.safe_dump({"llm": {"model": first}}))
+    lab_root = tmp_path / "lab-side"
+    lab_root.mkdir()
+    write_notebook(
+        lab_root,
+        [
+            "%load_ext architect_nb",
+            f"import os\nprint({MARKER!r}, os.getcwd(), os.getppid(), os.environ.get('KERNEL_GATEWAY'))",
+            "%%architect --mode confirm-sensitive\nMake cart totals floats.",
+            "%architect undo",
+            "%%architect --model litellm_proxy/gpt-4o-mini\nAnd now?",
+        ],
+        NOTEBOOK,
+    )
+    with OpenAIStubServer() as model, kernel_gateway(workspace, tmp_path / "kernel-home") as (gateway, proc):
+        monkeypatch.setenv("LITELLM_PROXY_API_KEY", KEY)  # JupyterLab's environment, as a hub sets it
+        monkeypatch.setenv("LITELLM_PROXY_API_BASE", model.url)
+        args = [*LAB_ARGS, f"--gateway-url={gateway}", f"--GatewayClient.allowed_envs={FORWARDED}"]
+        with jupyter_server(tmp_path, lab_root, module="jupyterlab", app_args=args) as (url, artifacts):
+            yield Servers(url, workspace, artifacts, proc, model)
+
+
+_PANEL = f"""() => {{
+    for (const w of window.jupyterapp.shell.widgets('main')) {{
+        if (w.context && w.context.path === {NOTEBOOK!r}) {{ return w; }}
+    }}
+    return null;
+}}"""
+
+
+def _run_cell(page: Any, index: int) -> None:
+    page.evaluate(
+        f"(i) => {{ const panel = ({_PANEL})(); panel.content.activeCellIndex = i;"
+        "panel.content.mode = 'command'; void window.jupyterapp.commands.execute('notebook:run-cell'); }",
+        index,
+    )
+
+
+def _wait_idle(page: Any, timeout: float = 90_000) -> None:
+    page.wait_for_function(
+        f"() => {{ const panel = ({_PANEL})();"
+        "const k = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;"
+        "return !!k && k.status === 'idle' && panel.context.isReady; }",
+        timeout=timeout,
+    )
+
+
+def _cell(page: Any, index: int) -> Any:
+    return page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+
+def _execution_count(page: Any, index: int) -> int:
+    return int(page.evaluate(f"(i) => ({_PANEL})().content.model.cells.get(i).executionCount || 0", index))
+
+
+def _sources(page: Any) -> list[str]:
+    return list(page.evaluate(f"() => ({_PANEL})().content.model.toJSON().cells.map(c => c.source)"))
+
+
+def test_a_kernel_behind_a_gateway_asks_edits_undoes_and_continues_its_thread(
+    servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from playwright.sync_api import expect
+
+    started = time.monotonic()
+    cart = servers.workspace / "shop" / "cart.py"
+    original = cart.read_text()
+    servers.model.queue(Reply.text("Still in the same thread."))
+    profile = servers.artifacts.parent / "chromium-profile"
+    with open_chromium(profile, servers.url, height=1600) as (page, outside):
+        page.goto(f"{servers.url}/lab/tree/{NOTEBOOK}")
+        page.wait_for_selector(".jp-Notebook .jp-Cell")
+        _wait_idle(page)
+
+        # The kernel is the gateway's child, started in the workspace (not in JupyterLab's folder).
+        _run_cell(page, 0)
+        _run_cell(page, 1)
+        expect(_cell(page, 1).locator(".jp-OutputArea-output")).to_contain_text(MARKER, timeout=60_000)
+        words = _cell(page, 1).locator(".jp-OutputArea-output").inner_text().split()
+        assert words[-3:] == [str(servers.workspace), str(servers.gateway.pid), "1"], words
+        _wait_idle(page)
+        count = _execution_count(page, 1)
+
+        # The run asks before the edit; the live view shows the step while the buttons wait.
+        _run_cell(page, 2)
+        approve = _cell(page, 2).get_by_role("button", name="Approve", exact=True)
+        approve.wait_for(state="visible", timeout=90_000)
+        expect(_cell(page, 2)).to_contain_text("I'll make the total a float.")
+        expect(_cell(page, 2)).to_contain_text("edit_file")
+        page.screenshot(path=str(servers.artifacts / "1-approval-behind-the-gateway.png"))
+        assert cart.read_text() == original
+        approve.click()
+        wait_for_file(cart, "total = 0.0\n")
+        for _call in ("run_cell", "insert_notebook_cell"):  # each asks too
+            approve = _cell(page, 2).get_by_role("button", name="Approve", exact=True)
+            approve.wait_for(state="visible", timeout=60_000)
+            approve.click()
+        run = _cell(page, 2).locator(".anb-RunRenderer")
+        expect(run.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=90_000)
+        page.screenshot(path=str(servers.artifacts / "2-done.png"))
+        _wait_idle(page)
+        # run_cell ran cell 1 again and put its outputs in the open notebook, through the front end.
+        assert _execution_count(page, 1) > count
+        expect(_cell(page, 1).locator(".jp-OutputArea-output")).to_contain_text(MARKER)
+        assert run.locator('details.anb-call[data-status="failed"]').count() == 1  # the insert, refused
+        assert len(_sources(page)) == 5  # no cell was inserted
+
+        # %architect undo puts the file on the kernel's side back.
+        _run_cell(page, 3)
+        expect(_cell(page, 3)).to_contain_text("restored 1 file(s)", timeout=60_000)
+        assert cart.read_text() == original
+
+        # The follow-up cell continues the thread, through the gateway client with the key JupyterLab's
+        # environment sent along with the kernel's start.
+        _run_cell(page, 4)
+        expect(_cell(page, 4).locator(".anb-summary .anb-badge").first).to_have_text(
+            "success", timeout=90_000
+        )
+        expect(_cell(page, 4)).to_contain_text("Still in the same thread.")
+        page.screenshot(path=str(servers.artifacts / "3-follow-up.png"))
+        assert outside == []
+    assert servers.model.authorizations == [f"Bearer {KEY}"]
+    conversation = str(servers.model.requests[0]["messages"])
+    assert "Make cart totals floats." in conversation and "total = 0.0" in conversation
+    with capsys.disabled():
+        print(f"\nscreenshots: {servers.artifacts}; took {time.monotonic() - started:.1f} s")
