@@ -63,6 +63,7 @@ def build_engine(
         sandbox_config=_with_state_hidden(config),
         guardrails_config=config.guardrails,
         documents=kernel.documents if kernel is not None else None,
+        own_notebook=kernel.own_notebook if kernel is not None else None,
         # Searches never look at sensitive files, nor at the state folders' snapshots of the workspace.
         sensitive_files=rails.sensitive_files if rails.active else (),
         hidden_folders=_state_folders(config),

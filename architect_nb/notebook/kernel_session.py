@@ -178,7 +178,9 @@ class IPythonKernel:
         if located is None:
             return f"{NO_FRONT_END} (no front end has the notebook of this cell open)"
         live, file = located
-        return OwnNotebook(document=live, path=str(file or "the notebook"), running_cell=self.cell_id)
+        return OwnNotebook(
+            document=live, path=str(file or live.path or "the notebook"), running_cell=self.cell_id, file=file
+        )
 
     def run_cell(self, source: str, cell_id: str | None) -> CellExecution:
         from architect_nb.notebook.cell_execution import CellRunner

@@ -322,6 +322,10 @@ class LiveNotebook:
     def where(self) -> str:
         return self._where
 
+    @property
+    def path(self) -> str:
+        return self._target["path"]
+
     def read(self, running: str | None = None) -> DocumentState:
         """The document as shown now; with `running` (a cell id), also which cell the person had selected
         when that cell was run."""

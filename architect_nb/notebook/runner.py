@@ -335,7 +335,8 @@ def _context_prelude(
         run.notebook = found.view
         if kernel is not None and found.live is not None:
             path = found.view.path or str(found.file or "the notebook")
-            kernel.bind_notebook(OwnNotebook(document=found.live, path=path, running_cell=cell_id))
+            own = OwnNotebook(document=found.live, path=path, running_cell=cell_id, file=found.file)
+            kernel.bind_notebook(own)
         forget_outlines(run.thread.messages)  # the earlier runs' outlines: this one supersedes them
         return context_note(found.view, task, config.notebook.context_tokens)
 

@@ -68,6 +68,10 @@ class _Live:
     def where(self) -> str:
         return self._owner.where
 
+    @property
+    def path(self) -> str:
+        return self._path
+
     def read(self, running: str | None = None) -> DocumentState:
         request = {"type": "read", "doc": self._doc.token, "path": self._path, "running": running}
         return _state(self._owner.answer(request))

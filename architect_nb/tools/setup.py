@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from architect_nb.config.schema import (
@@ -32,7 +32,7 @@ from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.todo import TodoTool
 
 if TYPE_CHECKING:
-    from architect_nb.tools.kernel.session import KernelSession
+    from architect_nb.tools.kernel.session import KernelSession, OwnNotebook
     from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = [
@@ -45,12 +45,16 @@ __all__ = [
 
 
 def register_filesystem_tools(
-    registry: ToolRegistry, workspace_config: WorkspaceConfig, documents: DocumentBackend | None = None
+    registry: ToolRegistry,
+    workspace_config: WorkspaceConfig,
+    documents: DocumentBackend | None = None,
+    own_notebook: Callable[[], OwnNotebook | str] | None = None,
 ) -> None:
     """The file tools and the notebook tools; `documents` finds notebooks open in a front end (the notebook
-    tools then change those there), else every notebook is a file."""
+    tools then change those there), else every notebook is a file. `own_notebook` (the kernel session's)
+    is the run's notebook: when its file is not in the workspace, they reach it through its front end."""
     root = workspace_config.root.resolve()
-    notebooks = NotebookDocuments(documents)
+    notebooks = NotebookDocuments(documents, own_notebook)
     registry.register(ReadFileTool(root))
     registry.register(WriteFileTool(root))
     registry.register(DeleteFileTool(root, workspace_config.allow_delete))
@@ -109,12 +113,13 @@ def register_all_tools(
     sandbox_config: SandboxConfig | None = None,
     guardrails_config: GuardrailsConfig | None = None,
     documents: DocumentBackend | None = None,
+    own_notebook: Callable[[], OwnNotebook | str] | None = None,
     sensitive_files: Sequence[str] = (),
     hidden_folders: Sequence[str] = (),
 ) -> None:
     """Every built-in tool but the kernel's; `sensitive_files` and `hidden_folders` are kept from searches
     (`register_search_tools`)."""
-    register_filesystem_tools(registry, workspace_config, documents)
+    register_filesystem_tools(registry, workspace_config, documents, own_notebook)
     register_search_tools(
         registry, workspace_config, sensitive_files=sensitive_files, hidden_folders=hidden_folders
     )

@@ -8,11 +8,16 @@ that reverses it, checked against the cells as they are now: a cell that holds w
 one already back as it was (the person pressed Ctrl+Z) is left; one changed since is a conflict, reported and
 left alone. The person's own changes elsewhere stay. The operations go to the open document when a front end
 claims the notebook, else to the file (it was closed since), written only where a cell changed.
+
+The run's own notebook, changed through its front end because its file is not in the workspace (behind a
+Jupyter Kernel Gateway), has records that say by which cell it is found (`locate_by`, the run's
+`%%architect` cell): undo finds it by that cell in the front end, and never writes a file for it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +26,7 @@ from typing import Any
 from architect_nb.paths.validators import PathTraversalError, validate_path
 from architect_nb.tools.filesystem.edit_file import write_edit
 from architect_nb.tools.filesystem.fileio import FileAccessError
-from architect_nb.tools.notebook_files.backend import DocumentBackend, DocumentError
+from architect_nb.tools.notebook_files.backend import DocumentBackend, DocumentError, LiveDocument
 from architect_nb.tools.notebook_files.celldiff import cell_diff
 from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, apply_ops, source_of
 from architect_nb.tools.notebook_files.model import Notebook, NotebookError, load_notebook, validation_problem
@@ -122,7 +127,11 @@ def revert_documents(
     for path, records in by_path.items():
         try:
             target = validate_path(path, workspace)
-            live = documents.open_document(target) if documents is not None else None
+            by_cell = next((r["locate_by"] for r in records if isinstance(r.get("locate_by"), str)), None)
+            if by_cell is not None:
+                live: LiveDocument | None = _own_document(target, path, by_cell, documents)
+            else:
+                live = documents.open_document(target) if documents is not None else None
             if live is not None:
                 ops, conflicts = inverse_ops(live.read().data.get("cells", []), records)
                 if ops:
@@ -139,6 +148,22 @@ def revert_documents(
             report.restored.append(path)
         report.conflicts += [f"{path} [{conflict}]" for conflict in conflicts]
     return report
+
+
+def _own_document(target: Path, path: str, cell_id: str, documents: DocumentBackend | None) -> LiveDocument:
+    """The run's own notebook, outside the workspace, found again in its front end by the run's cell."""
+    if os.path.lexists(target):
+        raise DocumentError(
+            "a file of the workspace has that path now, and the run changed the notebook open in the front "
+            "end (its file is not in the workspace), not that file; nothing was put back"
+        )
+    located = documents.locate(cell_id) if documents is not None else None
+    if located is None:
+        raise DocumentError(
+            "no front end has it open now with the run's %%architect cell in it (its file is not in the "
+            "workspace, so it is changed only through the front end); open it, then run the undo again"
+        )
+    return located[0]
 
 
 def _write(target: Path, notebook: Notebook, ops: Sequence[CellOp]) -> None:

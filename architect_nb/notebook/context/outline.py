@@ -129,7 +129,12 @@ def _header(view: NotebookView) -> list[str]:
         ]
     if not view.readable and view.origin != "history":
         lines.append("It is outside the workspace, so read_notebook cannot read it.")
-    elif view.readable:
+    if view.through_front_end:
+        lines.append(
+            f"Its file is outside the workspace, so the notebook tools reach it through the front end, by "
+            f"path='{name}': they read and change the open notebook, and the person's save writes it."
+        )
+    if view.readable:
         lines.append(
             f"read_notebook(path='{name}#N', include_outputs=true) shows cell N's outputs in full "
             "(tracebacks, images); '#N-M' a range."

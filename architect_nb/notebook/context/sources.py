@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from architect_nb.notebook.context.facts import KernelFacts
 from architect_nb.notebook.context.view import CellView, NotebookView, cells_of
-from architect_nb.tools.notebook_files.backend import LiveDocument
+from architect_nb.tools.notebook_files.backend import LiveDocument, own_notebook_target
 
 __all__ = ["Found", "Locator", "find_notebook"]
 
@@ -86,6 +86,11 @@ def _from_document(facts: KernelFacts, root: Path, locator: Locator) -> tuple[Fo
     edited = set(state.dirty or ()) | _kernel_edited(plain, facts)
     cells = cells_of(state.data, frozenset(edited))
     shown, inside = _shown(file, root)
+    # Its file elsewhere (behind a gateway: on JupyterLab's side): the notebook tools reach it through the
+    # front end by the front end's path, unless a workspace file is at that path.
+    front_end = not inside and own_notebook_target(live.path, file, root) is not None
+    if front_end:
+        shown = live.path
     own = next((c.index for c in cells if c.id == facts.cell_id), None)
     view = NotebookView(
         origin="open",
@@ -93,7 +98,8 @@ def _from_document(facts: KernelFacts, root: Path, locator: Locator) -> tuple[Fo
         own=own,
         path=shown,
         where=f"open in {live.where}",
-        readable=inside,
+        readable=inside or front_end,
+        through_front_end=front_end,
         selected=next((c.index for c in cells if state.selected and c.id == state.selected), None),
         editing=next((c.index for c in cells if state.editing and c.id == state.editing), None),
     )

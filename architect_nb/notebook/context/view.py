@@ -52,7 +52,8 @@ class NotebookView:
     own: int | None = None  # the running %%architect cell's index
     path: str | None = None  # as the person and read_notebook name it (workspace-relative when inside it)
     where: str = ""  # "open in JupyterLab", "the file as last saved", "the kernel's history"
-    readable: bool = True  # read_notebook can read it (inside the workspace)
+    readable: bool = True  # read_notebook can read it (inside the workspace, or through the front end)
+    through_front_end: bool = False  # outside the workspace: the notebook tools reach it in the front end
     selected: int | None = None  # the cell the person had selected when the run started
     editing: int | None = None  # the cell the person is typing in
     notes: tuple[str, ...] = field(default=())  # what the source could not tell (said to the model)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from architect_nb.tools.kernel.namespace import ScratchNamespace
@@ -30,11 +31,14 @@ NO_FRONT_END = (
 
 @dataclass(frozen=True, slots=True)
 class OwnNotebook:
-    """The notebook the run is in, open in a front end: its document, its path and the running cell."""
+    """The notebook the run is in, open in a front end: its document, its path (as the outline names it),
+    the running cell, and its file on the kernel's side when known (None behind a gateway on another
+    machine)."""
 
     document: LiveDocument
     path: str
     running_cell: str | None
+    file: Path | None = None
 
 
 @dataclass(slots=True, kw_only=True)

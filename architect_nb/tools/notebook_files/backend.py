@@ -8,6 +8,12 @@ has changed on disk", and lose one side's work. Anywhere else (VS Code, nbclient
 closed) the file on disk is read and written, as before; an edit is refused when the file changed on disk
 since the agent last read it, so nobody's save is overwritten.
 
+One notebook outside the workspace is in reach too: the run's own (the one its `%%architect` cell is in, as
+its front end locates it), when its file is elsewhere, as behind a Jupyter Kernel Gateway, where it is on
+JupyterLab's side. It is named by the front end's path, and only its open document is read and changed,
+never a file (`own_document`); any other path outside the workspace is refused as before (`validate_path`
+runs first), and a workspace file at that path wins.
+
 The tools never import IPython: a `DocumentBackend` is handed to them. `architect_nb.notebook.live_documents`
 is the one that talks to front ends over the kernel's comm channel; with none, every notebook is a file.
 """
@@ -16,12 +22,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from architect_nb.paths.validators import PathTraversalError, is_inside, validate_path
 from architect_nb.tools.filesystem.fileio import FileAccessError, TextFile, read_text_file
 from architect_nb.tools.notebook_files.cellops import CellOp
 from architect_nb.tools.notebook_files.model import (
@@ -32,6 +40,9 @@ from architect_nb.tools.notebook_files.model import (
     load_notebook,
 )
 
+if TYPE_CHECKING:
+    from architect_nb.tools.kernel.session import OwnNotebook
+
 __all__ = [
     "DocumentBackend",
     "DocumentError",
@@ -39,6 +50,7 @@ __all__ = [
     "LiveDocument",
     "Loaded",
     "NotebookDocuments",
+    "own_notebook_target",
 ]
 
 
@@ -76,6 +88,11 @@ class LiveDocument(Protocol):
         """The front end, for messages: 'JupyterLab' or 'Jupyter Notebook'."""
         ...
 
+    @property
+    def path(self) -> str:
+        """The notebook's path as its front end names it (relative to its server's root)."""
+        ...
+
     def read(self, running: str | None = None) -> DocumentState:
         """The document as shown now (with `running`, a cell id: also what was selected when it ran). Raises
         `DocumentError`."""
@@ -101,6 +118,11 @@ class DocumentBackend(Protocol):
         caller must not fall back to the file then), or None."""
         ...
 
+    def locate(self, cell_id: str) -> tuple[LiveDocument, Path | None] | None:
+        """The open notebook holding the cell `cell_id`, and its file on this side when known; None when no
+        front end has it open (undo finds a run's own notebook outside the workspace by its cell)."""
+        ...
+
 
 @dataclass(slots=True)
 class Loaded:
@@ -109,26 +131,68 @@ class Loaded:
     notebook: Notebook
     live: LiveDocument | None = None
     state: DocumentState | None = None
+    #: The running `%%architect` cell, when this is the run's own notebook reached only through its front end
+    #: (its file is not in the workspace): undo finds the notebook again by that cell.
+    own_cell: str | None = None
 
 
 @dataclass
 class NotebookDocuments:
-    """What the four notebook tools share: the backend that finds open documents, and what the agent last
-    read of each notebook file on disk (so an edit of a file changed since is refused)."""
+    """What the four notebook tools share: the backend that finds open documents, the run's own notebook
+    (`own`, the kernel session's `own_notebook`), and what the agent last read of each notebook file on disk
+    (so an edit of a file changed since is refused)."""
 
     backend: DocumentBackend | None = None
+    own: Callable[[], OwnNotebook | str] | None = None
     _read: dict[Path, str] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def load(self, target: Path, shown: str, *, for_edit: bool = False) -> Loaded:
-        """The notebook at `target` (inside the workspace): its open document if a front end claims it, else
-        the file. Raises `NotebookError`, `FileAccessError` or `DocumentError`."""
+    def load(self, target: Path, shown: str, root: Path, *, for_edit: bool = False) -> Loaded:
+        """The notebook at `target` (`shown` relative to the workspace `root`, checked by `validate_path`):
+        its open document if a front end claims it, else the file; or the run's own notebook, when it is
+        outside the workspace and named by its front end's path (`own_document`). Raises `NotebookError`,
+        `FileAccessError` or `DocumentError`."""
+        own = self.own_document(target, shown, root)
+        if own is not None:
+            document, cell = own
+            try:
+                state = document.read()
+            except DocumentError:  # closed, the page reloaded, or no answer: never the disk instead
+                raise DocumentError(
+                    f"'{shown}' is this run's notebook, whose file is not in the workspace, so the "
+                    f"notebook tools reach it only in its front end, and {document.where} no longer has it "
+                    "open or did not answer; nothing was changed."
+                ) from None
+            return self._from_document(document, state, target, shown, for_edit=for_edit, own_cell=cell)
         live = self.backend.open_document(target) if self.backend is not None else None
         if live is None:
             notebook = load_notebook(target, shown, for_edit=for_edit)
             self._check_unchanged(target, notebook, for_edit=for_edit)
             return Loaded(notebook)
-        state = live.read()
+        return self._from_document(live, live.read(), target, shown, for_edit=for_edit)
+
+    def own_document(self, target: Path, shown: str, root: Path) -> tuple[LiveDocument, str | None] | None:
+        """The run's own notebook's open document (and the running cell), when `shown` is the path its front
+        end gives it, its file is not in the workspace, and no workspace file is at `target`; else None."""
+        if self.own is None or os.path.lexists(target):
+            return None  # no run, or a file of the workspace at that path: it wins, as before
+        own = self.own()
+        if isinstance(own, str) or own.running_cell is None:
+            return None
+        if own_notebook_target(own.document.path, own.file, root) != target:
+            return None
+        return own.document, own.running_cell
+
+    def _from_document(
+        self,
+        live: LiveDocument,
+        state: DocumentState,
+        target: Path,
+        shown: str,
+        *,
+        for_edit: bool,
+        own_cell: str | None = None,
+    ) -> Loaded:
         if for_edit and (state.read_only or (target.is_file() and not target.stat().st_mode & 0o222)):
             raise FileAccessError(
                 f"'{shown}' is read-only (open in {live.where}, which cannot save it); it is left unchanged."
@@ -137,7 +201,7 @@ class NotebookDocuments:
         if len(text) > MAX_NOTEBOOK_BYTES:
             raise NotebookError(f"'{shown}' (open in {live.where}) is over the notebook size limit.")
         data = checked_notebook(state.data, shown)
-        return Loaded(Notebook(shown=shown, file=TextFile(text=text), data=data), live, state)
+        return Loaded(Notebook(shown=shown, file=TextFile(text=text), data=data), live, state, own_cell)
 
     def remember(self, target: Path, shown: str) -> None:
         """The file as it is now is what the agent knows (after its own write)."""
@@ -160,6 +224,23 @@ class NotebookDocuments:
                 f"'{notebook.shown}' changed on disk since you last read it (someone saved it); it was left "
                 "as it is. Call read_notebook to re-read it, then retry the edit."
             )
+
+
+def own_notebook_target(front_path: str, file: Path | None, root: Path) -> Path | None:
+    """Where the notebook tools take the run's own notebook when its `file` is not in the workspace `root`
+    (unknown or elsewhere): the workspace path equal to its front end's path, if that is a path they accept
+    and no workspace file is there (one would win). None when its file is in the workspace (it is named by
+    its workspace path then), or it cannot be named so."""
+    real_root = Path(os.path.realpath(root))
+    if file is not None and is_inside(Path(os.path.realpath(file)), real_root):
+        return None
+    try:
+        target = validate_path(front_path, real_root)
+    except PathTraversalError:
+        return None
+    if os.path.lexists(target) or target.relative_to(real_root).as_posix() != front_path:
+        return None
+    return target
 
 
 def _digest(text: str) -> str:

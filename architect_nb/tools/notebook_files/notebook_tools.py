@@ -2,11 +2,13 @@
 
 They read and change notebooks by cell, so the model never handles raw notebook JSON. A notebook open in a
 JupyterLab or Notebook 7 front end is read and changed there, through its document model (`backend`); any
-other is a file. Edits of a file keep its layout, the cell ids and every untouched output byte for byte, are
-validated with `nbformat` before the atomic write (an invalid result is refused, the file untouched). Both
-are shown as cell-level diffs (`celldiff`). Cells are named by id or by 'index:N' (0-based), since nbformat
-4.4 notebooks have no ids; an open document's changes go by id, so they land on the right cell even when the
-person added or moved cells meanwhile. Outputs of an edited cell are kept, as when a person edits it.
+other is a file. The run's own notebook, when its file is not in the workspace (behind a Jupyter Kernel
+Gateway it is on JupyterLab's side), is reached by its front end's path through that document only.
+Edits of a file keep its layout, the cell ids and every untouched output byte for byte, are validated with
+`nbformat` before the atomic write (an invalid result is refused, the file untouched). Both are shown as
+cell-level diffs (`celldiff`). Cells are named by id or by 'index:N' (0-based), since nbformat 4.4 notebooks
+have no ids; an open document's changes go by id, so they land on the right cell even when the person added or
+moved cells meanwhile. Outputs of an edited cell are kept, as when a person edits it.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ class _NotebookTool(WorkspaceTool):
 
     def _load(self, path: str, *, for_edit: bool = False) -> tuple[Path, Loaded]:
         target = self.resolve(path)
-        return target, self.documents.load(target, self.rel(target), for_edit=for_edit)
+        return target, self.documents.load(target, self.rel(target), self.workspace_root, for_edit=for_edit)
 
 
 class ReadNotebookTool(_NotebookTool):
@@ -225,7 +227,10 @@ class _CellEditTool(_NotebookTool):
                 where = loaded.live.where
                 loaded.live.apply(change.ops)
                 note = f" Applied to the notebook open in {where}; it is saved when the person saves."
-                metadata["document_change"] = {"path": shown, "where": where, "cells": change.cells}
+                cells = change.cells
+                if loaded.own_cell is not None:  # outside the workspace: undo finds it by the run's cell
+                    cells = [{**record, "locate_by": loaded.own_cell} for record in cells]
+                metadata["document_change"] = {"path": shown, "where": where, "cells": cells}
         except _ERRORS as exc:
             return ToolResult.fail(str(exc))
         except OSError as exc:
