@@ -7,14 +7,18 @@ browser the notebook's first cells show that the kernel is the gateway's child, 
 Then an `%%architect` cell (no `--workspace`: the kernel finds it from where it started) asks before an edit
 of the workspace, the live view shows the step while the buttons wait, Approve is clicked and the file on
 the kernel's side changes; the agent runs a cell of the open notebook (`run_cell`, through the front end:
-its new output shows in the view), while its insert by path is refused, since the notebook's file is not in
-the workspace (docs/classroom.md says why); `%architect undo` puts the file back; a follow-up cell continues
-the thread on a model behind the gateway client, with the key JupyterLab's environment sent along
-(`GatewayClient.allowed_envs`). Both servers stop by themselves (terminate, bounded waits, then kill).
+its new output shows in the view), then inserts a cell into it and edits that cell, each after Approve: the
+notebook's file is on JupyterLab's side, not in the workspace, so the notebook tools reach this run's own
+notebook by the path the outline gives it, through the front end (the view shows the new cell, nothing is
+written on the kernel's side, and the person's save writes it on JupyterLab's side); `%architect undo` puts
+the file and the notebook's cells back; a follow-up cell continues the thread on a model behind the gateway
+client, with the key JupyterLab's environment sent along (`GatewayClient.allowed_envs`). Both servers stop by
+themselves (terminate, bounded waits, then kill).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import time
@@ -65,7 +69,8 @@ KERNEL_SIDE_ENV = (
 #: lets through (`KG_ENV_WHITELIST`): a student's key and the proxy, as a hub sets them for the server.
 FORWARDED = "LITELLM_PROXY_API_KEY,LITELLM_PROXY_API_BASE"
 KEY = "sk-student-0001"
-OUTSIDE = "It is outside the workspace, so read_notebook cannot read it."
+THROUGH = f"the notebook tools reach it through the front end, by path='{NOTEBOOK}'"
+TASK = "Make cart totals floats."
 
 
 def _require_gateway() -> None:
@@ -139,6 +144,7 @@ def kernel_gateway(folder: Path, home: Path) -> Iterator[tuple[str, subprocess.P
 class Servers:
     url: str  # JupyterLab's
     workspace: Path  # on the kernel's side
+    lab_root: Path  # JupyterLab's, with the notebook
     artifacts: Path
     gateway: subprocess.Popen[bytes]
     model: OpenAIStubServer  # the follow-up cell's model, behind the gateway client
@@ -155,7 +161,7 @@ def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servers
         [
             {
                 # The notebook's outline came from the front end (its file is not in the workspace).
-                "expect": {"history_contains": [MARKER, OUTSIDE]},
+                "expect": {"history_contains": [MARKER, THROUGH]},
                 "content": "I'll make the total a float.",
                 "tool_calls": [EDIT],
             },
@@ -170,8 +176,22 @@ def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servers
                 ],
             },
             {
-                # The notebook tools reach only the workspace, where the open notebook is not.
-                "expect": {"tool_result_contains": f"'{NOTEBOOK}' does not exist"},
+                # This run's own notebook, reached through the front end (its file is on JupyterLab's side).
+                "expect": {"tool_result_contains": "Applied to the notebook open in JupyterLab"},
+                "tool_calls": [
+                    {
+                        "name": "edit_notebook_cell",
+                        "arguments": {
+                            "path": NOTEBOOK,
+                            "cell_id": "index:2",
+                            "old_str": "x = 1",
+                            "new_str": "x = 2",
+                        },
+                    }
+                ],
+            },
+            {
+                "expect": {"tool_result_contains": "Applied to the notebook open in JupyterLab"},
                 "content": "Totals are floats now.",
             },
         ],
@@ -185,7 +205,7 @@ def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servers
         [
             "%load_ext architect_nb",
             f"import os\nprint({MARKER!r}, os.getcwd(), os.getppid(), os.environ.get('KERNEL_GATEWAY'))",
-            "%%architect --mode confirm-sensitive\nMake cart totals floats.",
+            f"%%architect --mode confirm-sensitive\n{TASK}",
             "%architect undo",
             "%%architect --model litellm_proxy/gpt-4o-mini\nAnd now?",
         ],
@@ -196,7 +216,7 @@ def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servers
         monkeypatch.setenv("LITELLM_PROXY_API_BASE", model.url)
         args = [*LAB_ARGS, f"--gateway-url={gateway}", f"--GatewayClient.allowed_envs={FORWARDED}"]
         with jupyter_server(tmp_path, lab_root, module="jupyterlab", app_args=args) as (url, artifacts):
-            yield Servers(url, workspace, artifacts, proc, model)
+            yield Servers(url, workspace, lab_root, artifacts, proc, model)
 
 
 _PANEL = f"""() => {{
@@ -207,11 +227,14 @@ _PANEL = f"""() => {{
 }}"""
 
 
-def _run_cell(page: Any, index: int) -> None:
+def _run_cell(page: Any, cell_id: str) -> None:
+    """Run the cell with this id (where it is now: the agent inserts cells above some)."""
     page.evaluate(
-        f"(i) => {{ const panel = ({_PANEL})(); panel.content.activeCellIndex = i;"
+        f"(id) => {{ const panel = ({_PANEL})(); const cells = panel.content.model.cells;"
+        "let i = 0; while (i < cells.length && cells.get(i).id !== id) { i++; }"
+        "panel.content.activeCellIndex = i;"
         "panel.content.mode = 'command'; void window.jupyterapp.commands.execute('notebook:run-cell'); }",
-        index,
+        cell_id,
     )
 
 
@@ -228,12 +251,20 @@ def _cell(page: Any, index: int) -> Any:
     return page.locator(".jp-Notebook .jp-Cell").nth(index)
 
 
+def _cell_with(page: Any, source: str) -> Any:
+    """The cell whose input holds `source`, wherever it is now."""
+    return page.locator(".jp-Notebook .jp-Cell").filter(has=page.locator(".jp-InputArea", has_text=source))
+
+
 def _execution_count(page: Any, index: int) -> int:
     return int(page.evaluate(f"(i) => ({_PANEL})().content.model.cells.get(i).executionCount || 0", index))
 
 
 def _sources(page: Any) -> list[str]:
-    return list(page.evaluate(f"() => ({_PANEL})().content.model.toJSON().cells.map(c => c.source)"))
+    return [
+        "".join(s) if isinstance(s, list) else str(s)
+        for s in page.evaluate(f"() => ({_PANEL})().content.model.toJSON().cells.map(c => c.source)")
+    ]
 
 
 def test_a_kernel_behind_a_gateway_asks_edits_undoes_and_continues_its_thread(
@@ -252,51 +283,73 @@ def test_a_kernel_behind_a_gateway_asks_edits_undoes_and_continues_its_thread(
         _wait_idle(page)
 
         # The kernel is the gateway's child, started in the workspace (not in JupyterLab's folder).
-        _run_cell(page, 0)
-        _run_cell(page, 1)
+        _run_cell(page, "cell-0")
+        _run_cell(page, "cell-1")
         expect(_cell(page, 1).locator(".jp-OutputArea-output")).to_contain_text(MARKER, timeout=60_000)
         words = _cell(page, 1).locator(".jp-OutputArea-output").inner_text().split()
         assert words[-3:] == [str(servers.workspace), str(servers.gateway.pid), "1"], words
         _wait_idle(page)
         count = _execution_count(page, 1)
+        before = _sources(page)
+        inserted = [*before[:2], "x = 1\n", *before[2:]]
+        on_lab_side = (servers.lab_root / NOTEBOOK).read_text()
 
         # The run asks before the edit; the live view shows the step while the buttons wait.
-        _run_cell(page, 2)
-        approve = _cell(page, 2).get_by_role("button", name="Approve", exact=True)
+        _run_cell(page, "cell-2")
+        architect = _cell_with(page, TASK)
+        approve = architect.get_by_role("button", name="Approve", exact=True)
         approve.wait_for(state="visible", timeout=90_000)
-        expect(_cell(page, 2)).to_contain_text("I'll make the total a float.")
-        expect(_cell(page, 2)).to_contain_text("edit_file")
+        expect(architect).to_contain_text("I'll make the total a float.")
+        expect(architect).to_contain_text("edit_file")
         page.screenshot(path=str(servers.artifacts / "1-approval-behind-the-gateway.png"))
         assert cart.read_text() == original
         approve.click()
         wait_for_file(cart, "total = 0.0\n")
-        for _call in ("run_cell", "insert_notebook_cell"):  # each asks too
-            approve = _cell(page, 2).get_by_role("button", name="Approve", exact=True)
+        for call in ("run_cell", "insert_notebook_cell", "edit_notebook_cell"):  # each asks too
+            approve = architect.get_by_role("button", name="Approve", exact=True)
             approve.wait_for(state="visible", timeout=60_000)
+            if call != "run_cell":  # nothing reaches the open notebook before Approve
+                expect(architect).to_contain_text(call)
+                assert _sources(page) == (before if call == "insert_notebook_cell" else inserted)
+            if call == "edit_notebook_cell":
+                page.screenshot(path=str(servers.artifacts / "2-cell-inserted-behind-the-gateway.png"))
             approve.click()
-        run = _cell(page, 2).locator(".anb-RunRenderer")
+            if call == "insert_notebook_cell":  # the view shows the new cell at once
+                expect(_cell(page, 2)).to_contain_text("x = 1", timeout=30_000)
+        run = architect.locator(".anb-RunRenderer")
         expect(run.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=90_000)
-        page.screenshot(path=str(servers.artifacts / "2-done.png"))
+        page.screenshot(path=str(servers.artifacts / "3-done.png"))
         _wait_idle(page)
         # run_cell ran cell 1 again and put its outputs in the open notebook, through the front end.
         assert _execution_count(page, 1) > count
         expect(_cell(page, 1).locator(".jp-OutputArea-output")).to_contain_text(MARKER)
-        assert run.locator('details.anb-call[data-status="failed"]').count() == 1  # the insert, refused
-        assert len(_sources(page)) == 5  # no cell was inserted
+        assert run.locator('details.anb-call[data-status="failed"]').count() == 0
+        # The cell was inserted after cell 1 and then edited, in the open notebook: the view shows it, and
+        # nothing was written on either side until the person saves (then on JupyterLab's).
+        assert _sources(page) == [*before[:2], "x = 2\n", *before[2:]]
+        expect(_cell(page, 2)).to_contain_text("x = 2")
+        assert not (servers.workspace / NOTEBOOK).exists()
+        assert (servers.lab_root / NOTEBOOK).read_text() == on_lab_side
+        page.evaluate("() => { void window.jupyterapp.commands.execute('docmanager:save'); }")
+        page.wait_for_function(f"() => !({_PANEL})().context.model.dirty", timeout=30_000)
+        saved = json.loads((servers.lab_root / NOTEBOOK).read_text())
+        assert ["".join(c["source"]) for c in saved["cells"]][2] == "x = 2\n"
 
-        # %architect undo puts the file on the kernel's side back.
-        _run_cell(page, 3)
-        expect(_cell(page, 3)).to_contain_text("restored 1 file(s)", timeout=60_000)
+        # %architect undo puts the file on the kernel's side back, and the notebook's cells in the view.
+        _run_cell(page, "cell-3")
+        expect(_cell_with(page, "%architect undo")).to_contain_text("restored 2 file(s)", timeout=60_000)
         assert cart.read_text() == original
+        page.wait_for_function(f"() => ({_PANEL})().content.model.cells.length === 5", timeout=30_000)
+        assert _sources(page) == before
+        assert not (servers.workspace / NOTEBOOK).exists()
 
         # The follow-up cell continues the thread, through the gateway client with the key JupyterLab's
         # environment sent along with the kernel's start.
-        _run_cell(page, 4)
-        expect(_cell(page, 4).locator(".anb-summary .anb-badge").first).to_have_text(
-            "success", timeout=90_000
-        )
-        expect(_cell(page, 4)).to_contain_text("Still in the same thread.")
-        page.screenshot(path=str(servers.artifacts / "3-follow-up.png"))
+        _run_cell(page, "cell-4")
+        follow_up = _cell_with(page, "And now?")
+        expect(follow_up.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=90_000)
+        expect(follow_up).to_contain_text("Still in the same thread.")
+        page.screenshot(path=str(servers.artifacts / "4-follow-up.png"))
         assert outside == []
     assert servers.model.authorizations == [f"Bearer {KEY}"]
     conversation = str(servers.model.requests[0]["messages"])
