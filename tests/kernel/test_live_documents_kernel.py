@@ -159,6 +159,70 @@ def test_without_any_front_end_the_file_is_edited_at_once(kernel: tuple[FrontEnd
     assert len(json.loads((root / "ws" / "analysis.ipynb").read_text())["cells"]) == 4
 
 
+def test_the_runs_own_notebook_outside_the_workspace_is_changed_through_the_front_end_only(
+    kernel: tuple[FrontEnd, Path], browser: DocumentFrontEnd
+) -> None:
+    """driver.ipynb, the notebook the %%architect cell runs in, is in the server's root, outside the workspace
+    (root/ws): the notebook tools reach it by the front end's path through the open document, as behind a
+    Jupyter Kernel Gateway; other paths outside stay refused, and undo puts its cells back there."""
+    player, root = kernel
+    driver = root / "driver.ipynb"
+    on_disk = driver.read_bytes()
+    doc = browser.open(driver)
+    before = [c["id"] for c in doc.cells]
+    model = write_script(
+        root / "ws",
+        [
+            {"tool_calls": [{"name": "read_notebook", "arguments": {"path": "../driver.ipynb"}}]},
+            {"tool_calls": [{"name": "read_notebook", "arguments": {"path": str(driver)}}]},
+            {
+                "tool_calls": [
+                    {
+                        "name": "insert_notebook_cell",
+                        "arguments": {
+                            "path": "driver.ipynb",
+                            "after_cell_id": before[0],
+                            "source": "x = 1\n",
+                        },
+                    }
+                ]
+            },
+            {
+                "tool_calls": [
+                    {
+                        "name": "edit_notebook_cell",
+                        "arguments": {
+                            "path": "driver.ipynb",
+                            "cell_id": "arch",
+                            "old_str": "Add",
+                            "new_str": "Del",
+                        },
+                    }
+                ]
+            },
+            {"content": "Done."},
+        ],
+        name="own.yaml",
+    )
+    source = f"%%architect --mode yolo --new --model {model}\nAdd a cell."
+    running = {"cell_type": "code", "id": "arch", "metadata": {}, "outputs": [], "execution_count": None}
+    doc.cells.append({**running, "source": source})
+    cell = player.run(source, timeout=120, cell_id="arch")
+    assert cell.status == "ok", player.describe()
+    results = [e for e in _payload(cell)["events"] if e["kind"] == "tool_result"]
+    assert "escapes the workspace" in _error(results[0]) and "escapes the workspace" in _error(results[1])
+    assert results[2]["success"], results[2]
+    assert "Applied to the notebook open in JupyterLab" in results[2]["output"]
+    assert "the running %%architect cell is never" in _error(results[3])  # its own cell
+    assert doc.source(_ids(doc)[1]) == "x = 1\n" and doc.source("arch") == source
+    assert driver.read_bytes() == on_disk and not (root / "ws" / "driver.ipynb").exists()
+
+    undo = player.run("%architect undo", timeout=60)
+    assert undo.status == "ok" and "restored 1 file(s)" in undo.text(), player.describe()
+    assert _ids(doc) == [*before, "arch"]
+    assert driver.read_bytes() == on_disk and not (root / "ws" / "driver.ipynb").exists()
+
+
 # --------------------------------------------------------------------------- what goes wrong
 
 
