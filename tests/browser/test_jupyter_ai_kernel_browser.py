@@ -1,0 +1,151 @@
+"""`@architect` in Jupyter AI's chat works on the kernel of a notebook the person attached, in chromium.
+
+JupyterLab (from `.venv-jai`, as in test_jupyter_ai_browser.py) opens `analysis.ipynb` and runs its cells, so
+its kernel is one JupyterLab started. A chat is opened beside it, the notebook is attached with the chat
+input's paperclip (the file dialog, as a person picks a file), and `@architect` is asked about `total`. The
+scripted model checks it was told it is connected to that notebook's kernel, lists the kernel's variables
+(`total: int` must be among them), runs `print(total * 2)` there, which asks in the chat first, and after
+Approve says the result it got back. The notebook then shows nothing of the agent's code: its cells' prompts
+and outputs are as they were, and running them again counts on from where the person left off.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.browser.test_jupyter_ai_browser import JAI_PYTHON, require_jupyter_ai
+from tests.support.browser import jupyter_server, kernel_idle, open_chromium, run_all_cells, write_notebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+CELLS = ["prices = [3, 1, 2]", "total = sum(prices)\ntotal"]
+CODE = "print(total * 2)"
+ANSWER = "Doubled: 12"
+CONNECTED = "connected to the running kernel of the notebook analysis.ipynb"
+LAB_ARGS = [
+    "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to open the chat and run the cells
+    "--LabApp.news_url=None",
+    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+]
+TURNS = [
+    {
+        "expect": {"history_contains": [CONNECTED]},
+        "content": "Let me look at the notebook's variables.",
+        "tool_calls": [{"name": "list_variables", "arguments": {}}],
+    },
+    {
+        "expect": {"tool_result_contains": ["total: int"]},
+        "content": "I'll compute it in the kernel.",
+        "tool_calls": [{"name": "run_python", "arguments": {"code": CODE}}],
+    },
+    {"expect": {"tool_result_contains": ["12"]}, "content": ANSWER},
+]
+
+
+def notebook_cells(page: Any) -> list[dict[str, str]]:
+    """Each cell's input prompt (`[1]:`) and outputs' text (no `Out[1]:`), as the browser shows them."""
+    return page.eval_on_selector_all(
+        ".jp-Notebook .jp-CodeCell",
+        """cells => cells.map(cell => ({
+            prompt: (cell.querySelector('.jp-InputPrompt') || {}).innerText || '',
+            output: [...cell.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText).join('\\n'),
+        }))""",
+    )
+
+
+def wait_for_prompts(page: Any, prompts: list[str]) -> None:
+    page.wait_for_function(
+        """expected => {
+            const shown = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell .jp-InputPrompt')]
+                .map(p => p.innerText.trim());
+            return JSON.stringify(shown) === JSON.stringify(expected);
+        }""",
+        arg=prompts,
+        timeout=60_000,
+    )
+
+
+def test_architect_runs_code_in_the_attached_notebooks_kernel_after_approve_and_the_notebook_shows_none(
+    tmp_path: Path,
+) -> None:
+    require_jupyter_ai()
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root, CELLS, name="analysis.ipynb")
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump({"turns": TURNS}))
+    (root / ".architect.yaml").write_text(yaml.safe_dump({"llm": {"model": f"scripted/{script}"}}))
+    (root / "demo.chat").write_text("")
+
+    server = jupyter_server(tmp_path, root, module="jupyterlab", app_args=LAB_ARGS, python=JAI_PYTHON)
+    with server as (url, shots), open_chromium(tmp_path / "profile", url, height=1000) as (page, _outside):
+        # 1. The person opens the notebook and runs its cells: JupyterLab starts its kernel.
+        page.goto(f"{url}/lab/tree/analysis.ipynb")
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell")
+        kernel_idle(page)
+        run_all_cells(page)
+        wait_for_prompts(page, ["[1]:", "[2]:"])
+        kernel_idle(page)
+        before = notebook_cells(page)
+        assert before[1]["output"].strip().endswith("6"), before  # total is 6 in the kernel
+
+        # 2. A chat beside it; the notebook attached with the paperclip's file dialog.
+        page.evaluate(
+            "() => { void window.jupyterapp.commands.execute('docmanager:open', {path: 'demo.chat'}); }"
+        )
+        inputs = page.locator(".jp-chat-input-container, [class*='chat-input-container']").first
+        # The persona picker names @architect once Jupyter AI has loaded it for this chat.
+        inputs.get_by_text("architect", exact=True).wait_for(timeout=120_000)
+        inputs.locator(".jp-chat-attach-button").click()
+        dialog = page.locator(".jp-Dialog")
+        dialog.locator(".jp-DirListing-item", has_text="analysis.ipynb").click()
+        dialog.get_by_role("button", name="Select", exact=True).click()
+        dialog.wait_for(state="detached")
+        inputs.get_by_text("analysis.ipynb").wait_for(timeout=10_000)  # the attachment under the input
+        box = inputs.locator("textarea").first
+        box.click()
+        box.fill("@architect what is total doubled?")
+        page.keyboard.press("Escape")  # close the mention list, so Enter sends
+        page.screenshot(path=str(shots / "1-attached.png"))
+        box.press("Enter")
+
+        # 3. list_variables ran in the kernel (the script checked total: int); run_python asks first.
+        chat = page.locator(".jp-chat-messages-container, [class*='chat-messages']").first
+        approve = page.get_by_role("button", name="Approve", exact=True)
+        try:
+            approve.wait_for(timeout=120_000)
+        except Exception:
+            page.screenshot(path=str(shots / "no-question.png"))
+            pytest.fail(f"no approval in the chat; it shows:\n{chat.inner_text()}\nscreenshots: {shots}")
+        page.screenshot(path=str(shots / "2-asks.png"))
+        text = chat.inner_text()
+        # Only the tool's name: Jupyter AI shows an "execute" call's raw_input.command; run_python has code.
+        assert "I'll compute it in the kernel." in text and "run_python" in text, text
+        assert page.get_by_role("button", name="Deny", exact=True).is_visible()
+        # Code that runs in a kernel is never approved for the rest of the session.
+        assert page.get_by_role("button", name="Approve all like this", exact=True).count() == 0
+        approve.click()
+        try:
+            chat.get_by_text(ANSWER).wait_for(timeout=60_000)
+        except Exception:
+            page.screenshot(path=str(shots / "no-answer.png"))
+            pytest.fail(f"no answer in the chat; it shows:\n{chat.inner_text()}\nscreenshots: {shots}")
+        page.screenshot(path=str(shots / "3-answered.png"))
+
+        # 4. The notebook shows nothing of it: same prompts, same outputs, and the count goes on from 2.
+        page.evaluate(
+            "() => { void window.jupyterapp.commands.execute('docmanager:open', {path: 'analysis.ipynb'}); }"
+        )
+        page.wait_for_selector(".jp-Notebook .jp-CodeCell")
+        assert notebook_cells(page) == before
+        kernel_idle(page)
+        run_all_cells(page)
+        wait_for_prompts(page, ["[3]:", "[4]:"])
+        after = notebook_cells(page)
+        assert [cell["output"] for cell in after] == [cell["output"] for cell in before], after
+        page.screenshot(path=str(shots / "4-notebook.png"))
+        print(f"screenshots: {shots}")
