@@ -44,6 +44,10 @@ TURNS = [
     },
     {"expect": {"tool_result_contains": ["12"]}, "content": ANSWER},
 ]
+# The paperclip's chat, in a folder of its own (so its own script): the agent was told it is connected.
+PAPERCLIP_TURNS = [
+    {"expect": {"history_contains": [CONNECTED]}, "content": "Connected through the paperclip."}
+]
 
 
 def notebook_cells(page: Any) -> list[dict[str, str]]:
@@ -69,17 +73,64 @@ def wait_for_prompts(page: Any, prompts: list[str]) -> None:
     )
 
 
+def open_beside(page: Any, path: str) -> Any:
+    """Open the chat `path` right of the notebook; its input, once @architect can be mentioned there."""
+    page.evaluate(
+        "path => { void window.jupyterapp.commands.execute("
+        "'docmanager:open', {path, options: {mode: 'split-right'}}); }",
+        path,
+    )
+    inputs = page.locator(".jp-chat-input-container").first
+    # The persona picker names @architect once Jupyter AI has loaded it for this chat: a message sent
+    # before that reaches nobody.
+    inputs.get_by_text("architect", exact=True).wait_for(timeout=120_000)
+    return inputs
+
+
+def send(page: Any, inputs: Any, text: str) -> None:
+    box = inputs.locator("textarea").first
+    box.click()
+    box.fill(text)
+    page.keyboard.press("Escape")  # close the mention list, so Enter sends
+    box.press("Enter")
+
+
+def drag_cell_into(page: Any, cell: Any, inputs: Any) -> None:
+    """Drag the cell by its prompt onto the chat's input, with the mouse, as a person does (Lumino's drag)."""
+    start, end = (
+        cell.locator(".jp-InputPrompt").bounding_box(),
+        inputs.locator("textarea").first.bounding_box(),
+    )
+    x, y = start["x"] + start["width"] / 2, start["y"] + start["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 20, y + 20, steps=5)  # past the drag threshold
+    page.mouse.move(end["x"] + end["width"] / 2, end["y"] + end["height"] / 2, steps=15)
+    page.mouse.up()
+
+
+def wait_or_fail(page: Any, target: Any, what: str, shots: Path, timeout: float) -> None:
+    try:
+        target.wait_for(timeout=timeout)
+    except Exception:
+        page.screenshot(path=str(shots / "failed.png"))
+        chat = page.locator(".jp-chat-messages-container").first.inner_text()
+        pytest.fail(f"{what} never came; the chat shows:\n{chat}\nscreenshots: {shots}")
+
+
 def test_architect_runs_code_in_the_attached_notebooks_kernel_after_approve_and_the_notebook_shows_none(
     tmp_path: Path,
 ) -> None:
     require_jupyter_ai()
     root = tmp_path / "root"
-    root.mkdir()
+    (root / "other").mkdir(parents=True)
     write_notebook(root, CELLS, name="analysis.ipynb")
-    script = tmp_path / "script.yaml"
-    script.write_text(yaml.safe_dump({"turns": TURNS}))
-    (root / ".architect.yaml").write_text(yaml.safe_dump({"llm": {"model": f"scripted/{script}"}}))
+    for folder, turns in ((root, TURNS), (root / "other", PAPERCLIP_TURNS)):
+        script = tmp_path / f"script-{folder.name}.yaml"
+        script.write_text(yaml.safe_dump({"turns": turns}))
+        (folder / ".architect.yaml").write_text(yaml.safe_dump({"llm": {"model": f"scripted/{script}"}}))
     (root / "demo.chat").write_text("")
+    (root / "other" / "paperclip.chat").write_text("")
 
     server = jupyter_server(tmp_path, root, module="jupyterlab", app_args=LAB_ARGS, python=JAI_PYTHON)
     with server as (url, shots), open_chromium(tmp_path / "profile", url, height=1000) as (page, _outside):
@@ -91,61 +142,54 @@ def test_architect_runs_code_in_the_attached_notebooks_kernel_after_approve_and_
         wait_for_prompts(page, ["[1]:", "[2]:"])
         kernel_idle(page)
         before = notebook_cells(page)
-        assert before[1]["output"].strip().endswith("6"), before  # total is 6 in the kernel
+        assert before[1]["output"].strip() == "6", before  # total is 6 in the kernel
 
-        # 2. A chat beside it; the notebook attached with the paperclip's file dialog.
-        page.evaluate(
-            "() => { void window.jupyterapp.commands.execute('docmanager:open', {path: 'demo.chat'}); }"
-        )
-        inputs = page.locator(".jp-chat-input-container, [class*='chat-input-container']").first
-        # The persona picker names @architect once Jupyter AI has loaded it for this chat.
-        inputs.get_by_text("architect", exact=True).wait_for(timeout=120_000)
-        inputs.locator(".jp-chat-attach-button").click()
-        dialog = page.locator(".jp-Dialog")
-        dialog.locator(".jp-DirListing-item", has_text="analysis.ipynb").click()
-        dialog.get_by_role("button", name="Select", exact=True).click()
-        dialog.wait_for(state="detached")
-        inputs.get_by_text("analysis.ipynb").wait_for(timeout=10_000)  # the attachment under the input
-        box = inputs.locator("textarea").first
-        box.click()
-        box.fill("@architect what is total doubled?")
-        page.keyboard.press("Escape")  # close the mention list, so Enter sends
-        page.screenshot(path=str(shots / "1-attached.png"))
-        box.press("Enter")
+        # 2. A chat beside it; a cell of the notebook dragged into its input attaches the notebook.
+        inputs = open_beside(page, "demo.chat")
+        drag_cell_into(page, page.locator(".jp-Notebook .jp-CodeCell").nth(1), inputs)
+        inputs.get_by_text("analysis.ipynb: code cell").wait_for(timeout=10_000)  # the attachment's chip
+        send(page, inputs, "@architect what is total doubled?")
+        page.screenshot(path=str(shots / "1-sent.png"))
 
         # 3. list_variables ran in the kernel (the script checked total: int); run_python asks first.
-        chat = page.locator(".jp-chat-messages-container, [class*='chat-messages']").first
+        chat = page.locator(".jp-chat-messages-container").first
         approve = page.get_by_role("button", name="Approve", exact=True)
-        try:
-            approve.wait_for(timeout=120_000)
-        except Exception:
-            page.screenshot(path=str(shots / "no-question.png"))
-            pytest.fail(f"no approval in the chat; it shows:\n{chat.inner_text()}\nscreenshots: {shots}")
+        wait_or_fail(page, approve, "the approval", shots, 120_000)
         page.screenshot(path=str(shots / "2-asks.png"))
         text = chat.inner_text()
         # Only the tool's name: Jupyter AI shows an "execute" call's raw_input.command; run_python has code.
+        assert "Let me look at the notebook's variables." in text and "list_variables" in text, text
         assert "I'll compute it in the kernel." in text and "run_python" in text, text
         assert page.get_by_role("button", name="Deny", exact=True).is_visible()
         # Code that runs in a kernel is never approved for the rest of the session.
         assert page.get_by_role("button", name="Approve all like this", exact=True).count() == 0
         approve.click()
-        try:
-            chat.get_by_text(ANSWER).wait_for(timeout=60_000)
-        except Exception:
-            page.screenshot(path=str(shots / "no-answer.png"))
-            pytest.fail(f"no answer in the chat; it shows:\n{chat.inner_text()}\nscreenshots: {shots}")
+        wait_or_fail(page, chat.get_by_text(ANSWER), "the answer", shots, 60_000)
         page.screenshot(path=str(shots / "3-answered.png"))
 
-        # 4. The notebook shows nothing of it: same prompts, same outputs, and the count goes on from 2.
-        page.evaluate(
-            "() => { void window.jupyterapp.commands.execute('docmanager:open', {path: 'analysis.ipynb'}); }"
+        # The paperclip's file dialog attaches the notebook too (as a "file": the .ipynb path tells it).
+        page.locator(".lm-TabBar-tab", has_text="demo.chat").locator(".lm-TabBar-tabCloseIcon").click()
+        inputs = open_beside(page, "other/paperclip.chat")
+        inputs.locator(".jp-chat-attach-button").click()
+        dialog = page.locator(".jp-Dialog")
+        dialog.locator(".jp-DirListing-item", has_text="analysis.ipynb").click()
+        dialog.get_by_role("button", name="Select", exact=True).click()
+        dialog.wait_for(state="detached")
+        inputs.get_by_text("analysis.ipynb").wait_for(timeout=10_000)
+        send(page, inputs, "@architect are you connected?")
+        answer = page.locator(".jp-chat-messages-container").first.get_by_text(
+            "Connected through the paperclip."
         )
-        page.wait_for_selector(".jp-Notebook .jp-CodeCell")
+        wait_or_fail(page, answer, "the paperclip chat's answer", shots, 60_000)
+        page.screenshot(path=str(shots / "4-paperclip.png"))
+
+        # 4. The notebook shows nothing of it: same prompts, same outputs, and the count goes on from 2.
         assert notebook_cells(page) == before
+        page.locator(".lm-TabBar-tab", has_text="analysis.ipynb").click()  # the current widget again
         kernel_idle(page)
         run_all_cells(page)
         wait_for_prompts(page, ["[3]:", "[4]:"])
         after = notebook_cells(page)
         assert [cell["output"] for cell in after] == [cell["output"] for cell in before], after
-        page.screenshot(path=str(shots / "4-notebook.png"))
+        page.screenshot(path=str(shots / "5-notebook.png"))
         print(f"screenshots: {shots}")
