@@ -1,12 +1,15 @@
 """`@architect` in Jupyter AI's chat works on the kernel of a notebook the person attached, in chromium.
 
 JupyterLab (from `.venv-jai`, as in test_jupyter_ai_browser.py) opens `analysis.ipynb` and runs its cells, so
-its kernel is one JupyterLab started. A chat is opened beside it, the notebook is attached with the chat
-input's paperclip (the file dialog, as a person picks a file), and `@architect` is asked about `total`. The
-scripted model checks it was told it is connected to that notebook's kernel, lists the kernel's variables
-(`total: int` must be among them), runs `print(total * 2)` there, which asks in the chat first, and after
-Approve says the result it got back. The notebook then shows nothing of the agent's code: its cells' prompts
-and outputs are as they were, and running them again counts on from where the person left off.
+its kernel is one JupyterLab started. A chat opens beside it; a cell of the notebook dragged into the chat's
+input with the mouse attaches the notebook (Jupyter AI sends it as a `resource_link` of type
+`application/x-ipynb+json`), and `@architect` is asked about `total`. The scripted model checks it was told
+it is connected to that notebook's kernel, lists the kernel's variables (`total: int` must be among them),
+runs `doubled = total * 2; print(doubled)` there, which asks in the chat first, and after Approve says the
+result it got back. A second chat, in a folder with its own script, attaches the notebook with the input's
+paperclip (a "file" attachment, no type: the `.ipynb` path tells it) and the agent is connected there too.
+The notebook then shows nothing of the agent's code: its cells' prompts and outputs are as they were,
+running them again counts on from where the person left off, and `doubled` is not among its names.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from tests.support.browser import jupyter_server, kernel_idle, open_chromium, ru
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-CELLS = ["prices = [3, 1, 2]", "total = sum(prices)\ntotal"]
-CODE = "print(total * 2)"
+CELLS = ["prices = [3, 1, 2]", "total = sum(prices)\ntotal", "'doubled' in dir()"]
+CODE = "doubled = total * 2\nprint(doubled)"
 ANSWER = "Doubled: 12"
 CONNECTED = "connected to the running kernel of the notebook analysis.ipynb"
 LAB_ARGS = [
@@ -139,10 +142,10 @@ def test_architect_runs_code_in_the_attached_notebooks_kernel_after_approve_and_
         page.wait_for_selector(".jp-Notebook .jp-CodeCell")
         kernel_idle(page)
         run_all_cells(page)
-        wait_for_prompts(page, ["[1]:", "[2]:"])
+        wait_for_prompts(page, ["[1]:", "[2]:", "[3]:"])
         kernel_idle(page)
         before = notebook_cells(page)
-        assert before[1]["output"].strip() == "6", before  # total is 6 in the kernel
+        assert [cell["output"].strip() for cell in before] == ["", "6", "False"], before
 
         # 2. A chat beside it; a cell of the notebook dragged into its input attaches the notebook.
         inputs = open_beside(page, "demo.chat")
@@ -183,12 +186,13 @@ def test_architect_runs_code_in_the_attached_notebooks_kernel_after_approve_and_
         wait_or_fail(page, answer, "the paperclip chat's answer", shots, 60_000)
         page.screenshot(path=str(shots / "4-paperclip.png"))
 
-        # 4. The notebook shows nothing of it: same prompts, same outputs, and the count goes on from 2.
+        # 4. The notebook shows nothing of it: same prompts and outputs, the count goes on from 3, and the
+        # agent's `doubled` stayed in its run's scratch namespace.
         assert notebook_cells(page) == before
         page.locator(".lm-TabBar-tab", has_text="analysis.ipynb").click()  # the current widget again
         kernel_idle(page)
         run_all_cells(page)
-        wait_for_prompts(page, ["[3]:", "[4]:"])
+        wait_for_prompts(page, ["[4]:", "[5]:", "[6]:"])
         after = notebook_cells(page)
         assert [cell["output"] for cell in after] == [cell["output"] for cell in before], after
         page.screenshot(path=str(shots / "5-notebook.png"))
