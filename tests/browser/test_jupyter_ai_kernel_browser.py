@@ -55,13 +55,14 @@ PAPERCLIP_TURNS = [
 
 def notebook_cells(page: Any) -> list[dict[str, str]]:
     """Each cell's input prompt (`[1]:`) and outputs' text (no `Out[1]:`), as the browser shows them."""
-    return page.eval_on_selector_all(
+    cells: list[dict[str, str]] = page.eval_on_selector_all(
         ".jp-Notebook .jp-CodeCell",
         """cells => cells.map(cell => ({
             prompt: (cell.querySelector('.jp-InputPrompt') || {}).innerText || '',
             output: [...cell.querySelectorAll('.jp-OutputArea-output')].map(o => o.innerText).join('\\n'),
         }))""",
     )
+    return cells
 
 
 def wait_for_prompts(page: Any, prompts: list[str]) -> None:
