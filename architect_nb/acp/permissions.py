@@ -22,7 +22,7 @@ from acp import text_block, tool_content
 from acp.schema import PermissionOption, RequestPermissionResponse, ToolCallUpdate
 
 from architect_nb.acp.outbox import Outbox
-from architect_nb.acp.updates import diff_contents, tool_kind, tool_title
+from architect_nb.acp.updates import diff_contents, shown_input, tool_kind, tool_title
 from architect_nb.execution.confirmation.confirmers import (
     ConfirmationAnswer,
     ConfirmationRequest,
@@ -73,7 +73,7 @@ def permission_tool_call(request: ConfirmationRequest, workspace: str) -> ToolCa
         kind=tool_kind(request.tool_name),
         status="pending",
         content=content,
-        raw_input=default_redactor().redact_data(dict(request.args)),
+        raw_input=shown_input(request.tool_name, dict(request.args)),
     )
 
 

@@ -67,6 +67,16 @@ def tool_kind(tool: str) -> ToolKind:
     return _KINDS.get(tool, "other")
 
 
+def shown_input(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments as an editor is shown them, redacted. Code for the kernel is given as `command`
+    too: Jupyter AI shows an execute call's `command` and nothing else, and nobody approves unseen code."""
+    shown: dict[str, Any] = default_redactor().redact_data(dict(arguments))
+    code = shown.get("code")
+    if tool_kind(tool) == "execute" and isinstance(code, str) and "command" not in shown:
+        shown["command"] = code
+    return shown
+
+
 def tool_title(tool: str, arguments: dict[str, Any]) -> str:
     """`run_command: pytest -q`, `edit_file: shop/cart.py`: the tool and what it works on, on one line."""
     for key in _TITLE_ARGS:
@@ -135,7 +145,6 @@ def event_updates(event: AgentEvent, workspace: str) -> list[Any]:
     if isinstance(event, ThinkingDelta):
         return [update_agent_thought_text(redact(event.text))]
     if isinstance(event, ToolCallRequested):
-        arguments = default_redactor().redact_data(event.arguments)
         return [
             start_tool_call(
                 event.call_id,
@@ -143,7 +152,7 @@ def event_updates(event: AgentEvent, workspace: str) -> list[Any]:
                 kind=tool_kind(event.tool),
                 status="pending",
                 locations=_locations(event.arguments, workspace),
-                raw_input=arguments,
+                raw_input=shown_input(event.tool, event.arguments),
             )
         ]
     if isinstance(event, ToolResultEvent):

@@ -161,9 +161,10 @@ def test_architect_runs_code_in_the_attached_notebooks_kernel_after_approve_and_
         wait_or_fail(page, approve, "the approval", shots, 120_000)
         page.screenshot(path=str(shots / "2-asks.png"))
         text = chat.inner_text()
-        # Only the tool's name: Jupyter AI shows an "execute" call's raw_input.command; run_python has code.
         assert "Let me look at the notebook's variables." in text and "list_variables" in text, text
         assert "I'll compute it in the kernel." in text and "run_python" in text, text
+        # The code being approved is shown (Jupyter AI shows an execute call's raw_input.command).
+        assert "doubled = total * 2" in text, text
         assert page.get_by_role("button", name="Deny", exact=True).is_visible()
         # Code that runs in a kernel is never approved for the rest of the session.
         assert page.get_by_role("button", name="Approve all like this", exact=True).count() == 0

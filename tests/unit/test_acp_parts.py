@@ -14,7 +14,12 @@ from acp.schema import (
 )
 
 from architect_nb.acp.agent import _prompt_text
-from architect_nb.acp.permissions import answer_of, permission_options, question_text
+from architect_nb.acp.permissions import (
+    answer_of,
+    permission_options,
+    permission_tool_call,
+    question_text,
+)
 from architect_nb.acp.updates import diff_contents, event_updates, tool_title
 from architect_nb.agent.events import TextDelta, ToolCallRequested
 from architect_nb.execution.confirmation.confirmers import Approval, ConfirmationRequest
@@ -78,6 +83,21 @@ def test_code_for_the_kernel_is_never_offered_approve_all() -> None:
     edit = ConfirmationRequest(tool_name="edit_file", args={"path": "a.py"}, sensitivity="sensitive")
     assert [o.kind for o in permission_options(code)] == ["allow_once", "reject_once"]
     assert [o.kind for o in permission_options(edit)] == ["allow_once", "allow_always", "reject_once"]
+
+
+def test_code_for_the_kernel_is_in_the_questions_input_as_the_command_editors_show() -> None:
+    secret_code = f"token = {SECRET!r}\nprint(len(token))"
+    code = ConfirmationRequest(
+        tool_name="run_python", args={"code": secret_code}, sensitivity="sensitive", code=secret_code
+    )
+    raw = permission_tool_call(code, "/ws").raw_input
+    assert raw is not None and raw["code"] == raw["command"] and "print(len(token))" in raw["command"]
+    assert SECRET not in str(raw)
+    edit = ConfirmationRequest(tool_name="edit_file", args={"path": "a.py"}, sensitivity="sensitive")
+    assert permission_tool_call(edit, "/ws").raw_input == {"path": "a.py"}
+    requested = ToolCallRequested(run_id="r", step=1, call_id="c", tool="run_python", arguments={"code": "1"})
+    [start] = event_updates(requested, "/ws")
+    assert start.raw_input == {"code": "1", "command": "1"}  # the call as it starts shows it too
 
 
 def test_the_question_shows_the_command_class_escapes_hidden_characters_and_redacts() -> None:
