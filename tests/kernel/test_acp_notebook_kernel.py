@@ -182,7 +182,7 @@ def test_the_attached_notebooks_kernel_runs_the_kernel_tools_after_an_approval(
 
         assert stop == "end_turn" and "The total doubled is 12." in record.text(), record.text()
         [(question, _options)] = record.questions  # run_python asked; list_variables did not
-        assert question.raw_input == {"code": DOUBLE}
+        assert question.raw_input == {"code": DOUBLE, "command": DOUBLE}  # command: what editors show
         after = kernel_state(client)
         # The agent's name stayed in its scratch namespace; no cell ran as far as the notebook can tell.
         assert after == before and "doubled" not in after["names"] and "total" in after["names"]
