@@ -40,6 +40,7 @@ from tests.support.browser import (
     jupyter_server,
     open_chromium,
     require_tools,
+    stop_process,
     wait_for_file,
     write_notebook,
 )
@@ -132,12 +133,7 @@ def kernel_gateway(folder: Path, home: Path) -> Iterator[tuple[str, subprocess.P
                 time.sleep(0.3)
         yield url, proc
     finally:
-        proc.terminate()  # it shuts its kernels down on the way out
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)  # it shuts its kernels down on the way out
 
 
 @dataclass

@@ -29,7 +29,7 @@ from acp.schema import ResourceContentBlock
 from jupyter_client.blocking.client import BlockingKernelClient
 
 from tests.support.acp_client import AgentThread, Recorded
-from tests.support.browser import free_port
+from tests.support.browser import free_port, stop_process
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -82,11 +82,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                 time.sleep(0.3)
         yield started
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         log.close()
 
 

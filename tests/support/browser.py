@@ -60,6 +60,16 @@ def require_tools(*, module: str = "jupyterlab") -> None:
         pytest.skip(message)
 
 
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 20) -> None:
+    """Terminate a server and wait `grace` seconds for it to stop (its own children with it), then kill it."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -166,12 +176,7 @@ def jupyter_server(
         artifacts.mkdir()
         yield url, artifacts
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
 
 
 @contextmanager

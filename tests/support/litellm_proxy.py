@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from architect_nb.testing.openai_server import OpenAIStubServer
-from tests.support.browser import free_port
+from tests.support.browser import free_port, stop_process
 from tests.support.kernel import ROOT
 
 LITELLM = ROOT / ".venv-proxy" / "bin" / "litellm"
@@ -73,9 +73,4 @@ def litellm_proxy(stub: OpenAIStubServer, folder: Path) -> Iterator[str]:
                 time.sleep(0.5)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc)
