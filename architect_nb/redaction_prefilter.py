@@ -47,9 +47,16 @@ class Prefilter:
         """Disjoint windows of `text` to search, in order; empty when no anchor is in it."""
         if self._fast is None:
             return []
+        try:
+            found = self._fast.find_matches_as_indexes(text)
+        except UnicodeEncodeError:
+            # Lone surrogates (bytes decoded with surrogateescape) cannot cross into Rust as UTF-8. No anchor
+            # holds one, so each becomes U+FFFD: one character for one, and every index stays the same.
+            text = _SURROGATES.sub("\ufffd", text)
+            found = self._fast.find_matches_as_indexes(text)
         spans: list[tuple[int, int]] = []
         reach, size = self.reach, len(text)
-        for _pattern, start, end in self._fast.find_matches_as_indexes(text):
+        for _pattern, start, end in found:
             low, high = max(0, start - reach), min(size, end + reach)
             if spans and low <= spans[-1][1]:
                 spans[-1] = (spans[-1][0], high)
@@ -78,4 +85,5 @@ def anchors(value: str, forms: Iterable[str]) -> set[str]:
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9]+")
+_SURROGATES = re.compile("[\ud800-\udfff]")
 _MIN_RUN = 4

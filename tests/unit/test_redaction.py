@@ -149,3 +149,38 @@ def test_nested_encodings_are_redacted(redactor: Redactor) -> None:
         out = redactor.redact(text)
         assert "[REDACTED:DB_PASSWORD]" in out, text
         assert "wo\\" not in out and "p@ss" not in out, out
+
+
+#: Any code point at all: lone surrogates (what bytes decoded with surrogateescape hold), NULs, controls.
+_ANY_CHARACTER = st.one_of(
+    st.characters(codec=None, exclude_categories=()),
+    st.integers(0xD800, 0xDFFF).map(chr),
+    st.sampled_from(["\x00", "\ufffd", "\udc93", "\U0010ffff"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.text(_ANY_CHARACTER, max_size=200),
+    after=st.text(_ANY_CHARACTER, max_size=200),
+    secret=st.sampled_from(list(_SECRETS.values())),
+)
+def test_redaction_takes_any_string_and_still_finds_the_secret(before: str, after: str, secret: str) -> None:
+    """Any `str` is accepted (binary content decoded with surrogate escapes once ended every run that wrote a
+    database), the secret between arbitrary text is still cut out, and the text around it is kept."""
+    text = f"{before} {secret} {after}"
+    for redactor in (Redactor(_SECRETS), Redactor(_SECRETS, prefilter=False)):
+        out = redactor.redact(text)
+        assert secret not in out
+        assert out.startswith(before[: max(0, len(before) - 40)])  # nothing far from the secret is lost
+    assert Redactor(_SECRETS).redact(before + after) == Redactor(_SECRETS, prefilter=False).redact(
+        before + after
+    )
+
+
+def test_bytes_decoded_with_surrogate_escapes_are_redacted_in_place() -> None:
+    raw = b"SQLite format 3\x00\x93\xff" + KEY.encode() + b"\x80\x81 tail"
+    text = raw.decode("utf-8", "surrogateescape")
+    out = Redactor({"SERVICE_API_KEY": KEY}).redact(text)
+    assert KEY not in out and "[REDACTED:SERVICE_API_KEY]" in out
+    assert out.startswith("SQLite format 3\x00\udc93\udcff") and out.endswith("\udc80\udc81 tail")
