@@ -58,6 +58,8 @@ def question_text(request: ConfirmationRequest) -> str:
         parts.append(f"Command classified {request.command.sensitivity}{sandbox}{why}")
     parts += [f"Why asked: {show(redact(r))}" for r in request.reasons]
     parts += [f"Warning: {show(redact(w))}" for w in request.warnings]
+    if request.undo:
+        parts.append(f"Undo: {show(redact(request.undo))}")
     if request.code:
         parts.append("The code that would run in your kernel:\n```python\n" + redact(request.code) + "\n```")
     return "\n".join(p for p in parts if p)

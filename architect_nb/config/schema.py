@@ -424,9 +424,20 @@ class CheckpointsConfig(_Section):
         14.0, gt=0, description="Saved runs and threads not used for this many days are deleted."
     )
     max_file_bytes: int = Field(
-        10 * 1024 * 1024,
+        100 * 1024 * 1024,
         ge=0,
-        description="Larger files are not snapshotted; undo says they are not covered.",
+        description=(
+            "Larger files are not snapshotted, and cost nothing in the snapshot store; the approval and the "
+            "step say undo cannot restore them."
+        ),
+    )
+    max_run_bytes: int = Field(
+        1024 * 1024 * 1024,
+        ge=0,
+        description=(
+            "The most new content one run's snapshots keep; files its calls write past it are not "
+            "snapshotted, as if over max_file_bytes."
+        ),
     )
     include: list[str] = Field(
         default_factory=list,

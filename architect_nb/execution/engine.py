@@ -391,6 +391,7 @@ class ExecutionEngine:
             command=call.command,
             reasons=tuple(reasons),
             warnings=tuple(call.rule_notes + call.notes),
+            undo=self._snapshots.undo_limits(call),
             run_id=self.run_id,
             call_id=call.tool_call_id or call.audit_id,
         )

@@ -15,6 +15,7 @@ from architect_nb.execution.checkpoints.shadow_git import SnapshotError
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.execution.steps import CallState
 from architect_nb.tools.base import ToolResult
+from architect_nb.tools.filesystem.fileio import describe_size
 
 __all__ = ["CallSnapshots"]
 
@@ -44,6 +45,31 @@ class CallSnapshots:
             self._uncovered = self.checkpoints.available()
         return self._uncovered if isinstance(self._uncovered, str) else None
 
+    def undo_limits(self, call: CallState) -> str:
+        """What undo could not restore of the call, said before it runs: a file tool's file over the size
+        limit, or, for code and commands, the limits any file they change must be within."""
+        store = self.checkpoints
+        changes, scope = self.scope(call)
+        limit = describe_size(store.shadow.max_file_bytes)
+        if not changes:
+            return ""
+        if scope is None:
+            return (
+                f"undo restores files up to {limit} each and {describe_size(store.max_run_bytes)} in all "
+                "per run; larger files this changes cannot be restored"
+            )
+        large = []
+        for path in scope:
+            try:
+                size = path.stat().st_size
+            except OSError:
+                continue
+            if size > store.shadow.max_file_bytes:
+                large.append(f"{path.name} ({describe_size(size)})")
+        if not large:
+            return ""
+        return f"undo cannot restore {', '.join(large)}: over the {limit} snapshot limit per file"
+
     def around(self, call: CallState, run_id: str, execute: Callable[[], ToolResult]) -> ToolResult:
         """Run `execute` between the snapshots the call needs; the result names the files it changed."""
         changes, scope = self.scope(call)
@@ -70,6 +96,8 @@ class CallSnapshots:
                     call.notes.append(f"[Undo warning: the snapshot after the call failed ({exc})]")
         if mark is not None:
             result.metadata["changed_files"] = changed
+            if notes := self._left_out_notes(mark.run_id, changed):
+                result.output = "\n".join([result.output, *notes]) if result.output else "\n".join(notes)
         document = result.metadata.pop("document_change", None)  # an open notebook's cells: no file changed
         if document is not None and call.files and result.success:
             rel = self.checkpoints.record_document(
@@ -78,3 +106,19 @@ class CallSnapshots:
             if rel is not None:
                 result.metadata["changed_files"] = sorted({*result.metadata.get("changed_files", ()), rel})
         return result
+
+    def _left_out_notes(self, run_id: str, changed: list[str]) -> list[str]:
+        """A line for each file the call changed that snapshots left out, so the step and the model know."""
+        shadow = self.checkpoints.shadow
+        steps = self.checkpoints.steps(run_id)
+        facts = steps[-1].left_out if steps else {}
+        notes = []
+        for path in changed:
+            if path not in shadow.too_large:
+                continue
+            why = shadow.why_left_out.get(path, "over the snapshot limit")
+            if facts.get(path, {}).get("created"):
+                notes.append(f"[{path} ({why}) is not snapshotted: undo can only delete it.]")
+            else:
+                notes.append(f"[Undo cannot restore {path} ({why}): it is not snapshotted.]")
+        return notes

@@ -57,6 +57,8 @@ def _question_html(request: ConfirmationRequest) -> str:
         parts.append(f"<div>Command {e(verdict + why)}</div>")
     parts += [f'<div style="color:#57606a">why asked: {e(show(redact(r)))}</div>' for r in request.reasons]
     parts += [f'<div style="color:#9a6700">⚠ {e(show(redact(w)))}</div>' for w in request.warnings]
+    if request.undo:
+        parts.append(f'<div style="color:#57606a">undo: {e(show(redact(request.undo)))}</div>')
     if request.code is not None:
         parts.append(
             "<div>The code that would run in your kernel (hidden characters shown as escapes):</div>"

@@ -344,34 +344,56 @@ def _context_prelude(
 
 
 def _finish(session: Session, run: CellRun, display: Any) -> None:
+    """End the cell: the run is recorded first, so `%architect undo` and `review` find it whatever happens
+    next; then its record is rendered, saved and shown. A failure there is one message with the run's id
+    and the undo command (the traceback goes to the log), never a bare traceback in the cell."""
     error: BaseException | None = None
     if run.future.done() and not run.future.cancelled():
         error = run.future.exception()
-    whole = RunOutput.from_payload(run.payload()).payload  # redacted
-    where = save_whole(run.loop.engine, whole)
-    result = RunOutput(for_notebook(whole, where))
-    run.live.finish(result)
     finished = run.loop.transcript.finished
-    session.record(
-        RunRecord(
-            run_id=run.loop.run_id,
-            task=default_redactor().redact(run.task),
-            status=finished.status if finished else "failed",
-            stop_reason=finished.stop_reason if finished else "interrupted",
-            files_changed=list(finished.files_changed) if finished else [],
-            cost_usd=run.loop.costs.cost_usd,
-            started_at=run.started_at,
-            payload=whole,  # type: ignore[arg-type]
-            engine=run.loop.engine,
-        )
+    record = RunRecord(
+        run_id=run.loop.run_id,
+        task=default_redactor().redact(run.task),
+        status=finished.status if finished else "failed",
+        stop_reason=finished.stop_reason if finished else "interrupted",
+        files_changed=list(finished.files_changed) if finished else [],
+        cost_usd=run.loop.costs.cost_usd,
+        started_at=run.started_at,
+        payload={},
+        engine=run.loop.engine,
     )
-    last = run.thread.last_run
-    if last is not None and last.run_id == run.loop.run_id:
-        if last.status == "running":  # the worker did not stop in time; the thread keeps what it said
-            run.thread.end_run(
-                status="failed", tokens=run.loop.costs.total_tokens, cost_usd=run.loop.costs.cost_usd
-            )
-        if (warning := session.threads.remember(run.thread, run.config)) is not None:
-            display(MessageOutput(warning, level="warning"))
+    session.record(record)
+    try:
+        _end_thread(session, run, display)
+        whole = RunOutput.from_payload(run.payload()).payload  # redacted
+        record.payload = dict(whole)
+        where = save_whole(run.loop.engine, whole)
+        run.live.finish(RunOutput(for_notebook(whole, where)))
+    except Exception as exc:
+        log.exception("run_end_failed", run_id=record.run_id)
+        run.live.finish(MessageOutput(end_failed_message(record.run_id, exc), level="error"))
+        return
     if error is not None and (finished is None or finished.stop_reason != "internal_error"):
         display(MessageOutput(f"The run stopped on an internal error: {type(error).__name__}: {error}"))
+
+
+def end_failed_message(run_id: str, exc: BaseException) -> str:
+    """What the cell says when the end of a run failed: the run is kept, and how to review and undo it."""
+    return (
+        f"Run {run_id} ended, but showing its record failed ({type(exc).__name__}; the details are in the "
+        f"log). What it changed is recorded: `%architect review {run_id}` lists the files and "
+        f"`%architect undo {run_id}` puts them back."
+    )
+
+
+def _end_thread(session: Session, run: CellRun, display: Any) -> None:
+    """Close the run in its thread (if the worker could not) and save the thread."""
+    last = run.thread.last_run
+    if last is None or last.run_id != run.loop.run_id:
+        return
+    if last.status == "running":  # the worker did not stop in time; the thread keeps what it said
+        run.thread.end_run(
+            status="failed", tokens=run.loop.costs.total_tokens, cost_usd=run.loop.costs.cost_usd
+        )
+    if (warning := session.threads.remember(run.thread, run.config)) is not None:
+        display(MessageOutput(warning, level="warning"))

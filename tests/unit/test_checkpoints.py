@@ -268,13 +268,20 @@ def test_deleting_everything_and_thousands_of_files(project: Path) -> None:
 
 
 def test_large_files_are_not_covered_and_the_run_says_so(project: Path) -> None:
+    (project / "old.bin").write_bytes(b"\0" * 300)
     engine = engine_for(project, **{"checkpoints.max_file_bytes": 100})
     run(engine, "run_command", command="head -c 500 /dev/zero > big.bin && echo small > small.txt")
-    assert "Not covered (over the size limit): big.bin" in engine.checkpoints.summary(engine.run_id)
+    run(engine, "run_command", step=2, command="head -c 400 /dev/zero > old.bin")
+    summary = engine.checkpoints.summary(engine.run_id)
+    assert "Not covered: big.bin (500 bytes, over the 100 bytes limit per file)" in summary
+    assert "old.bin (300 bytes, over the 100 bytes limit per file)" in summary
     assert "big.bin" in engine.checkpoints.coverage_note(engine.run_id)
     report = engine.checkpoints.undo(engine.run_id)
-    assert (project / "big.bin").exists() and not (project / "small.txt").exists()
-    assert "Not covered (over the size limit): big.bin" in str(report)
+    # The file the run created is gone again; the one it overwrote cannot come back, and the report says so.
+    assert not (project / "big.bin").exists() and not (project / "small.txt").exists()
+    assert (project / "old.bin").stat().st_size == 400
+    assert "big.bin" in report.removed
+    assert "Not restored: old.bin (300 bytes, over the 100 bytes limit per file)" in str(report)
 
 
 def test_ignored_paths_are_outside_snapshots_unless_included(project: Path) -> None:

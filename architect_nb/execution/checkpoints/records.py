@@ -42,6 +42,9 @@ class StepRecord:
     head_after: str = ""
     #: A change to a notebook open in a front end (no snapshot saw it): {"path", "where", "cells": [...]}.
     document: dict[str, Any] | None = None
+    #: Files the call changed that snapshots leave out (over the size limit or the run's budget), by path:
+    #: {"why": ..., "before": [size, mtime_ns, inode] or None, "after": the same, "created": bool}.
+    left_out: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,7 @@ class RunRecord:
     undone_from: int | None = None  # steps from this one on were rewound
     reverted: set[str] = field(default_factory=set)
     index: bytes | None = None  # the person's git index before the run's first step that changed it
+    stored_bytes: int = 0  # new content the run's snapshots kept (its budget is checkpoints.max_run_bytes)
 
     def to_manifest(self) -> dict[str, Any]:
         return {
@@ -102,6 +106,7 @@ class RunRecord:
             "undone": self.undone,
             "undone_from": self.undone_from,
             "reverted": sorted(self.reverted),
+            "stored_bytes": self.stored_bytes,
         }
 
     @classmethod
@@ -113,6 +118,7 @@ class RunRecord:
             undone=data.get("undone"),
             undone_from=data.get("undone_from"),
             reverted=set(data.get("reverted", [])),
+            stored_bytes=int(data.get("stored_bytes", 0)),
         )
 
 
@@ -128,3 +134,4 @@ class Mark:
     before: str
     repo: RepoState | None
     index: bytes | None
+    left_out: dict[str, tuple[int, int, int] | None] = field(default_factory=dict)

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 import subprocess
 import tempfile
 import threading
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from architect_nb.execution.checkpoints.shadow_objects import FastTrees, NeedsGitError
+from architect_nb.tools.filesystem.file_kinds import BlobFacts
+from architect_nb.tools.filesystem.fileio import describe_size
 
 __all__ = ["EMPTY_TREE", "Entry", "ShadowRepo", "SnapshotError", "forget_runs"]
 
@@ -36,8 +39,10 @@ _HARDENING = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
     "-c", "core.safecrlf=false", "-c", "core.symlinks=true", "-c", "core.quotePath=false",
     "-c", "core.untrackedCache=true", "-c", "gc.auto=0", "-c", "advice.addIgnoredFile=false",
-    "-c", "core.bigFileThreshold=1m",
+    "-c", "core.bigFileThreshold=1m", "-c", "core.compression=1",
 )  # fmt: skip
+# core.compression=1: data files are often compressed already; zlib's fastest level stores a 100 MB file in
+# about a third of the default's time for a few percent more space (benchmarks/data_files.py).
 
 
 class SnapshotError(RuntimeError):
@@ -75,6 +80,9 @@ class ShadowRepo:
         self.max_file_bytes = max_file_bytes
         self.exclude = tuple(exclude)
         self.too_large: set[str] = set()
+        #: Why each file of `too_large` is left out ("200.0 MB, over the 100.0 MB limit per file").
+        self.why_left_out: dict[str, str] = {}
+        self.last_stored = 0  # bytes of new content the last snapshot may have kept (for the run's budget)
         self._lock = threading.Lock()
         self._ready = False
         self._last: tuple[str, str, list[str]] | None = None  # (tree before, tree after, paths that differ)
@@ -85,25 +93,39 @@ class ShadowRepo:
 
     # ------------------------------------------------------------------ snapshots
 
-    def snapshot(self, paths: Sequence[str] | None = None, *, include: Sequence[str] = ()) -> str:
-        """The workspace's state now, as a tree id. With `paths` (relative), only those are refreshed."""
+    def snapshot(
+        self, paths: Sequence[str] | None = None, *, include: Sequence[str] = (), budget: int | None = None
+    ) -> str:
+        """The workspace's state now, as a tree id. With `paths` (relative), only those are refreshed. Files
+        over the size limit, or past `budget` bytes of new content, are left out before git reads them, so
+        they cost nothing in the store; `last_stored` is the new content this snapshot may have kept."""
         with self._lock:
             self._prepare()
             if paths and self._last is not None and not self.too_large.intersection(paths):
                 with contextlib.suppress(NeedsGitError, OSError):  # else git does, and says what failed
+                    self.last_stored = self._leave_out_large(paths, budget, scoped=True)
                     return self._snapshot_in_process(self._last[1], paths)
+            stored = 0
             if paths is None:
+                listed = self._git("ls-files", "-z", "-o", "-m", "--exclude-standard").split("\0")
+                if include:
+                    forced = ["ls-files", "-z", "-o", "-i", "--exclude-standard", "--", *include]
+                    listed += self._git(*forced, check=False).split("\0")
+                stored = self._leave_out_large([p for p in listed if p], budget)
                 self._git("add", "-A", "--ignore-errors", "--", ".")
                 if include:
                     self._git("add", "-f", "--ignore-errors", "--", *include, check=False)
             elif paths or self._dirty:
-                listed = "\0".join(dict.fromkeys([*paths, *sorted(self._dirty)])) + "\0"
-                self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=listed)
+                stored = self._leave_out_large(paths, budget)
+                kept = [p for p in paths if p not in self.too_large]
+                listed_paths = "\0".join(dict.fromkeys([*kept, *sorted(self._dirty)])) + "\0"
+                self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=listed_paths)
             previous = self._last[1] if self._last is not None else EMPTY_TREE
             if self._last is not None and self._index_tree == previous and self._index_read == self._stamp():
                 # git rewrites the index only when an entry changed (and writes none while it is empty):
                 # untouched, it still holds the last tree.
                 self._last = (previous, previous, [])
+                self.last_stored = stored
                 return previous
             tree = self._git("write-tree").strip()
             differ: list[str] = []
@@ -119,6 +141,7 @@ class ShadowRepo:
             self._index_read = self._stamp()  # after write-tree, which may store its cache in the index
             self._index_tree = tree
             self._dirty.clear()
+            self.last_stored = stored
             return tree
 
     def _snapshot_in_process(self, previous: str, paths: Sequence[str]) -> str:
@@ -189,7 +212,7 @@ class ShadowRepo:
         if last is not None and last[0] == before and last[1] == after:
             return [p for p in last[2] if p not in self.too_large]
         out = self._git("diff-tree", "-r", "-z", "--name-only", "--no-renames", before, after)
-        return [p for p in out.split("\0") if p]
+        return [p for p in out.split("\0") if p and p not in self.too_large]
 
     def folders(self, tree: str) -> set[str]:
         """The folders of `tree` (every parent of one of its files)."""
@@ -275,6 +298,88 @@ class ShadowRepo:
         (info / "attributes").write_text(_NO_CONVERSIONS)
         self._write_exclude()
 
+    def _leave_out_large(self, paths: Iterable[str], budget: int | None, *, scoped: bool = False) -> int:
+        """Leave out, before git stores them, files over the limit and files past `budget` bytes of new
+        content: listed in info/exclude and taken out of the index. Returns the bytes left in. `scoped` (an
+        in-process snapshot) raises NeedsGitError instead, so git's path does the leaving out."""
+        large: dict[str, str] = {}
+        stored = 0
+        for path in paths:
+            if path in self.too_large:
+                continue
+            try:
+                st = os.lstat(self.workspace / path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            if st.st_size > self.max_file_bytes:
+                limit = describe_size(self.max_file_bytes)
+                large[path] = f"{describe_size(st.st_size)}, over the {limit} limit per file"
+            elif budget is not None and stored + st.st_size > budget:
+                large[path] = f"{describe_size(st.st_size)}, past the run's snapshot budget"
+            else:
+                stored += st.st_size
+        if large and scoped:
+            raise NeedsGitError(next(iter(large)))
+        if large:
+            self.too_large.update(large)
+            self.why_left_out.update(large)
+            self._write_exclude()
+            listed = "\0".join(large) + "\0"
+            self._git("update-index", "--force-remove", "-z", "--stdin", stdin=listed)
+        return stored
+
+    def left_out_now(self, paths: Iterable[str] | None = None) -> dict[str, tuple[int, int, int] | None]:
+        """What each file left out of snapshots (all, or those of `paths`) is on disk now: its size, change
+        time and inode, or None when it is absent. Undo cannot restore them, but can tell they changed."""
+        wanted = self.too_large if paths is None else self.too_large.intersection(paths)
+        stamps: dict[str, tuple[int, int, int] | None] = {}
+        for path in sorted(wanted):
+            try:
+                st = os.lstat(self.workspace / path)
+            except OSError:
+                stamps[path] = None
+                continue
+            stamps[path] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return stamps
+
+    def blob_facts(self, blobs: Iterable[str], head_bytes: int = 8192) -> dict[str, BlobFacts]:
+        """Each blob's size, short id and first `head_bytes` bytes, without reading a large one whole."""
+        wanted = [b for b in dict.fromkeys(blobs) if b]
+        if not wanted:
+            return {}
+        with self._lock:
+            out = self._run(["cat-file", "--batch-check"], stdin="\n".join(wanted) + "\n").stdout.decode()
+        facts: dict[str, BlobFacts] = {}
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) != 3 or parts[1] != "blob":
+                continue
+            blob, size = parts[0], int(parts[2])
+            facts[blob] = BlobFacts(size=size, short_id=blob[:10], head=self._head(blob, head_bytes))
+        return facts
+
+    def _head(self, blob: str, size: int) -> bytes:
+        """The first `size` bytes of a blob (git prints it whole; the reader stops early)."""
+        try:
+            proc = subprocess.Popen(
+                ["git", *_HARDENING, "cat-file", "blob", blob],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                cwd=self.workspace,
+                env=self._env(),
+            )
+        except OSError as exc:
+            raise SnapshotError(f"git could not run ({exc})") from None
+        assert proc.stdout is not None
+        try:
+            return proc.stdout.read(size)
+        finally:
+            proc.stdout.close()
+            proc.kill()
+            proc.wait()
+
     def _drop_large(self, paths: Sequence[str]) -> bool:
         """Files over the limit leave the snapshot: out of the index, and listed in info/exclude so `git add
         -A` leaves them out from now on (and the run says they are not covered). True if any did."""
@@ -286,11 +391,13 @@ class ShadowRepo:
                 continue
             if st.st_size > self.max_file_bytes and not os.path.islink(self.workspace / path):
                 large.append(path)
+                limit = describe_size(self.max_file_bytes)
+                self.why_left_out[path] = f"{describe_size(st.st_size)}, over the {limit} limit per file"
         if not large:
             return False
         self.too_large.update(large)
         self._write_exclude()
-        self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", *large)
+        self._git("update-index", "--force-remove", "-z", "--stdin", stdin="\0".join(large) + "\0")
         return True
 
     def _write_exclude(self) -> None:

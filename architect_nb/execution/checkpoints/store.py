@@ -58,7 +58,8 @@ __all__ = [
     "UndoReport",
 ]
 
-DEFAULT_MAX_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+DEFAULT_MAX_RUN_BYTES = 1024 * 1024 * 1024
 
 
 class CheckpointStore:
@@ -70,6 +71,7 @@ class CheckpointStore:
         on_disk: Where runs are saved, so undo works after a kernel restart; without it, snapshots go to a
             private temporary folder removed when the process exits.
         max_bytes: Larger files are not snapshotted.
+        max_run_bytes: The most new content one run's snapshots keep; files past it are not snapshotted.
         include: Globs of paths `.gitignore` hides that snapshots should cover anyway.
         exclude: Globs of paths snapshots never hold (`guardrails.sensitive_files`: no secret is copied into
             the state folder; the sandbox keeps commands from changing them).
@@ -81,6 +83,7 @@ class CheckpointStore:
         *,
         on_disk: CheckpointFiles | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        max_run_bytes: int = DEFAULT_MAX_RUN_BYTES,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
     ) -> None:
@@ -93,6 +96,7 @@ class CheckpointStore:
         self._lock = threading.Lock()
         self._shadow: ShadowRepo | None = None
         self._max_bytes = max_bytes
+        self.max_run_bytes = max_run_bytes
         self._person: PersonRepo | bool | None = False  # False: not looked up yet
 
     @classmethod
@@ -107,6 +111,7 @@ class CheckpointStore:
             config.workspace.root,
             on_disk=files,
             max_bytes=config.checkpoints.max_file_bytes,
+            max_run_bytes=config.checkpoints.max_run_bytes,
             include=config.checkpoints.include,
             exclude=config.guardrails.sensitive_files,
         )
@@ -139,7 +144,10 @@ class CheckpointStore:
         self, run_id: str, *, step: int, call_id: str, tool: str, paths: Sequence[Path] | None
     ) -> Mark:
         """Snapshot before a call: of `paths` (a file tool's), or of the whole workspace (None). Raises
-        SnapshotError when no snapshot can be taken (the call is then not covered by undo)."""
+        SnapshotError when no snapshot can be taken (the call is then not covered by undo).
+
+        What is there before a call is kept whatever the run's budget (it is what undo restores), up to the
+        size limit per file; the budget bounds what the run's calls write."""
         scope = None if paths is None else [rel for p in paths if (rel := self._rel(p)) is not None]
         tree = self.shadow.snapshot(scope, include=self.include)
         person = self.person
@@ -152,20 +160,28 @@ class CheckpointStore:
             before=tree,
             repo=person.state() if person is not None else None,
             index=person.index_bytes() if person is not None and scope is None else None,
+            left_out=self.shadow.left_out_now(scope),
         )
 
     def after(self, mark: Mark) -> list[str]:
-        """Snapshot after the call; records the step if it changed anything. Returns the changed paths."""
-        tree = self.shadow.snapshot(mark.scope, include=self.include)
+        """Snapshot after the call; records the step if it changed anything. Returns the changed paths, those
+        left out of snapshots included (`left_out(run_id)` says which)."""
+        with self._lock:
+            stored_so_far = self._runs[mark.run_id].stored_bytes if mark.run_id in self._runs else 0
+        budget = max(0, self.max_run_bytes - stored_so_far)
+        tree = self.shadow.snapshot(mark.scope, include=self.include, budget=budget)
+        stored = self.shadow.last_stored
         changed = self.shadow.changed(mark.before, tree)
+        left_out = self._left_out_changes(mark, tree)
         person = self.person
         repo_after = person.state() if person is not None else None
         index_changed = bool(mark.repo and repo_after and mark.repo.index_digest != repo_after.index_digest)
         head_moved = bool(mark.repo and repo_after and mark.repo.commit != repo_after.commit)
         with self._lock:
             run = self._runs.setdefault(mark.run_id, RunRecord())
-            run.not_covered.update(p for p in self.shadow.too_large if mark.scope is None or p in mark.scope)
-            if not changed and not index_changed and not head_moved:
+            run.stored_bytes += stored
+            run.not_covered.update(left_out)
+            if not changed and not left_out and not index_changed and not head_moved:
                 return []
             record = StepRecord(
                 step=mark.step,
@@ -178,6 +194,7 @@ class CheckpointStore:
                 index_after=repo_after.index_digest if repo_after else None,
                 head_before=_head(mark.repo),
                 head_after=_head(repo_after),
+                left_out=left_out,
             )
             run.steps.append(record)
             manifest = run.to_manifest()
@@ -188,7 +205,27 @@ class CheckpointStore:
                 with contextlib.suppress(OSError, ValueError):
                     self.on_disk.save_index(mark.run_id, mark.index)
         self._save(mark.run_id, manifest)
-        return changed
+        return [*changed, *left_out]
+
+    def _left_out_changes(self, mark: Mark, tree: str) -> dict[str, dict[str, Any]]:
+        """The files left out of snapshots that changed during the call: their state before and after, why
+        they are left out, and whether the call created them (they were in no snapshot before it)."""
+        now = self.shadow.left_out_now(mark.scope)
+        changes: dict[str, dict[str, Any]] = {}
+        new = [p for p in now if p not in mark.left_out]
+        in_before = self.shadow.entries(mark.before, new) if new else {}
+        for path, stamp in now.items():
+            known = path in mark.left_out
+            if known and mark.left_out[path] == stamp:
+                continue
+            before = mark.left_out.get(path)
+            changes[path] = {
+                "why": self.shadow.why_left_out.get(path, "over the snapshot limit"),
+                "before": list(before) if before is not None else None,
+                "after": list(stamp) if stamp is not None else None,
+                "created": not known and path not in in_before,
+            }
+        return changes
 
     def record_document(
         self, run_id: str, *, step: int, call_id: str, tool: str, path: Path, change: dict[str, Any]
@@ -222,22 +259,31 @@ class CheckpointStore:
         assert self.workspace is not None
         seen: dict[str, None] = {}
         for step in self._steps(run_id):
-            for path in step.paths:
+            for path in (*step.paths, *step.left_out):
                 seen.setdefault(path, None)
         return [self.workspace / p for p in seen]
 
     def steps(self, run_id: str) -> list[StepRecord]:
         return list(self._steps(run_id))
 
+    def left_out(self, run_id: str) -> dict[str, str]:
+        """The files the run changed that snapshots left out, and why (undo cannot restore their content)."""
+        found: dict[str, str] = {}
+        for step in self._steps(run_id):
+            for path, facts in step.left_out.items():
+                found.setdefault(path, str(facts.get("why", "over the snapshot limit")))
+        return found
+
     def summary(self, run_id: str) -> str:
         """One paragraph for the run summary: what undo covers and what it does not."""
         with self._lock:
             run = self._runs.get(run_id) or RunRecord()
-            n = len({p for s in run.steps for p in s.paths})
-            large, uncovered = sorted(run.not_covered), list(run.uncovered_calls)
+            n = len({p for s in run.steps for p in (*s.paths, *s.left_out)})
+            uncovered = list(run.uncovered_calls)
+        large = self.left_out(run_id)
         text = f"{n} file(s) changed; `%architect undo {run_id}` restores them, whichever tool changed them."
         if large:
-            text += f" Not covered (over the size limit): {', '.join(large)}."
+            text += " Not covered: " + "; ".join(f"{p} ({why})" for p, why in sorted(large.items())) + "."
         if uncovered:
             text += f" Not covered (no snapshot could be taken): {', '.join(uncovered)}."
         return text
@@ -246,10 +292,12 @@ class CheckpointStore:
         """What the run's undo does not cover, or '' when it covers everything it changed."""
         with self._lock:
             run = self._runs.get(run_id) or RunRecord()
-            large, uncovered = sorted(run.not_covered), list(run.uncovered_calls)
+            uncovered = list(run.uncovered_calls)
+        large = sorted(self.left_out(run_id).items())
         parts = []
         if large:
-            parts.append(f"files over the size limit ({', '.join(large[:5])})")
+            shown = ", ".join(f"{p} ({why})" for p, why in large[:5])
+            parts.append(f"files not snapshotted ({shown}{', ...' if len(large) > 5 else ''})")
         if uncovered:
             parts.append(
                 f"what {len(uncovered)} call(s) changed with no snapshot ({', '.join(uncovered[:3])})"
@@ -257,7 +305,10 @@ class CheckpointStore:
         return ("Undo does not cover " + " and ".join(parts) + ".") if parts else ""
 
     def review(self, run_id: str) -> list[FileChange]:
-        """Every file the run changed, with its diff from before the run to what the run left."""
+        """Every file the run changed, with its diff from before the run to what the run left; a binary file
+        described (kind, size, content id), never decoded; a file left out of snapshots said to be."""
+        from architect_nb.execution.checkpoints.review import left_out_change, review_change
+
         steps = self._steps(run_id)
         firsts, lasts = _spans(steps)
         changes = []
@@ -270,13 +321,10 @@ class CheckpointStore:
                     cells = [c for p, c in documents if p == path]
                     changes.append(FileChange(path=path, status="modified", diff=review_diff(path, cells)))
         for path in firsts:
-            diff = self.shadow._git(
-                "diff", "--no-color", "--no-ext-diff", "--text", firsts[path], lasts[path], "--", path
-            )
-            before = self.shadow.entries(firsts[path], [path])
-            after = self.shadow.entries(lasts[path], [path])
-            status = "added" if not before else ("deleted" if not after else "modified")
-            changes.append(FileChange(path=path, status=status, diff=diff))
+            changes.append(review_change(self.shadow, path, firsts[path], lasts[path]))
+        for path, (first, last) in _left_out_spans(steps).items():
+            if path not in firsts:
+                changes.append(left_out_change(path, first, last))
         return changes
 
     def write_before(self, run_id: str, directory: Path) -> list[str]:
@@ -294,10 +342,8 @@ class CheckpointStore:
             notes.append(
                 f"cells the run changed in open notebooks ({', '.join(documents)}) are as the run left them"
             )
-        with self._lock:
-            large = sorted(self._runs[run_id].not_covered) if run_id in self._runs else []
-        if large:
-            notes.append(f"files over the snapshot size limit ({', '.join(large[:5])}) are as they are now")
+        if large := sorted(self.left_out(run_id)):
+            notes.append(f"files not snapshotted ({', '.join(large[:5])}) are as they are now")
         return notes
 
     # ------------------------------------------------------------------ undo, rewind, revert
@@ -330,6 +376,7 @@ class CheckpointStore:
         if documents_changed:
             self._restore_documents(documents_changed, documents, report)
         self._restore_files(run, steps, path, report)
+        self._settle_left_out(run, steps, path, report)
         if path is None:
             self._restore_index(run, run_id, steps, report)
             report.notes += _moved_heads(steps)
@@ -347,10 +394,33 @@ class CheckpointStore:
             report.notes.append("Run the undo again after resolving those; what was restored stays.")
             return report
         self._mark_undone(run, run_id, report, from_step=from_step, path=path)
-        large = sorted(run.not_covered)
-        if large and path is None:
-            report.notes.append(f"Not covered (over the size limit): {', '.join(large)}.")
         return report
+
+    def _settle_left_out(
+        self, run: RunRecord, steps: list[StepRecord], path: str | None, report: UndoReport
+    ) -> None:
+        """Files the run changed that snapshots left out: one the run created, still as it left it, is
+        removed; any other is named with why its content cannot come back."""
+        assert self.workspace is not None
+        for rel, (first, last) in _left_out_spans(steps, only=path).items():
+            if rel in run.reverted:
+                continue
+            target = self.workspace / rel
+            now = _stamp(target)
+            if first.get("created") and now is not None and list(now) == last.get("after"):
+                try:
+                    target.unlink()
+                    report.removed.append(rel)
+                except OSError as exc:
+                    report.errors.append(f"{rel}: {exc.strerror or exc}")
+                continue
+            if first.get("created") and now is None:
+                continue  # gone already: as before the run
+            why = first.get("why", "over the snapshot limit")
+            report.notes.append(
+                f"Not restored: {rel} ({why}); its content before the run was not snapshotted"
+                + (", and it changed since the run." if list(now or ()) != (last.get("after") or []) else ".")
+            )
 
     def _restore_documents(
         self,
@@ -508,7 +578,7 @@ def _steps_to_undo(run: RunRecord, run_id: str, from_step: int | None, path: str
     if path is not None:
         if path in run.reverted:
             raise AlreadyUndoneError(f"{path} was already reverted")
-        steps = [s for s in steps if path in s.paths]
+        steps = [s for s in steps if path in s.paths or path in s.left_out]
         if not steps:
             raise CheckpointError(f"run {run_id} did not change {path}")
     return steps
@@ -527,6 +597,28 @@ def _spans(steps: Sequence[StepRecord], only: str | None = None) -> tuple[dict[s
             firsts.setdefault(path, step.before)
             lasts[path] = step.after
     return firsts, lasts
+
+
+def _left_out_spans(
+    steps: Sequence[StepRecord], only: str | None = None
+) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """For each file left out of snapshots: its record at the first step that changed it and at the last."""
+    spans: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for step in steps:
+        for path, facts in step.left_out.items():
+            if only is not None and path != only:
+                continue
+            first = spans[path][0] if path in spans else facts
+            spans[path] = (first, facts)
+    return spans
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _document_changes(

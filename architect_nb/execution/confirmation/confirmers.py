@@ -117,6 +117,7 @@ class ConfirmationRequest:
         command: For run_command, how the command was classified.
         reasons: Why approval is asked (the mode, a hook that asked).
         warnings: Hook and guardrail warnings raised so far.
+        undo: What undo could not restore of this call, when that is known before it runs ("" otherwise).
         run_id: The run this call belongs to.
         call_id: The model's id for the call, or its id in the audit log when no model made it.
     """
@@ -129,6 +130,7 @@ class ConfirmationRequest:
     command: CommandCheck | None = None
     reasons: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    undo: str = ""
     run_id: str = ""
     call_id: str = ""
 
@@ -156,6 +158,8 @@ class ConfirmationRequest:
             parts.append(f"  command: {show(self.command.command)} [{self.command.sensitivity}]")
         parts += [f"  why: {show(r)}" for r in self.reasons]
         parts += [f"  warning: {show(w)}" for w in self.warnings]
+        if self.undo:
+            parts.append(f"  undo: {show(self.undo)}")
         if self.code:
             parts.append("code:\n" + show_block(self.code.rstrip("\n")))
         if self.preview:

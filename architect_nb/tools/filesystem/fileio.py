@@ -61,6 +61,8 @@ class TextFile:
 
 
 def describe_size(n_bytes: int) -> str:
+    if n_bytes >= 1 << 30:
+        return f"{n_bytes / (1 << 30):.1f} GB"
     if n_bytes >= 1 << 20:
         return f"{n_bytes / (1 << 20):.1f} MB"
     if n_bytes >= 1 << 10:
