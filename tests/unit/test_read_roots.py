@@ -287,3 +287,34 @@ def test_config_refuses_bad_read_roots(workspace: Path, data: Path, root: str, s
     (workspace / "inner").mkdir()
     with pytest.raises(ConfigError, match=said):
         _load(workspace, root.format(parent=workspace.parent, ws=workspace))
+
+
+# ------------------------------------------------------------------ the notebook's options
+
+
+def test_cell_option_read_root_is_repeatable() -> None:
+    from architect_nb.notebook.magics import parse_cell_line
+
+    args = parse_cell_line("--read-root /a --read-root ~/b --workspace /w")
+    assert args.read_roots == (Path("/a"), Path("~/b"))
+    assert parse_cell_line("").read_roots == ()
+
+
+def test_session_adds_cell_read_roots_and_status_lists_them(
+    workspace: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from architect_nb.notebook.magics import CellArgs, LineCommand
+    from architect_nb.notebook.state import Session
+
+    monkeypatch.chdir(workspace)
+    more = workspace.parent / "more"
+    more.mkdir()
+    session = Session()
+    session.handle(LineCommand(name="config", args=(f"workspace.read_roots=[{data}]",)))
+    assert session.config().workspace.read_roots == [data]
+    cell = CellArgs(workspace=workspace, read_roots=(more,))
+    assert session.config(cell).workspace.read_roots == [data, more]
+    status = str(session.handle(LineCommand(name="status")).text)
+    assert f"read roots (read-only): {data}" in status
+    with pytest.raises(ConfigError, match="holds the workspace"):
+        session.config(CellArgs(workspace=workspace, read_roots=(workspace.parent,)))
