@@ -96,9 +96,9 @@ def load_config(
 
     try:
         config = AppConfig.model_validate(data)
+        _anchor_workspace(config, sources, config_file)  # which checks workspace.read_roots against it
     except ValidationError as exc:
         raise ConfigError(_explain(exc, sources, config_file)) from None
-    _anchor_workspace(config, sources, config_file)
     return config
 
 

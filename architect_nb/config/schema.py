@@ -46,6 +46,50 @@ class WorkspaceConfig(_Section):
         Path("."), description="The folder the agent may touch; nothing outside it is reachable."
     )
     allow_delete: bool = Field(False, description="Let delete_file remove files.")
+    read_roots: list[Path] = Field(
+        default_factory=list,
+        description="Folders outside the workspace (absolute or `~/...`, existing) that the file and "
+        "search tools may read, list and search but never change, by absolute path or through a workspace "
+        "symlink into one; commands see them read-only in the OS sandbox. Not `/`, nor a folder holding "
+        "the workspace or inside it.",
+    )
+
+    @field_validator("read_roots")
+    @classmethod
+    def _read_roots_exist(cls, value: list[Path]) -> list[Path]:
+        roots = []
+        for entry in value:
+            path = entry.expanduser()
+            if not path.is_absolute():
+                raise ValueError(f"workspace.read_roots entry '{entry}' must be absolute or start with '~/'")
+            if not path.is_dir():
+                raise ValueError(f"workspace.read_roots entry '{entry}' is not an existing folder")
+            real = path.resolve()
+            if real == Path(real.anchor):
+                raise ValueError(
+                    f"workspace.read_roots entry '{entry}' is the file system's root; "
+                    "name the data folder itself"
+                )
+            roots.append(real)
+        return list(dict.fromkeys(roots))
+
+    @model_validator(mode="after")
+    def _read_roots_apart(self) -> WorkspaceConfig:
+        if not self.read_roots or not self.root.is_absolute():
+            return self  # a relative root is checked again once the loader has anchored it
+        root = self.root.resolve()
+        for folder in self.read_roots:
+            if root.is_relative_to(folder):
+                raise ValueError(
+                    f"workspace.read_roots entry '{folder}' holds the workspace ({root}), so everything "
+                    "around the workspace would be readable; name the data folder itself"
+                )
+            if folder.is_relative_to(root):
+                raise ValueError(
+                    f"workspace.read_roots entry '{folder}' is inside the workspace ({root}), which is "
+                    "readable already; leave it out"
+                )
+        return self
 
 
 class CommandsConfig(_Section):

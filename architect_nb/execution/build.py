@@ -8,8 +8,9 @@ with `all` their hooks run), and hands the engine its hooks, guardrails, checkpo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
-from architect_nb.config.schema import AppConfig, ConfirmMode, SandboxConfig
+from architect_nb.config.schema import AppConfig, ConfirmMode, GuardrailsConfig, SandboxConfig
 from architect_nb.execution.checkpoints.files import default_checkpoint_dir
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.execution.confirmation.confirmers import Confirmer
@@ -88,13 +89,20 @@ def build_engine(
         policy=ConfirmationPolicy(mode or "confirm-sensitive"),
         dry_run=dry_run,
         hook_executor=hooks,
-        guardrails=GuardrailsEngine(rails, root) if rails.active else None,
+        guardrails=_guardrails(rails, root, config.workspace.read_roots),
         confirmer=confirmer,
         claude_rules=rules,
         claude_settings=claude,
         checkpoints=checkpoints,
         kernel=kernel,
     )
+
+
+def _guardrails(rails: GuardrailsConfig, root: Path, read_roots: Sequence[Path]) -> GuardrailsEngine | None:
+    """The guardrails, when any rule is set or there are read roots (commands must not write in them)."""
+    if not (rails.active or read_roots):
+        return None
+    return GuardrailsEngine(rails if rails.active else GuardrailsConfig(), root, read_roots=read_roots)
 
 
 def _state_folders(config: AppConfig) -> list[str]:

@@ -29,8 +29,8 @@ EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high")  # `Reas
 THINK_DEFAULT = "medium"  # what a bare --think asks for
 CELL_USAGE = (
     "usage: %%architect [--agent NAME] [--model M] [--mode yolo|confirm-sensitive|confirm-all] [--dry-run] "
-    "[--workspace PATH] [--max-steps N] [--budget USD] [--think [EFFORT|TOKENS]] [--context NAME[,NAME...]] "
-    "[--no-notebook] [--step] [--config FILE] "
+    "[--workspace PATH] [--read-root PATH ...] [--max-steps N] [--budget USD] [--think [EFFORT|TOKENS]] "
+    "[--context NAME[,NAME...]] [--no-notebook] [--step] [--config FILE] "
     "[--new | --thread NAME | --fork RUN|@THREAD[/N][:STEP] [--thread NAME]]"
 )
 LINE_USAGE = (
@@ -97,6 +97,8 @@ class CellArgs:
     mode: ConfirmMode | None = None
     dry_run: bool = False
     workspace: Path | None = None
+    #: --read-root (repeatable): read-only data folders added to `workspace.read_roots` for this cell.
+    read_roots: tuple[Path, ...] = ()
     max_steps: int | None = None
     budget_usd: float | None = None
     #: --think: a reasoning effort ("low" ... "high") or a thinking budget in tokens; None: the config's.
@@ -184,6 +186,7 @@ def _cell_parser() -> _Parser:
     p.add_argument("--mode", choices=MODES)
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--workspace", type=Path)
+    p.add_argument("--read-root", type=Path, action="append", default=[])
     p.add_argument("--max-steps", type=_positive_int)
     p.add_argument("--budget", type=_non_negative)
     p.add_argument("--think", type=_think, nargs="?", const=THINK_DEFAULT)
@@ -219,6 +222,7 @@ def parse_cell_line(line: str) -> CellArgs:
         mode=cast("ConfirmMode | None", ns.mode),
         dry_run=ns.dry_run,
         workspace=ns.workspace,
+        read_roots=tuple(ns.read_root),
         max_steps=ns.max_steps,
         budget_usd=ns.budget,
         think=ns.think,

@@ -71,6 +71,10 @@ class Session:
             overrides["llm.thinking"] = args.think if budget else None
             overrides["llm.reasoning_effort"] = None if budget else args.think
         start = Path(overrides.get("workspace.root") or Path.cwd())
+        if args.read_roots:  # added to the configured ones
+            configured = load_config(args.config, overrides, search_from=start).workspace.read_roots
+            added = [str(p.expanduser().resolve()) for p in args.read_roots]
+            overrides["workspace.read_roots"] = [*map(str, configured), *added]
         return load_config(args.config, overrides, search_from=start)
 
     def mode_for(self, args: CellArgs) -> ConfirmMode | None:
@@ -273,6 +277,7 @@ class Session:
             f"model: {config.llm.model}",
             f"mode: {self.mode or 'the agent default (confirm-sensitive for build)'}",
             f"workspace: {config.workspace.root}",
+            f"read roots (read-only): {', '.join(map(str, config.workspace.read_roots)) or 'none'}",
             f"tools: {', '.join(engine.registry.names())}",
             f"MCP servers: {servers}",
             *claude_status(config.workspace.root, config.hooks.claude_settings),

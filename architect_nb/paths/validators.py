@@ -4,6 +4,10 @@
 `..`, absolute paths elsewhere, `~`, symlinks (including dangling ones) whose target lies outside,
 hard links to
 files that may live outside, NUL bytes and characters that disguise a path on screen.
+
+Read-only data folders (`workspace.read_roots`) are the one exception: given `read_roots`, a path that
+resolves into one of them (absolutely, or through a workspace symlink) passes, for reading only; with
+`write`, it is refused with a message saying to write inside the workspace instead.
 """
 
 from __future__ import annotations
@@ -11,9 +15,17 @@ from __future__ import annotations
 import os
 import stat
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["MAX_PATH_LENGTH", "PathTraversalError", "is_inside", "validate_path", "visible"]
+__all__ = [
+    "MAX_PATH_LENGTH",
+    "PathTraversalError",
+    "is_inside",
+    "read_root_of",
+    "validate_path",
+    "visible",
+]
 
 MAX_PATH_LENGTH = 4096
 
@@ -46,6 +58,15 @@ def is_inside(path: Path, root: Path) -> bool:
     return path == root or path.is_relative_to(root)
 
 
+def read_root_of(path: Path, read_roots: Sequence[Path]) -> Path | None:
+    """The read root (resolved) that the already-resolved `path` lies in, or None."""
+    for root in read_roots:
+        real = Path(os.path.realpath(root))
+        if is_inside(path, real):
+            return real
+    return None
+
+
 def _check_text(path: str) -> None:
     if not isinstance(path, str):
         raise PathTraversalError(f"Path must be a string, not {type(path).__name__}.")
@@ -70,16 +91,21 @@ def _check_text(path: str) -> None:
         )
 
 
-def validate_path(path: str, workspace_root: Path) -> Path:
+def validate_path(
+    path: str, workspace_root: Path, *, read_roots: Sequence[Path] = (), write: bool = False
+) -> Path:
     """Resolve `path` inside `workspace_root` and return the absolute, symlink-free result.
 
     Args:
         path: A path relative to the workspace root, or an absolute path inside it.
         workspace_root: The sandbox root.
+        read_roots: Read-only data folders (`workspace.read_roots`) the path may also resolve into.
+        write: The caller changes the path: one in a read root is refused.
 
     Raises:
         PathTraversalError: If the path is malformed or resolves (through `..`, an absolute path or a symlink)
-            outside the workspace, or names a hard-linked file.
+            outside the workspace and the read roots, into a read root with `write`, or names a hard-linked
+            file.
     """
     _check_text(path)
     root = Path(os.path.realpath(workspace_root))
@@ -90,9 +116,7 @@ def validate_path(path: str, workspace_root: Path) -> Path:
     except (OSError, ValueError) as exc:  # symlink loops, names too long for the OS
         raise PathTraversalError(f"Path '{visible(path)}' cannot be resolved: {exc}.") from exc
     if not is_inside(resolved, root):
-        raise PathTraversalError(
-            f"Path '{visible(path)}' escapes the workspace ({root}); only files inside it can be used."
-        )
+        _check_read_root(path, resolved, root, read_roots, write=write)
     try:
         st = resolved.lstat()
     except (FileNotFoundError, NotADirectoryError):
@@ -106,3 +130,20 @@ def validate_path(path: str, workspace_root: Path) -> Path:
             "outside the workspace, so it is refused."
         )
     return resolved
+
+
+def _check_read_root(
+    path: str, resolved: Path, root: Path, read_roots: Sequence[Path], *, write: bool
+) -> None:
+    """Let a path outside the workspace pass only if it lies in a read root and is not to be written."""
+    folder = read_root_of(resolved, read_roots)
+    if folder is None:
+        also = " or in a read-only data folder (workspace.read_roots)" if read_roots else ""
+        raise PathTraversalError(
+            f"Path '{visible(path)}' escapes the workspace ({root}); only files inside it{also} can be used."
+        )
+    if write:
+        raise PathTraversalError(
+            f"Path '{visible(path)}' is in a read-only data folder ({folder}, workspace.read_roots); "
+            "write inside the workspace instead."
+        )

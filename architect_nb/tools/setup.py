@@ -30,6 +30,7 @@ from architect_nb.tools.notebook_files.notebook_tools import (
 from architect_nb.tools.patch.apply_patch import ApplyPatchTool
 from architect_nb.tools.registry import ToolRegistry
 from architect_nb.tools.todo import TodoTool
+from architect_nb.tools.workspace import WorkspaceTool
 
 if TYPE_CHECKING:
     from architect_nb.tools.kernel.session import KernelSession, OwnNotebook
@@ -55,16 +56,28 @@ def register_filesystem_tools(
     is the run's notebook: when its file is not in the workspace, they reach it through its front end."""
     root = workspace_config.root.resolve()
     notebooks = NotebookDocuments(documents, own_notebook)
-    registry.register(ReadFileTool(root))
-    registry.register(WriteFileTool(root))
-    registry.register(DeleteFileTool(root, workspace_config.allow_delete))
-    registry.register(ListFilesTool(root))
-    registry.register(EditFileTool(root))
-    registry.register(ApplyPatchTool(root))
-    registry.register(ReadNotebookTool(root, documents=notebooks))
-    registry.register(EditNotebookCellTool(root, notebooks))
-    registry.register(InsertNotebookCellTool(root, notebooks))
-    registry.register(DeleteNotebookCellTool(root, workspace_config.allow_delete, notebooks))
+    tools: list[WorkspaceTool] = [
+        ReadFileTool(root),
+        WriteFileTool(root),
+        DeleteFileTool(root, workspace_config.allow_delete),
+        ListFilesTool(root),
+        EditFileTool(root),
+        ApplyPatchTool(root),
+        ReadNotebookTool(root, documents=notebooks),
+        EditNotebookCellTool(root, notebooks),
+        InsertNotebookCellTool(root, notebooks),
+        DeleteNotebookCellTool(root, workspace_config.allow_delete, notebooks),
+    ]
+    for tool in tools:
+        _register_with_read_roots(registry, tool, workspace_config)
+
+
+def _register_with_read_roots(
+    registry: ToolRegistry, tool: WorkspaceTool, workspace_config: WorkspaceConfig
+) -> None:
+    """Register `tool`, giving it `workspace.read_roots`: readable by tools that read, refused by the rest."""
+    tool.read_roots = tuple(workspace_config.read_roots)
+    registry.register(tool)
 
 
 def register_search_tools(
@@ -80,7 +93,11 @@ def register_search_tools(
 
     root = workspace_config.root.resolve()
     for tool in (SearchCodeTool, GrepTool, FindFilesTool):
-        registry.register(tool(root, sensitive_files=sensitive_files, hidden_folders=hidden_folders))
+        _register_with_read_roots(
+            registry,
+            tool(root, sensitive_files=sensitive_files, hidden_folders=hidden_folders),
+            workspace_config,
+        )
 
 
 def register_command_tools(
@@ -101,6 +118,7 @@ def register_command_tools(
             commands_config,
             sandbox_config=sandbox_config,
             guardrails_config=guardrails_config,
+            read_roots=tuple(workspace_config.read_roots),
         )
     )
 

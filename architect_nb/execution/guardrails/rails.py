@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,11 +65,16 @@ class GuardrailsEngine:
     Args:
         config: The `guardrails:` section.
         workspace_root: Paths are judged relative to it.
+        read_roots: `workspace.read_roots`: commands may not change what they name in them; sensitive files
+            in them are matched relative to the read root.
     """
 
-    def __init__(self, config: GuardrailsConfig, workspace_root: Path) -> None:
+    def __init__(
+        self, config: GuardrailsConfig, workspace_root: Path, *, read_roots: Sequence[Path] = ()
+    ) -> None:
         self.config = config
         self.workspace_root = Path(os.path.realpath(workspace_root))
+        self.read_roots = tuple(os.path.realpath(r) for r in read_roots)
         self._root_text = str(self.workspace_root)
         self._root_prefix = self._root_text.rstrip("/") + "/"
         self.protected = PathGlobs(config.protected_files)
@@ -97,10 +103,18 @@ class GuardrailsEngine:
             return text[len(self._root_prefix) :]
         return "." if text == self._root_text else text
 
+    def _in_read_root(self, path: str) -> str | None:
+        """`path` relative to the read root it lies in, or None."""
+        for root in self.read_roots:
+            if path.startswith(root.rstrip("/") + "/"):
+                return path[len(root.rstrip("/")) + 1 :]
+        return None
+
     def check_file_access(self, path: Path | str, tool_name: str, *, write: bool) -> tuple[bool, str]:
-        """May `tool_name` read (or, with `write`, change) `path`?"""
+        """May `tool_name` read (or, with `write`, change) `path`? In a read root, sensitive files match
+        relative to it."""
         rel = self.relative(path)
-        hit = self.sensitive.match(rel)
+        hit = self.sensitive.match(self._in_read_root(rel) or rel)
         if hit is not None:
             return False, (
                 f"'{rel}' is a sensitive file (matches '{hit}'); {tool_name} may not read or change it. "
@@ -153,7 +167,7 @@ class GuardrailsEngine:
                     f"The command matches the blocked pattern '{pattern}' and is never run. "
                     "Use another way, or ask the user to run it."
                 )
-        if not (self.sensitive or self.protected):
+        if not (self.sensitive or self.protected or self.read_roots):
             return True, ""
         base = Path(os.path.realpath(cwd)) if cwd is not None else self.workspace_root
         if len(command) > MAX_COMMAND_CHARS:
@@ -172,9 +186,13 @@ class GuardrailsEngine:
             every = runs(script, str(base))
             scripts = list({id(s): s for s in [script, *(r.script for r in every)]}.values())
             reason = self._sensitive_reason(script, scripts, every, sandboxed=sandboxed)
-            if reason is None and self.protected:
+            if reason is None and (self.protected or self.read_roots):
                 guard = ProtectedFiles(
-                    self._root_text, self.protected, self._protected_now, unnamed=not sandboxed
+                    self._root_text,
+                    self.protected,
+                    self._protected_now,
+                    unnamed=not sandboxed,
+                    read_roots=self.read_roots,
                 )
                 reason = protected_write(scripts, every, guard)
         except ScanLimitError as exc:

@@ -18,7 +18,7 @@ import dataclasses
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,8 +101,12 @@ class RunCommandTool(WorkspaceTool):
         *,
         sandbox_config: SandboxConfig | None = None,
         guardrails_config: GuardrailsConfig | None = None,
+        read_roots: Sequence[Path] = (),
     ) -> None:
+        """`read_roots` (`workspace.read_roots`) are visible, read-only, inside the sandbox; a command's cwd
+        stays in the workspace."""
         super().__init__(workspace_root)
+        self._read_roots = tuple(read_roots)
         self.commands_config = commands_config or CommandsConfig()
         self.sandbox_config = sandbox_config or SandboxConfig()
         guardrails = guardrails_config or GuardrailsConfig()
@@ -170,6 +174,7 @@ class RunCommandTool(WorkspaceTool):
             config,
             sensitive_files=self._sensitive,
             protected_files=self._protected,
+            read_roots=self._read_roots,
             cwd=cwd,
         )
 

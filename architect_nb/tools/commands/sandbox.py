@@ -4,7 +4,8 @@
 `SandboxUnavailable` (why not, and what to do). Inside the sandbox:
 
 * the workspace is read-write and the rest of the file system read-only; `/tmp` and `/run` are private and
-  empty (`/run` holds sockets such as Docker's);
+  empty (`/run` holds sockets such as Docker's); the read roots (`workspace.read_roots`) are visible as they
+  are, read-only, wherever they lie (in `/tmp` too);
 * the person's credential folders (`~/.ssh`, `~/.aws`, ... see `sandbox_paths.DEFAULT_HIDDEN`) and the paths
   in `sandbox.hide` read as empty; every workspace path matching `guardrails.sensitive_files` reads as empty
   and cannot be written, and protected files are read-only (found when the command starts);
@@ -72,6 +73,7 @@ class Sandbox:
         network: Whether the command may use the network.
         masked: Sensitive workspace paths that read as empty (absolute, resolved).
         read_only: Protected workspace paths that cannot be changed.
+        read_roots: The read-only data folders, visible and unwritable.
         hidden: Credential files and folders outside the workspace that read as empty.
     """
 
@@ -79,6 +81,7 @@ class Sandbox:
     network: bool
     masked: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
+    read_roots: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
 
     def wrap(self, command: Sequence[str]) -> list[str]:
@@ -120,6 +123,7 @@ def prepare_sandbox(
     *,
     sensitive_files: Sequence[str] = (),
     protected_files: Sequence[str] = (),
+    read_roots: Sequence[Path] = (),
     cwd: Path | None = None,
     home: Path | None = None,
     env: Mapping[str, str] | None = None,
@@ -131,6 +135,8 @@ def prepare_sandbox(
         config: The `sandbox:` section (program, network, extra paths to hide).
         sensitive_files: `guardrails.sensitive_files`: matching workspace paths read as empty.
         protected_files: `guardrails.protected_files`: matching workspace paths are read-only.
+        read_roots: `workspace.read_roots`: folders outside the workspace bound read-only (those under
+            `/tmp` would otherwise be hidden by its private copy).
         cwd: Where the command starts; inside the workspace.
         home: The person's home folder (default: $HOME), whose credential folders are hidden.
         env: Where credential locations moved by variables (`KUBECONFIG`, ...) are read; default os.environ.
@@ -159,6 +165,9 @@ def prepare_sandbox(
         resolver = os.path.realpath("/etc/resolv.conf")  # often a link into /run, which is now empty
         if resolver.startswith(("/run/", "/var/run/")) and os.path.isfile(resolver):
             argv += ["--ro-bind", resolver, resolver]
+    data = tuple(os.path.realpath(r) for r in read_roots if os.path.isdir(r))
+    for path in data:  # before the credential folders and masks, which stay hidden inside them
+        argv += ["--ro-bind", path, path]
     argv += ["--bind", root, root]
     for path in masks.read_only:
         argv += ["--ro-bind", path, path]
@@ -174,6 +183,7 @@ def prepare_sandbox(
         network=config.network,
         masked=tuple(masked_files + masked_folders),
         read_only=tuple(masks.read_only),
+        read_roots=data,
         hidden=tuple(hidden),
     )
 
@@ -190,7 +200,10 @@ def sandbox_note(output: str, sandbox: Sandbox) -> str:
     """One sentence for a failed sandboxed command: what the sandbox stopped, when the output shows it."""
     causes = []
     if "Read-only file system" in output:
-        causes.append("writing outside the workspace or to a protected file (only the workspace is writable)")
+        causes.append(
+            "writing outside the workspace, to a protected file or in a read-only data folder "
+            "(only the workspace is writable)"
+        )
     if not sandbox.network and _NETWORK_ERRORS.search(output):
         causes.append("reaching the network (sandbox.network is off)")
     if any(path in output for path in (*sandbox.hidden, *sandbox.masked)):

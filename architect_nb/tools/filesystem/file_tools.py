@@ -87,6 +87,9 @@ class ReadFileTool(WorkspaceTool):
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ReadFileArgs.model_validate(kwargs)
+        elsewhere = self.run_in_read_root(args.model_dump())
+        if elsewhere is not None:
+            return elsewhere
         try:
             if args.path.startswith(SKILL_PREFIX) and self.skill_folders:
                 target, shown = self._skill_file(args.path)
@@ -305,6 +308,9 @@ class ListFilesTool(WorkspaceTool):
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ListFilesArgs.model_validate(kwargs)
+        elsewhere = self.run_in_read_root(args.model_dump(), lists_paths=True)
+        if elsewhere is not None:
+            return elsewhere
         try:
             start = self.resolve(args.path)
             if args.pattern is not None:

@@ -138,6 +138,9 @@ class ReadNotebookTool(_NotebookTool):
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = ReadNotebookArgs.model_validate(kwargs)
+        elsewhere = self.run_in_read_root(args.model_dump())
+        if elsewhere is not None:
+            return elsewhere
         path, cells = self._selection(args.path)
         try:
             _target, loaded = self._load(path)

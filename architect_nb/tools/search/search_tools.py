@@ -122,7 +122,13 @@ class _SearchTool(WorkspaceTool):
         super().__init__(workspace_root)
         self.time_bound = min(max(time_bound, 0.0), 86_400.0)
         self.scope = SearchScope(self.workspace_root, sensitive_files, hidden_folders)
+        self._hidden_folders = tuple(hidden_folders)
         self.rg_walk = rg_walk
+
+    def rooted_at(self, folder: Path) -> None:
+        """Search the read root `folder`, hiding sensitive files and state folders there as here."""
+        super().rooted_at(folder)
+        self.scope = SearchScope(folder, self.scope.sensitive.patterns, self._hidden_folders)
 
     def _start(self, path: str, file_pattern: str | None, folder_only: bool = False) -> Path | ToolResult:
         try:
@@ -228,6 +234,9 @@ class SearchCodeTool(_SearchTool):
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = SearchCodeArgs.model_validate(kwargs)
+        elsewhere = self.run_in_read_root(args.model_dump(), lists_paths=True)
+        if elsewhere is not None:
+            return elsewhere
         try:
             compile_regex(args.pattern)
         except RegexError as exc:
@@ -346,6 +355,9 @@ class GrepTool(_SearchTool):
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = GrepArgs.model_validate(kwargs)
+        elsewhere = self.run_in_read_root(args.model_dump(), lists_paths=True)
+        if elsewhere is not None:
+            return elsewhere
         problem = _literal_problem(args.pattern)
         if problem:
             return ToolResult.fail(problem)
@@ -533,6 +545,9 @@ class FindFilesTool(_SearchTool):
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = FindFilesArgs.model_validate(kwargs)
+        elsewhere = self.run_in_read_root(args.model_dump(), lists_paths=True)
+        if elsewhere is not None:
+            return elsewhere
         start = self._start(args.path, args.pattern, folder_only=True)
         if isinstance(start, ToolResult):
             return start

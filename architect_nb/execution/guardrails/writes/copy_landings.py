@@ -76,8 +76,8 @@ class _Landing:
 def _tree_lands(targets: Targets, source: str, final: str, verb: str) -> None:
     """A folder copied to `final`: the protected files under it land under `final`, and so does any file
     it holds that lands where a folder pattern protects every name (`.github/**`)."""
-    if not targets.verdicts.unnamed:
-        return
+    if not targets.verdicts.unnamed or not targets.verdicts.guard.globs:
+        return  # where a folder lands in a read root, `hit` refused the landing itself
     for path in targets.verdicts.files().under(source):
         via = f"it copies '{targets.verdicts.shown(path)}' there"
         targets.verdicts.hit(os.path.join(final, os.path.relpath(path, source)), verb, named=False, via=via)

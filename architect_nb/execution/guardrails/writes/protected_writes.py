@@ -66,7 +66,7 @@ def protected_write(
     scripts: Sequence[ParsedScript], runs: Sequence[Run], guard: ProtectedFiles
 ) -> str | None:
     """Why the commands `runs` (of `scripts`) would change a protected file; None if they would not."""
-    if guard.unnamed:
+    if guard.unnamed and guard.globs:
         for script in scripts:
             problem = next((p for p in script.problems if p in _UNREADABLE), None)
             if problem is not None:

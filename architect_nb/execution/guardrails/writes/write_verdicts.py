@@ -36,6 +36,12 @@ class ProtectedFiles:
     on_disk: Callable[[], GuardedFiles]
     #: Judge the unnamed forms too: commands run without the OS sandbox.
     unnamed: bool
+    #: `workspace.read_roots` (resolved): a command may change nothing in them.
+    read_roots: tuple[str, ...] = ()
+
+
+def _no_file(_rel: str) -> bool:
+    return False
 
 
 class Refusal(Exception):  # noqa: N818 (not an error: the check's verdict, raised to stop at the first)
@@ -53,9 +59,11 @@ class Verdicts:
         self.program = "it"  # the program being judged, for the refusal
 
     def files(self) -> GuardedFiles:
-        """The protected files on disk now (the workspace is scanned on first use)."""
+        """The protected files on disk now (the workspace is scanned on first use; none without patterns)."""
         if self._files is None:
-            self._files = self.guard.on_disk()
+            self._files = (
+                self.guard.on_disk() if self.guard.globs else GuardedFiles.of(self.root, [], [], _no_file)
+            )
         return self._files
 
     def rel(self, path: str) -> str | None:
@@ -116,6 +124,9 @@ class Verdicts:
         command names the path plainly; `via`: how it names it otherwise (for the refusal)."""
         if not named and not self.unnamed:
             return
+        self._read_root_hit(path, verb, tree=tree, via=via)
+        if not self.guard.globs:
+            return
         reason = self.why(path, tree=tree, links=self.unnamed)
         if reason is None and not self.unnamed:
             reason = self.hard_link(path)
@@ -131,6 +142,20 @@ class Verdicts:
         if what == "which is":
             self.refuse(said, "", pattern)
         self.refuse(f"{said}, {what}", hit, pattern, always=named)
+
+    def _read_root_hit(self, path: str, verb: str, *, tree: bool, via: str) -> None:
+        """Refuse a change in a read root (through links too), or (`tree`) of a folder holding one."""
+        real = os.path.realpath(path)
+        for root in self.guard.read_roots:
+            inside = any(p == root or p.startswith(root + "/") for p in (path, real))
+            holds = tree and any(root.startswith(p.rstrip("/") + "/") for p in (path, real))
+            if inside or holds:
+                how = f" ({via})" if via else ""
+                where = "is in" if inside else "holds"
+                raise Refusal(
+                    f"The command {verb} '{path}'{how}, which {where} a read-only data folder ({root}, "
+                    "workspace.read_roots). Write inside the workspace instead."
+                )
 
     def refuse(
         self, what: str, hit: str, pattern: str = "", advice: str = NAME_IT, *, always: bool = False
@@ -151,7 +176,7 @@ class Verdicts:
 
     def unknown(self, why: str, advice: str = NAME_IT) -> None:
         """Refuse a change the check cannot judge (names known only at run time), unless the sandbox holds."""
-        if self.unnamed:
+        if self.unnamed and self.guard.globs:
             raise Refusal(
                 f"The command may change a protected file without naming it: {why} {advice} {_SANDBOX}"
             )
