@@ -49,6 +49,7 @@ from architect_nb.agent.events import (
 from architect_nb.agent.inspector import RequestLog, reply_record
 from architect_nb.agent.instructions import ProjectInstructions, system_prompt_with
 from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError, ToolCall
+from architect_nb.agent.prompts import with_read_roots
 from architect_nb.agent.run_edges import RunEdges
 from architect_nb.agent.run_result import (
     RunResult,
@@ -266,7 +267,9 @@ class AgentLoop:
         header = thread_info(thread)
         position = (thread.turns, len(thread.runs))
         told = self.instructions.at_start(thread.messages) if self.instructions is not None else []
-        system = system_prompt_with(self.agent.system_prompt, told)
+        system = with_read_roots(
+            system_prompt_with(self.agent.system_prompt, told), self.engine.config.workspace.read_roots
+        )
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
         earlier_end = len(messages)

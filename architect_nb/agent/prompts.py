@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["BUILD_PROMPT", "PLAN_PROMPT", "REVIEW_PROMPT"]
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["BUILD_PROMPT", "PLAN_PROMPT", "REVIEW_PROMPT", "with_read_roots"]
 
 _COMMON = """You work inside one workspace folder through tools; paths are relative to its root.
 Read before you change: use find_files, grep, search_code and read_file to understand the code first.
@@ -30,3 +33,12 @@ to verify them."""
 REVIEW_PROMPT = f"""You are a code reviewer. You read the code and report problems; you change nothing.
 {_COMMON}
 Your final answer lists findings by severity, each with the file, line and a concrete fix."""
+
+
+def with_read_roots(prompt: str, read_roots: Sequence[Path]) -> str:
+    """The prompt, and the read-only data folders (`workspace.read_roots`) the model can reach, if any."""
+    if not read_roots:
+        return prompt
+    shown = ", ".join(str(root) for root in read_roots)
+    told = "Read-only data folders (read, list and search them by absolute path; never write)"
+    return f"{prompt}\n\n{told}: {shown}"

@@ -50,8 +50,8 @@ class WorkspaceConfig(_Section):
         default_factory=list,
         description="Folders outside the workspace (absolute or `~/...`, existing) that the file and "
         "search tools may read, list and search but never change, by absolute path or through a workspace "
-        "symlink into one; commands see them read-only in the OS sandbox. Not `/`, nor a folder holding "
-        "the workspace or inside it.",
+        "symlink into one; commands see them read-only in the OS sandbox. Not `/`, the home folder or a "
+        "folder holding it or the workspace, nor one inside the workspace.",
     )
 
     @field_validator("read_roots")
@@ -69,6 +69,14 @@ class WorkspaceConfig(_Section):
                 raise ValueError(
                     f"workspace.read_roots entry '{entry}' is the file system's root; "
                     "name the data folder itself"
+                )
+            home = Path.home().resolve()
+            if home.is_relative_to(real):
+                # The home folder holds credentials (~/.ssh, ~/.aws, cloud and package tokens) and this
+                # project's saved runs: no tool may read it whole.
+                raise ValueError(
+                    f"workspace.read_roots entry '{entry}' holds your home folder ({home}), where "
+                    "credentials live; name the data folder itself"
                 )
             roots.append(real)
         return list(dict.fromkeys(roots))

@@ -35,7 +35,8 @@ WRITE_EVERYTHING = """\
 import gzip, os, pickle, sqlite3, zipfile
 import numpy as np, pandas as pd
 from PIL import Image
-con = sqlite3.connect("sales.db"); con.execute("update sales set amount = amount * 2"); con.commit(); con.close()
+con = sqlite3.connect("sales.db"); con.execute("update sales set amount = amount * 2"); con.commit()
+con.close()
 wal = sqlite3.connect("events.db"); wal.execute("pragma journal_mode=wal")
 wal.execute("insert into events values (3)"); wal.commit()
 pickle.dump({"model": "v2", "weights": list(range(50))}, open("model.pkl", "wb"))
@@ -124,7 +125,9 @@ def payload(cell: Cell) -> dict[str, Any]:
     return dict(found)
 
 
-def check_run_and_undo(fe: FrontEnd, cell: Cell, ws: Path, before: dict[str, bytes], extra: dict[str, str]) -> None:
+def check_run_and_undo(
+    fe: FrontEnd, cell: Cell, ws: Path, before: dict[str, bytes], extra: dict[str, str]
+) -> None:
     """The run ended with its record; the review describes every file; undo restores them byte for byte."""
     assert cell.status == "ok", fe.describe()
     assert "Traceback" not in cell.text() and "UnicodeEncodeError" not in cell.text()
@@ -151,7 +154,9 @@ def test_run_python_writes_every_kind_of_file_and_undo_restores_them(
     before = files(data)
     # The kernel's folder is not the workspace here, as when a notebook sits elsewhere: the code goes there.
     body = textwrap.indent(WRITE_EVERYTHING + "wal.close()\n", "    ")
-    code = f"import os\n_cwd = os.getcwd()\nos.chdir({str(data)!r})\ntry:\n{body}finally:\n    os.chdir(_cwd)\n"
+    code = (
+        f"import os\n_cwd = os.getcwd()\nos.chdir({str(data)!r})\ntry:\n{body}finally:\n    os.chdir(_cwd)\n"
+    )
     model = write_script(
         data,
         [

@@ -5,9 +5,9 @@ nothing in the snapshot store; undo restores byte for byte, or says which file i
 from __future__ import annotations
 
 import gzip
-import shlex
 import os
 import pickle
+import shlex
 import sqlite3
 import subprocess
 import zlib
@@ -91,9 +91,14 @@ def test_binary_changes_are_described_and_undone_byte_for_byte(data: Path) -> No
     assert "+b" in review["notes.md"].diff  # text is still a diff
     # The content id is the blob's: the same content, the same id.
     blob = subprocess.run(
-        ["git", "hash-object", "--no-filters", str(data / "plot.png")], capture_output=True, text=True
+        ["git", "hash-object", "--no-filters", str(data / "plot.png")],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
-    assert f"→ {len(PNG) + 256} bytes, id " in review["plot.png"].diff and blob[:10] in review["plot.png"].diff
+    assert (
+        f"→ {len(PNG) + 256} bytes, id " in review["plot.png"].diff and blob[:10] in review["plot.png"].diff
+    )
     # Nothing of the bytes reaches text: no NUL, no surrogate escape, and every place that saves or shows it
     # (redaction, JSON, UTF-8) takes it.
     for change in review.values():
@@ -110,9 +115,13 @@ def test_a_file_over_the_limit_costs_nothing_in_the_store(data: Path) -> None:
     base = store_size(engine)
     run(engine, "run_command", step=2, command="head -c 5000000 /dev/urandom > blob.bin")
     assert store_size(engine) - base < 100_000, "the 5 MB file reached the snapshot store"
-    assert engine.checkpoints.left_out(engine.run_id) == {"blob.bin": "4.8 MB, over the 1.0 MB limit per file"}
+    assert engine.checkpoints.left_out(engine.run_id) == {
+        "blob.bin": "4.8 MB, over the 1.0 MB limit per file"
+    }
     [change] = [c for c in engine.checkpoints.review(engine.run_id) if c.path == "blob.bin"]
-    assert change.status == "added" and change.diff.startswith("Not snapshotted (4.8 MB, over the 1.0 MB limit")
+    assert change.status == "added" and change.diff.startswith(
+        "Not snapshotted (4.8 MB, over the 1.0 MB limit"
+    )
     assert "Undo removes it if it is still as the run left it" in change.diff
     report = engine.checkpoints.undo(engine.run_id)
     assert report.removed == ["blob.bin"] and not (data / "blob.bin").exists()
@@ -172,7 +181,9 @@ def test_sqlite_in_wal_mode_with_its_side_files_is_undone(data: Path) -> None:
     assert review["sales.db-shm"].startswith("Binary file (SQLite shared memory) added")
     assert engine.checkpoints.undo(engine.run_id).ok
     assert snapshot_bytes(data) == before
-    assert sqlite3.connect(data / "sales.db").execute("select sum(amount) from sales").fetchone() == (19900.0,)
+    assert sqlite3.connect(data / "sales.db").execute("select sum(amount) from sales").fetchone() == (
+        19900.0,
+    )
 
 
 def test_compressed_text_and_zlib_streams_are_binary(data: Path) -> None:

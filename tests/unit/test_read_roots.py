@@ -289,6 +289,21 @@ def test_config_refuses_bad_read_roots(workspace: Path, data: Path, root: str, s
         _load(workspace, root.format(parent=workspace.parent, ws=workspace))
 
 
+def test_config_refuses_a_read_root_holding_the_home_folder(
+    workspace: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The home folder holds credentials (~/.ssh, ~/.aws) that no tool may read: neither it nor a folder
+    holding it can be a read root, while a data folder inside it can."""
+    home = data / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / "datasets").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for root in (home, data):
+        with pytest.raises(ConfigError, match="holds your home folder"):
+            _load(workspace, str(root))
+    assert _load(workspace, "~/datasets").workspace.read_roots == [home / "datasets"]
+
+
 # ------------------------------------------------------------------ the notebook's options
 
 
