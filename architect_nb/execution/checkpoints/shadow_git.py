@@ -39,10 +39,11 @@ _HARDENING = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
     "-c", "core.safecrlf=false", "-c", "core.symlinks=true", "-c", "core.quotePath=false",
     "-c", "core.untrackedCache=true", "-c", "gc.auto=0", "-c", "advice.addIgnoredFile=false",
-    "-c", "core.bigFileThreshold=1m", "-c", "core.compression=1",
+    "-c", "core.bigFileThreshold=1m", "-c", "core.compression=0", "-c", "core.looseCompression=1",
 )  # fmt: skip
-# core.compression=1: data files are often compressed already; zlib's fastest level stores a 100 MB file in
-# about a third of the default's time for a few percent more space (benchmarks/data_files.py).
+# Files over 1 MB (bigFileThreshold) go straight into a pack, stored as they are (core.compression=0): data
+# files are mostly compressed already, and zlib, even at its fastest, made a snapshot of 100 MB of them take
+# 3.6 s instead of 1.2 s for no saving (benchmarks/data_files.py). Smaller files stay compressed, fast.
 
 
 class SnapshotError(RuntimeError):
@@ -226,7 +227,6 @@ class ShadowRepo:
     def hash_paths(self, paths: Sequence[str]) -> dict[str, Entry | None]:
         """What each path holds on disk now, as a snapshot would record it (None: absent, or a folder)."""
         result: dict[str, Entry | None] = {}
-        files: list[str] = []
         root = os.fspath(self.workspace)
         for path in paths:
             full = self.workspace / path
@@ -244,25 +244,12 @@ class ShadowRepo:
                 result[path] = Entry("120000", _blob_id(link))
             elif os.path.isfile(full):
                 mode = "100755" if st.st_mode & 0o100 else "100644"  # git reads the owner's bit only
-                if _line_unsafe(path):  # git's --stdin-paths cannot carry this name: hash it here
-                    try:
-                        result[path] = Entry(mode, _blob_id(full.read_bytes()))
-                    except OSError:
-                        result[path] = None
-                    continue
-                result[path] = Entry(mode, "")
-                files.append(path)
+                try:
+                    result[path] = Entry(mode, _file_blob_id(full))
+                except OSError:
+                    result[path] = None
             else:
                 result[path] = None
-        if files:
-            with self._lock:
-                out = self._run(
-                    ["hash-object", "--no-filters", "--stdin-paths"], stdin="\n".join(files) + "\n"
-                ).stdout.decode()
-            for path, blob in zip(files, out.split(), strict=True):
-                entry = result[path]
-                assert entry is not None
-                result[path] = Entry(entry.mode, blob)
         return result
 
     # ------------------------------------------------------------------ git
@@ -446,10 +433,19 @@ class ShadowRepo:
         return proc
 
 
-def _line_unsafe(path: str) -> bool:
-    """A name `git hash-object --stdin-paths` would misread: it splits on newlines, drops a trailing CR and
-    unquotes a line that starts with a double quote."""
-    return "\n" in path or "\r" in path or path.startswith('"')
+def _file_blob_id(path: Path) -> str:
+    """A file's git blob id, hashed here: `git hash-object` with `core.bigFileThreshold` also compresses
+    every large file it hashes, and throws the result away (4.4 s per 100 MB against 0.2 s here)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        digest = hashlib.sha1(f"blob {size}\0".encode(), usedforsecurity=False)
+        read = 0
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+            read += len(chunk)
+    if read != size:  # it changed while read: hash what it holds now, whole
+        return _blob_id(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _blob_id(data: bytes) -> str:
