@@ -81,11 +81,18 @@ def test_read_binary_is_refused(workspace: Path, read: ReadFileTool) -> None:
         assert not result.success and "binary" in (result.error or "")
 
 
-def test_read_non_utf8_names_the_problem(workspace: Path, read: ReadFileTool) -> None:
+def test_read_latin1_is_decoded_and_says_its_encoding(workspace: Path, read: ReadFileTool) -> None:
     (workspace / "latin.txt").write_bytes("ok\ncafé\n".encode("latin-1"))
     result = read.execute(path="latin.txt")
+    assert result.success, result.error
+    assert result.output == "ok\ncafé\n[... file encoding: cp1252; edits are saved in it]"
+
+
+def test_read_undecodable_names_the_problem(workspace: Path, read: ReadFileTool) -> None:
+    (workspace / "a.py").write_bytes("# coding: ascii\nok = 'café'\n".encode("latin-1"))
+    result = read.execute(path="a.py")
     assert not result.success
-    assert "not valid UTF-8" in (result.error or "") and "0xe9" in (result.error or "")
+    assert "not valid ascii" in (result.error or "") and "0xe9" in (result.error or "")
     assert "line 2" in (result.error or "")
 
 

@@ -3,6 +3,8 @@
 - `file_tools`: read_file, write_file, delete_file and list_files.
 - `edit_file`: edit_file; `plan_edit` is its pure part, which the notebook cell edits reuse.
 - `fileio`: decoding that explains itself, size limits, and the atomic, durable writes all tools use.
+- `encodings`: the encoding of a file that is not UTF-8 (a Python coding cookie, else charset-normalizer when
+  it is sure), and the messages for bytes it cannot decide and text it cannot store.
 - `textmatch`: line splitting that keeps endings, loose comparison and "closest lines" hints (edit and patch).
 - `diffs`: the unified diffs the model, the approval screen and the transcript show.
 

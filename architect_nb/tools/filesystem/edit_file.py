@@ -236,13 +236,7 @@ def load_for_edit(target: Path, shown: str) -> TextFile:
 def write_edit(target: Path, shown: str, before: TextFile | None, new_text: str) -> None:
     """Write `new_text` atomically in `before`'s encoding, unless the file changed since it was read."""
     like = before or TextFile(text="")
-    try:
-        data = like.encode(new_text)
-    except UnicodeEncodeError as exc:
-        raise FileAccessError(
-            f"The new text contains {visible(exc.object[exc.start : exc.end])!r}, which "
-            f"{like.encoding.upper()} cannot store (an unpaired surrogate?); '{shown}' is unchanged."
-        ) from None
+    data = like.encode(new_text, shown)  # raises, naming a character the file's encoding cannot store
     try:
         current = target.read_bytes() if before is not None else None
     except OSError:

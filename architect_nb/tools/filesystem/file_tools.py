@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import Field
 
@@ -21,7 +21,6 @@ from architect_nb.tools.filesystem.fileio import (
     FileAccessError,
     TextFile,
     atomic_write_text,
-    decode_text,
     describe_size,
     looks_binary,
     read_text_file,
@@ -65,9 +64,7 @@ SKILL_PREFIX = "skill:"  # `agent.skills.SKILL_PREFIX`
 
 class ReadFileTool(WorkspaceTool):
     name = "read_file"
-    description = (
-        "Read a UTF-8 text file. Files over 256 KB must be read in parts with offset/limit (in lines)."
-    )
+    description = "Read a text file. Files over 256 KB must be read in parts with offset/limit (in lines)."
     args_model = ReadFileArgs
 
     def __init__(self, workspace_root: Path, max_bytes: int = DEFAULT_READ_LIMIT_BYTES) -> None:
@@ -97,8 +94,10 @@ class ReadFileTool(WorkspaceTool):
                 target = self.resolve(args.path)
                 shown = self.rel(target)
             if args.offset is None and args.limit is None:
-                text = read_text_file(target, shown, self.max_bytes).text
-                return ToolResult.ok(text, path=shown, lines=text.count("\n") + (not text.endswith("\n")))
+                file = read_text_file(target, shown, self.max_bytes)
+                text = file.text
+                lines = text.count("\n") + (not text.endswith("\n"))
+                return ToolResult.ok(_with_note(text, file.note), path=shown, lines=lines)
             return self._read_part(target, shown, args.offset or 1, args.limit)
         except (PathTraversalError, FileAccessError) as exc:
             return ToolResult.fail(str(exc))
@@ -116,17 +115,39 @@ class ReadFileTool(WorkspaceTool):
             if looks_binary(head):
                 raise FileAccessError(f"'{shown}' is a binary file; it cannot be read as text.")
             fh.seek(0)
-            picked: list[str] = []
-            budget = self.max_bytes
-            total = 0
-            for total, raw in enumerate(fh, start=1):
-                if total < offset or (limit is not None and total >= offset + limit) or budget <= 0:
-                    continue
-                line = decode_text(raw.removeprefix(b"\xef\xbb\xbf") if total == 1 else raw, f"{shown}").text
-                if len(line) > budget:
-                    line = line[:budget] + f" [... line {total} cut at {budget} of {len(line)} characters]\n"
-                budget -= len(line)
-                picked.append(line)
+            try:
+                return self._pick_lines(fh, shown, offset, limit, "utf-8")
+            except UnicodeDecodeError:
+                pass
+            # Not UTF-8: the whole file decides its encoding (a part could mislead the detector).
+            size = os.fstat(fh.fileno()).st_size
+            if size > 8 * self.max_bytes:
+                raise FileAccessError(
+                    f"'{shown}' is not UTF-8, and at {describe_size(size)} it is too large to detect its "
+                    "encoding; convert it to UTF-8 with run_command (iconv) to read it."
+                )
+            file = read_text_file(target, shown, 8 * self.max_bytes)
+            fh.seek(0)
+            part = self._pick_lines(fh, shown, offset, limit, file.encoding)
+        if part.success and file.note:
+            part.output = _with_note(part.output, file.note)
+        return part
+
+    def _pick_lines(
+        self, fh: BinaryIO, shown: str, offset: int, limit: int | None, encoding: str
+    ) -> ToolResult:
+        """Lines `offset` to `offset + limit` of the open file, decoded strictly, cut to the size budget."""
+        picked: list[str] = []
+        budget = self.max_bytes
+        total = 0
+        for total, raw in enumerate(fh, start=1):
+            if total < offset or (limit is not None and total >= offset + limit) or budget <= 0:
+                continue
+            line = (raw.removeprefix(b"\xef\xbb\xbf") if total == 1 else raw).decode(encoding)
+            if len(line) > budget:
+                line = line[:budget] + f" [... line {total} cut at {budget} of {len(line)} characters]\n"
+            budget -= len(line)
+            picked.append(line)
         if offset > max(total, 1):
             return ToolResult.fail(f"offset {offset} is past the end of '{shown}', which has {total} lines.")
         return self._format_part(picked, offset, total)
@@ -139,6 +160,13 @@ class ReadFileTool(WorkspaceTool):
             sep = "" if text.endswith("\n") or not text else "\n"
             text += f"{sep}[... showing lines {offset}-{last} of {total}; continue with offset={last + 1}]"
         return ToolResult.ok(text, first_line=offset, last_line=last, total_lines=total)
+
+
+def _with_note(text: str, note: str) -> str:
+    """`text` with `note` on a line of its own after it (nothing when there is no note)."""
+    if not note:
+        return text
+    return text + ("" if text.endswith("\n") or not text else "\n") + note
 
 
 # --------------------------------------------------------------------------- write_file
@@ -167,10 +195,7 @@ class WriteFileTool(WorkspaceTool):
         target = self.resolve(args.path)
         shown = self.rel(target)
         old = self._existing(target, shown, must_be_text=args.mode == "append")
-        old_text = old.text if old is not None else ""
-        return unified_diff(
-            old_text, old_text + args.content if args.mode == "append" else args.content, shown
-        )
+        return unified_diff(old.text if old is not None else "", _new_text(old, args), shown)
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = WriteFileArgs.model_validate(kwargs)
@@ -189,11 +214,11 @@ class WriteFileTool(WorkspaceTool):
             target = self.resolve(args.path)
             shown = self.rel(target)
             old = self._existing(target, shown, must_be_text=args.mode == "append")
-            new_text = (
-                old.text + args.content if (old is not None and args.mode == "append") else args.content
-            )
+            new_text = _new_text(old, args)
             self._make_parents(target, shown)
-            atomic_write_text(target, new_text, like=old if args.mode == "append" else None)
+            atomic_write_text(
+                target, new_text, like=old, shown=shown
+            )  # the old file's encoding, BOM included
         except (PathTraversalError, FileAccessError) as exc:
             return ToolResult.fail(str(exc))
         except OSError as exc:
@@ -239,6 +264,14 @@ class WriteFileTool(WorkspaceTool):
         return ToolResult.ok(
             f"{verb} {shown} (+{added} -{removed} lines).", path=shown, diff=diff, created=False
         )
+
+
+def _new_text(old: TextFile | None, args: WriteFileArgs) -> str:
+    """The file's text after the write: an existing CRLF file keeps CRLF line endings."""
+    content = args.content
+    if old is not None and old.newline == "\r\n":
+        content = content.replace("\r\n", "\n").replace("\n", "\r\n")
+    return old.text + content if (old is not None and args.mode == "append") else content
 
 
 # --------------------------------------------------------------------------- delete_file

@@ -1,5 +1,8 @@
 """Reading and writing workspace files safely: text decoding that explains itself, and atomic writes.
 
+A file is decoded in its own encoding (`decode_text`): a BOM's, a Python file's coding cookie, UTF-8, or
+what `encodings.choose_encoding` detects; `TextFile` remembers it and encodes edits back the same way.
+
 Every write goes to a temporary file in the target's folder, is fsynced, takes the old file's permission bits,
 and replaces the target with `os.replace`. A process killed halfway leaves the old
 content or the new, never a mix.
@@ -15,6 +18,14 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from architect_nb.tools.filesystem.encodings import (
+    EncodingError,
+    choose_encoding,
+    cookie_encoding,
+    shown_encoding,
+    unencodable,
+)
 
 __all__ = [
     "BINARY_SNIFF_BYTES",
@@ -35,6 +46,7 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+_UNICODE = frozenset(name for _, name in _BOMS)
 
 
 class FileAccessError(Exception):
@@ -50,14 +62,25 @@ class TextFile:
     bom: bytes = b""
 
     @property
+    def note(self) -> str:
+        """What the model is told about an encoding that cannot store every character; else ''."""
+        if self.encoding in _UNICODE:
+            return ""
+        return f"[... file encoding: {shown_encoding(self.encoding)}; edits are saved in it]"
+
+    @property
     def newline(self) -> str:
         """The file's dominant line ending: '\\r\\n' if most lines end so, otherwise '\\n'."""
         crlf = self.text.count("\r\n")
         return "\r\n" if crlf and crlf >= self.text.count("\n") - crlf else "\n"
 
-    def encode(self, text: str) -> bytes:
-        """Encode `text` in this file's encoding, BOM included."""
-        return self.bom + text.encode(self.encoding)
+    def encode(self, text: str, shown: str = "the file") -> bytes:
+        """Encode `text` in this file's encoding, BOM included. Raises `FileAccessError` naming the first
+        character the encoding cannot store."""
+        try:
+            return self.bom + text.encode(self.encoding)
+        except UnicodeEncodeError as exc:
+            raise FileAccessError(unencodable(text, exc, self.encoding, shown)) from None
 
 
 def describe_size(n_bytes: int) -> str:
@@ -78,7 +101,8 @@ def looks_binary(head: bytes) -> bool:
 
 
 def decode_text(data: bytes, shown_path: str) -> TextFile:
-    """Decode file bytes as UTF-8 (or UTF-16 with a BOM). Else raises `FileAccessError`."""
+    """Decode file bytes in their encoding: a BOM's, a Python file's coding cookie, UTF-8, else a sure
+    detection (`encodings.choose_encoding`). Raises `FileAccessError` for binary or undecidable bytes."""
     bom, encoding = b"", "utf-8"
     for candidate, name in _BOMS:
         if data.startswith(candidate):
@@ -89,15 +113,35 @@ def decode_text(data: bytes, shown_path: str) -> TextFile:
             f"'{shown_path}' is a binary file ({describe_size(len(data))}); it cannot be read as text."
         )
     try:
+        declared = None if bom else cookie_encoding(data, shown_path)
+    except EncodingError as exc:
+        raise FileAccessError(str(exc)) from None
+    encoding = declared or encoding
+    try:
         text = data[len(bom) :].decode(encoding)
     except UnicodeDecodeError as exc:
-        offset = exc.start + len(bom)
-        line = data.count(b"\n", 0, offset) + 1
-        raise FileAccessError(
-            f"'{shown_path}' is not valid {encoding.upper()}: byte 0x{data[offset]:02x} at offset {offset} "
-            f"(line {line}) cannot be decoded. The file may be Latin-1 or cp1252."
-        ) from None
-    return TextFile(text=text, encoding=encoding, bom=bom)
+        if bom or declared:
+            raise FileAccessError(_undecodable(data, exc.start + len(bom), encoding, shown_path)) from None
+    else:
+        if declared and text.encode(declared) != data:
+            raise FileAccessError(
+                f"'{shown_path}' declares {declared}, which does not give back the same bytes; it cannot be "
+                "edited safely. Convert it to UTF-8 with run_command (iconv) first."
+            )
+        return TextFile(text=text, encoding=encoding, bom=bom)
+    try:
+        encoding = choose_encoding(data, shown_path)
+    except EncodingError as exc:
+        raise FileAccessError(str(exc)) from None
+    return TextFile(text=data.decode(encoding), encoding=encoding)
+
+
+def _undecodable(data: bytes, offset: int, encoding: str, shown_path: str) -> str:
+    line = data.count(b"\n", 0, offset) + 1
+    return (
+        f"'{shown_path}' is not valid {shown_encoding(encoding)}: byte 0x{data[offset]:02x} at offset "
+        f"{offset} (line {line}) cannot be decoded, so it cannot be read or edited as text."
+    )
 
 
 def read_text_file(path: Path, shown_path: str, max_bytes: int | None = None) -> TextFile:
@@ -169,9 +213,9 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def atomic_write_text(path: Path, text: str, like: TextFile | None = None) -> bytes:
+def atomic_write_text(path: Path, text: str, like: TextFile | None = None, shown: str = "") -> bytes:
     """Write `text` atomically, encoded like `like` (UTF-8 by default). Returns the bytes written."""
-    data = (like or TextFile(text="")).encode(text)
+    data = (like or TextFile(text="")).encode(text, shown or path.name)
     atomic_write_bytes(path, data)
     return data
 

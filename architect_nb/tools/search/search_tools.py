@@ -25,6 +25,7 @@ from pydantic import Field
 
 from architect_nb.paths.validators import PathTraversalError, is_inside
 from architect_nb.tools.base import ToolResult
+from architect_nb.tools.filesystem.fileio import FileAccessError, read_text_file
 from architect_nb.tools.search.code import (
     FLAGS,
     CodeSearch,
@@ -69,6 +70,8 @@ __all__ = [
 DEFAULT_TIME_BOUND = 20.0
 MAX_LITERAL = 1000
 DEFAULT_MAX_FILES = 200
+#: The largest file that is not UTF-8 whose encoding is detected to show its matching lines.
+_MAX_DETECT_BYTES = 10 * 1024 * 1024
 
 _SEARCH_PATH = "Folder or file to search."
 _FILE_PATTERN = "Glob on file names ('*.py', '*.{js,ts}'), or on paths below `path` if it contains '/'."
@@ -471,12 +474,16 @@ class GrepTool(_SearchTool):
                 lines[rel] = notebooks[rel][1]
         # The few files shown are read here when rg's walk counted: one program start less.
         reader = PythonBackend() if counted is not None else backend
+        encodings: dict[str, str] = {}
         for rel, number, raw in reader.lines(
             root, [r for r in display if r not in notebooks], needle, deadline, max_results
         ):
             if rel in lines:
-                col = len(raw[: max(needle.find(raw, 0), 0)].decode("utf-8", "replace"))
-                lines[rel].append((number, True, clip(raw.decode("utf-8", "replace"), col)))
+                encoding = encodings.get(rel, "utf-8")
+                if not _decodes(raw, encoding):  # a legacy file: its lines in its own encoding
+                    encoding = encodings.setdefault(rel, _line_encoding(os.path.join(root, rel), rel))
+                col = len(raw[: max(needle.find(raw, 0), 0)].decode(encoding, "replace"))
+                lines[rel].append((number, True, clip(raw.decode(encoding, "replace"), col)))
         for rel in display:  # a file swapped for a symlink while rg read it shows nothing
             if lines[rel] and not searchable(os.path.join(root, rel)):
                 lines[rel] = []
@@ -496,6 +503,25 @@ class GrepTool(_SearchTool):
             timed_out=searched < total,
             time_bound=self.time_bound,
         )
+
+
+def _decodes(raw: bytes, encoding: str) -> bool:
+    try:
+        raw.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _line_encoding(path: str, rel: str) -> str:
+    """The encoding a matched line of a file that is not UTF-8 is shown in: the file's own, as read_file
+    decides it; UTF-8 (undecodable bytes shown as U+FFFD) where that cannot be told. Lines of a file with a
+    BOM are UTF-8 already (`grep.rg_view`)."""
+    try:
+        encoding = read_text_file(Path(path), rel, _MAX_DETECT_BYTES).encoding
+    except FileAccessError:
+        return "utf-8"
+    return "utf-8" if encoding.startswith("utf-") else encoding
 
 
 def _rg_can_select(file_pattern: str) -> bool:
