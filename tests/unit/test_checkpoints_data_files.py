@@ -214,3 +214,19 @@ def test_the_approval_says_before_the_call_what_undo_cannot_restore(data: Path) 
     assert edit_small.undo == ""
     assert command.undo.startswith("undo restores files up to 97.7 KB each and 1.0 GB in all per run")
     assert (data / "big.csv").read_text().startswith("a,b\n")  # denied: nothing changed
+
+
+def test_a_legacy_encoded_text_file_is_reviewed_as_text(data: Path) -> None:
+    (data / "prices.csv").write_bytes("city;price;note\nMünchen;3 €;“fine”\n".encode("cp1252"))
+    (data / "short.csv").write_bytes("München;3 €\n".encode("cp1252"))
+    engine = engine_for(data)
+    line, short = "Zürich;5 €;ok – good\n".encode("cp1252"), "Köln;4 €\n".encode("cp1252")
+    code = f"open('prices.csv', 'ab').write({line!r}); open('short.csv', 'ab').write({short!r})"
+    run(engine, "run_command", command=python(code))
+    review = {c.path: c.diff for c in engine.checkpoints.review(engine.run_id)}
+    assert " München;3 €;“fine”\n+Zürich;5 €;ok – good\n" in review["prices.csv"]
+    # Too short to tell cp1252 from cp850 and others: described, never shown with guessed letters.
+    assert review["short.csv"].startswith(
+        "Text file (encoding not certain) changed: 12 bytes → 21 bytes, id "
+    )
+    assert all("\ufffd" not in diff for diff in review.values())

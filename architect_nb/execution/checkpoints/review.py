@@ -13,11 +13,12 @@ from typing import Any
 from architect_nb.execution.checkpoints.records import FileChange
 from architect_nb.execution.checkpoints.shadow_git import Entry, ShadowRepo
 from architect_nb.tools.filesystem.file_kinds import describe_change, is_binary
-from architect_nb.tools.filesystem.fileio import describe_size
+from architect_nb.tools.filesystem.fileio import FileAccessError, decode_text, describe_size
 
 __all__ = ["decode_diff", "left_out_change", "review_change"]
 
 _LINK = "120000"
+_MAX_DETECTED = 8 << 20  # a larger text file not in UTF-8 is described, not read whole to find its encoding
 
 
 def review_change(shadow: ShadowRepo, path: str, first: str, last: str) -> FileChange:
@@ -31,7 +32,11 @@ def review_change(shadow: ShadowRepo, path: str, first: str, last: str) -> FileC
         described = describe_change(path, _facts(facts, before), _facts(facts, after))
         return FileChange(path=path, status=status, diff=described + "\n")
     raw = shadow._run(["diff", "--no-color", "--no-ext-diff", "--text", first, last, "--", path]).stdout
-    return FileChange(path=path, status=status, diff=decode_diff(raw))
+    text = decode_diff(raw, _file_encoding(shadow, after or before, facts))
+    if text is None:  # text in an 8-bit encoding no detector is sure of: described, as a binary file is
+        described = describe_change(path, _facts(facts, before), _facts(facts, after))
+        text = described.replace("Binary file (binary data)", "Text file (encoding not certain)") + "\n"
+    return FileChange(path=path, status=status, diff=text)
 
 
 def left_out_change(path: str, first: dict[str, Any], last: dict[str, Any]) -> FileChange:
@@ -53,23 +58,26 @@ def left_out_change(path: str, first: dict[str, Any], last: dict[str, Any]) -> F
     return FileChange(path=path, status=status, diff=text + "\n")
 
 
-def decode_diff(raw: bytes) -> str:
-    """A diff's bytes as text: UTF-8, or else the encoding its text is in; never surrogate escapes."""
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    from architect_nb.tools.filesystem import fileio
-
-    detect = getattr(fileio, "detect_encoding", None)  # the file tools' detector, where it is known
-    if callable(detect):
-        encoding = detect(raw)
-        if isinstance(encoding, str):
+def decode_diff(raw: bytes, encoding: str | None) -> str | None:
+    """A diff's bytes as text: UTF-8, or else in `encoding`, the file's own; None when neither fits."""
+    for name in ("utf-8", encoding):
+        if name is not None:
             try:
-                return raw.decode(encoding)
+                return raw.decode(name)
             except (UnicodeDecodeError, LookupError):
-                pass
-    return raw.decode("utf-8", "replace")
+                continue
+    return None
+
+
+def _file_encoding(shadow: ShadowRepo, entry: Entry | None, facts: dict[str, Any]) -> str | None:
+    """The encoding the file tools read this version of the file in (decided from all of it, as they do:
+    a diff's few lines are too short to tell cp1252 from cp850), or None when they would refuse it."""
+    if entry is None or entry.blob not in facts or facts[entry.blob].size > _MAX_DETECTED:
+        return None
+    try:
+        return decode_text(shadow.read(entry.blob), "").encoding
+    except FileAccessError:
+        return None
 
 
 def _facts(facts: dict[str, Any], entry: Entry | None) -> Any:
