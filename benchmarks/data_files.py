@@ -9,8 +9,8 @@
    byte written (first snapshot, then step); and the time of `undo`, which puts the first version back
    (checked byte for byte). The per-file limit is `max_bytes=2**31` so every file is covered. One more row:
    a 200 MiB file *created* by the step, with the default limit (100 MiB). It is over the limit, so it must
-   cost nothing in the store (checked: under 1 MiB of growth), and undo deletes it (the run created it). The CSV text is 8 MiB of distinct lines repeated: zlib sees 32 KiB at a time
-   and git does not delta new blobs, so its ratio is the ratio of unique text.
+   cost nothing in the store (checked: under 1 MiB of growth), and undo deletes it (the run created it).
+   The CSV text is 8 MiB of distinct lines repeated (files over 1 MiB are stored uncompressed).
 2. Run overhead. The same Python script writes 200 MiB (20 files of 10 MiB of random bytes into data/) and
    updates a SQLite database of the workspace, run (a) directly as `bash -c` in a subprocess and (b) through
    the real ExecutionEngine as a `run_command` call (yolo, sandbox off, the default 100 MiB limit per file and
