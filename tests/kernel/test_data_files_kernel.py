@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import pickle
+import shlex
 import sqlite3
 import textwrap
 import zipfile
@@ -50,7 +51,7 @@ with gzip.open("export.csv.gz", "wt") as f:
     f.write("a,b\\n" * 500)
 with zipfile.ZipFile("bundle.zip", "w") as z:
     z.writestr("inside.txt", "new")
-open("legacy.csv", "ab").write("Zürich;5 €\\n".encode("cp1252"))
+open("legacy.csv", "ab").write("Zürich;5 €;ok – good\\n".encode("cp1252"))
 with open("huge.bin", "wb") as f:
     for _ in range(1024):
         f.write(bytes(1 << 20))
@@ -70,7 +71,7 @@ DESCRIBED = {
     "photo.jpg": "Binary file (JPEG image) changed",
     "export.csv.gz": "Binary file (gzip data) changed",
     "bundle.zip": "Binary file (ZIP archive) changed",
-    "legacy.csv": "+Zürich;5 €",
+    "legacy.csv": " München;3 €;“fine”\n+Zürich;5 €;ok – good",
     "huge.bin": "Not snapshotted (1.0 GB, over the 100.0 MB limit per file)",
 }
 
@@ -107,7 +108,7 @@ def data(tmp_path: Path) -> Path:
     (ws / "export.csv.gz").write_bytes(gzip.compress(b"a,b\n1,2\n"))
     with zipfile.ZipFile(ws / "bundle.zip", "w") as z:
         z.writestr("inside.txt", "old")
-    (ws / "legacy.csv").write_bytes("city;price\nMünchen;3 €\n".encode("cp1252"))
+    (ws / "legacy.csv").write_bytes("city;price;note\nMünchen;3 €;“fine”\n".encode("cp1252"))
     return ws
 
 
@@ -178,8 +179,7 @@ def test_run_command_writes_every_kind_of_file_and_undo_restores_them(
     configure(kernel, data, tmp_path)
     before = files(data)
     # The connection never closes (as in a process that was killed): the WAL's side files stay.
-    (data.parent / "write.py").write_text(WRITE_EVERYTHING + "os._exit(0)\n")
-    command = f"python {data.parent / 'write.py'}"
+    command = f"python -c {shlex.quote(WRITE_EVERYTHING + 'os._exit(0)')}"
     model = write_script(
         data,
         [
