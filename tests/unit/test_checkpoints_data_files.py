@@ -230,3 +230,18 @@ def test_a_legacy_encoded_text_file_is_reviewed_as_text(data: Path) -> None:
         "Text file (encoding not certain) changed: 12 bytes → 21 bytes, id "
     )
     assert all("\ufffd" not in diff for diff in review.values())
+
+
+def test_write_file_over_a_binary_file_says_what_it_replaces(data: Path) -> None:
+    from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
+
+    before = (data / "model.pkl").read_bytes()
+    confirmer = ScriptedConfirmer(default="approve")
+    config = load_config(overrides={"workspace.root": str(data)}, environ={})
+    engine = build_engine(config, mode="confirm-all", confirmer=confirmer)
+    result = engine.execute_tool_call("write_file", {"path": "model.pkl", "content": "now text\n"})
+    said = f"binary file (pickle, {len(before)} bytes)"
+    assert result.success and result.output.endswith(f"It replaced a {said}.")
+    [asked] = confirmer.requests
+    assert asked.preview is not None and asked.preview.startswith(f"A {said}: it is replaced whole")
+    assert engine.checkpoints.undo(engine.run_id).ok and (data / "model.pkl").read_bytes() == before

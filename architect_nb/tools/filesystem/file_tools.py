@@ -16,6 +16,7 @@ from architect_nb.paths.validators import PathTraversalError, is_inside, validat
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes, unified_diff
 from architect_nb.tools.filesystem.edit_file import EditFileArgs, EditFileTool
+from architect_nb.tools.filesystem.file_kinds import is_binary, kind_of
 from architect_nb.tools.filesystem.fileio import (
     BINARY_SNIFF_BYTES,
     FileAccessError,
@@ -195,7 +196,10 @@ class WriteFileTool(WorkspaceTool):
         target = self.resolve(args.path)
         shown = self.rel(target)
         old = self._existing(target, shown, must_be_text=args.mode == "append")
-        return unified_diff(old.text if old is not None else "", _new_text(old, args), shown)
+        new_text = _new_text(old, args)
+        diff = unified_diff(old.text if old is not None else "", new_text, shown)
+        replaced = _replaced_binary(target, old)
+        return f"{replaced}: it is replaced whole by this text.\n{diff}" if replaced else diff
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = WriteFileArgs.model_validate(kwargs)
@@ -215,6 +219,7 @@ class WriteFileTool(WorkspaceTool):
             shown = self.rel(target)
             old = self._existing(target, shown, must_be_text=args.mode == "append")
             new_text = _new_text(old, args)
+            replaced = _replaced_binary(target, old)
             self._make_parents(target, shown)
             atomic_write_text(
                 target, new_text, like=old, shown=shown
@@ -223,7 +228,10 @@ class WriteFileTool(WorkspaceTool):
             return ToolResult.fail(str(exc))
         except OSError as exc:
             return ToolResult.fail(f"Could not write '{visible(args.path)}': {exc.strerror or exc}.")
-        return self._report(shown, old, new_text, args.mode)
+        result = self._report(shown, old, new_text, args.mode)
+        if replaced:
+            result.output = f"{result.output} It replaced {replaced[0].lower()}{replaced[1:]}."
+        return result
 
     @staticmethod
     def _existing(target: Path, shown: str, must_be_text: bool) -> TextFile | None:
@@ -264,6 +272,24 @@ class WriteFileTool(WorkspaceTool):
         return ToolResult.ok(
             f"{verb} {shown} (+{added} -{removed} lines).", path=shown, diff=diff, created=False
         )
+
+
+def _replaced_binary(target: Path, old: TextFile | None) -> str:
+    """What a write replaces when the file there is not text (binary, or too large to read): described, as
+    its diff cannot show it; '' otherwise."""
+    if old is None or old.text or not os.path.isfile(target):
+        return ""
+    try:
+        size = target.stat().st_size
+        with open(target, "rb") as f:
+            head = f.read(BINARY_SNIFF_BYTES)
+    except OSError:
+        return ""
+    if not size:
+        return ""
+    if is_binary(head):
+        return f"A binary file ({kind_of(target.name, head)}, {describe_size(size)})"
+    return f"A file that is not read as text ({describe_size(size)})"
 
 
 def _new_text(old: TextFile | None, args: WriteFileArgs) -> str:
