@@ -55,7 +55,10 @@ StopReason = Literal[
 #: How a run ended: it completed, it stopped at a limit (steps, budget, time), or it failed.
 RunStatus = Literal["success", "partial", "failed"]
 #: How one tool call ended: ran (ok or failed), or refused by a person, a rule, a dry run or an abort.
-CallStatus = Literal["ok", "failed", "denied", "blocked", "dry_run", "aborted"]
+#: How a call ended, as the record and the timeline show it: the values of `CallOutcome`.
+CallStatus = Literal[
+    "ok", "failed", "invalid", "denied", "blocked", "aborted", "dry_run", "skipped", "needs_person"
+]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -53,7 +53,6 @@ from architect_nb.agent.prompts import with_read_roots
 from architect_nb.agent.run_edges import RunEdges
 from architect_nb.agent.run_result import (
     RunResult,
-    call_status,
     ran_sandboxed,
     relative,
     review_list,
@@ -76,7 +75,7 @@ from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks.executor import HookEvent
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
-from architect_nb.tools.base import ToolResult
+from architect_nb.tools.base import CallOutcome, ToolResult
 from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.todo import checklist
 
@@ -634,10 +633,10 @@ class AgentLoop:
             if decision.action == "continue":
                 return call
             if decision.action == "skip":
-                return ToolResult.fail(SKIPPED, denied=True)
+                return ToolResult.refused(CallOutcome.SKIPPED, SKIPPED)
             if decision.action in ("fork", "stop"):
                 self._stop_stepping(run, decision, f"before the call to {call.name}")
-                return ToolResult.fail(f"Not run: {self._stopped_by}", skipped=True)
+                return ToolResult.refused(CallOutcome.SKIPPED, f"Not run: {self._stopped_by}")
             problem = check_arguments(tool, decision.arguments) or ""
             if not problem:
                 arguments = dict(decision.arguments or {})
@@ -676,7 +675,7 @@ class AgentLoop:
         for call in calls:
             if self._cancel.is_set() or self.engine.aborted:
                 why = "aborted" if self.engine.aborted else "interrupted"
-                results.append(ToolResult.fail(f"Not run: the run was {why}.", skipped=True))
+                results.append(ToolResult.refused(CallOutcome.SKIPPED, f"Not run: the run was {why}."))
                 continue
             if stepping and call.name in offered and not call.parse_error:
                 paused = self._tool_pause(run, call)
@@ -710,24 +709,27 @@ class AgentLoop:
         elif call.name not in offered:  # not offered to this run, even if registered (a plan agent's write)
             tools = ", ".join(sorted(offered)) or "none"
             name = f"named {call.name!r}" if call.name else "without a name"
-            result = ToolResult.fail(f"There is no tool {name} in this run. The tools you can call: {tools}.")
+            result = ToolResult.refused(
+                CallOutcome.INVALID, f"There is no tool {name} in this run. The tools you can call: {tools}."
+            )
         elif call.parse_error:
             sent = call.raw_arguments
             sent = sent if len(sent) <= _RAW_SHOWN else f"{sent[:_RAW_SHOWN]}... [{len(sent)} characters]"
-            result = ToolResult.fail(
+            result = ToolResult.refused(
+                CallOutcome.INVALID,
                 f"The call to {call.name} was not run: {call.parse_error}. You sent: {sent}\n"
-                f"Call {call.name} again with its arguments as one JSON object."
+                f"Call {call.name} again with its arguments as one JSON object.",
             )
         else:
             result = self.engine.execute_tool_call(call.name, call.arguments, step=step, tool_call_id=call.id)
-        status = call_status(result)
+        status = result.outcome
         self.emit(
             ToolResultEvent(
                 run_id=self.run_id,
                 step=step,
                 call_id=call.id,
                 tool=call.name,
-                status=status,
+                status=status.value,
                 success=result.success,
                 output=result.output,
                 error=result.error,
@@ -739,7 +741,7 @@ class AgentLoop:
                 sandboxed=ran_sandboxed(result),
             )
         )
-        if status == "failed":  # a tool that broke, not a person's or a rule's refusal
+        if status.broke:  # a tool that broke, not a person's or a rule's refusal
             context = {"tool_name": call.name, "error": result.error or ""}
             self._edges.notify(self.run_id, HookEvent.ON_ERROR, context)
         return result

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from architect_nb.agent.events import CallStatus, RunStatus, StopReason, ThreadInfo, Transcript
+from architect_nb.agent.events import RunStatus, StopReason, ThreadInfo, Transcript
 from architect_nb.agent.thread import Thread
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.log import get_logger
@@ -19,7 +19,6 @@ from architect_nb.tools.base import ToolResult
 
 __all__ = [
     "RunResult",
-    "call_status",
     "ran_sandboxed",
     "relative",
     "review_list",
@@ -29,14 +28,6 @@ __all__ = [
 
 _REVIEW_FILES = 200
 _REVIEW_DIFF_LINES = 400
-# Refusals, in the order they are told apart: the first key set says how the call ended.
-_REFUSALS: tuple[tuple[str, CallStatus], ...] = (
-    ("aborted", "aborted"),
-    ("denied", "denied"),
-    ("guardrail", "blocked"),
-    ("blocked", "blocked"),
-    ("dry_run", "dry_run"),
-)
 
 
 @dataclass
@@ -62,14 +53,6 @@ def run_status(stop: StopReason) -> RunStatus:
     if stop == "completed":
         return "success"
     return "partial" if stop in ("max_steps", "budget", "timeout") else "failed"
-
-
-def call_status(result: ToolResult) -> CallStatus:
-    meta = result.metadata
-    for key, status in _REFUSALS:
-        if meta.get(key):
-            return status
-    return "ok" if result.success else "failed"
 
 
 def ran_sandboxed(result: ToolResult) -> bool | None:

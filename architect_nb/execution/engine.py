@@ -19,8 +19,12 @@ The engine is built whole (`build.build_engine` builds one from a config); what 
 who is asked, the transcript hooks read) comes with `start_run`, and what belongs to one call (the loop's
 step, the model's id for it) comes with `execute_tool_call`.
 
-Abort: when a person answers abort, the call returns a failed `ToolResult` with `metadata["aborted"] = True`
-and `engine.aborted` becomes True; every later call is refused the same way until `start_run()`. The agent
+Every result says how the call ended (`ToolResult.outcome`), decided where it is decided: `INVALID` at steps 1
+and 2, `BLOCKED` at 3 and 4, `DENIED`, `NEEDS_PERSON` or `ABORTED` at 5, `DRY_RUN` at 6, and the tool's own
+`OK` or `FAILED` at 7.
+
+Abort: when a person answers abort, the call returns a result whose outcome is `ABORTED` and
+`engine.aborted` becomes True; every later call is refused the same way until `start_run()`. The agent
 loop checks either and stops. Nothing raises and nothing exits.
 """
 
@@ -62,7 +66,7 @@ from architect_nb.execution.steps import (
     parse_arguments,
 )
 from architect_nb.log import get_logger
-from architect_nb.tools.base import ToolRefusedError, ToolResult, format_validation_error
+from architect_nb.tools.base import CallOutcome, ToolRefusedError, ToolResult, format_validation_error
 from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.kernel.session import KernelSession
@@ -256,14 +260,15 @@ class ExecutionEngine:
             tool = self.registry.get(tool_name)
         except ToolNotFoundError as exc:
             record.step("lookup", "not_found")
-            return ToolResult.fail(f"{show(str(exc))} Call one of those instead.")
+            return ToolResult.refused(CallOutcome.INVALID, f"{show(str(exc))} Call one of those instead.")
         record.step("lookup", "found")
         args = parse_arguments(raw_args)
         if args is None:
             record.step("validate", "invalid")
-            return ToolResult.fail(
+            return ToolResult.refused(
+                CallOutcome.INVALID,
                 f"Arguments for {tool.name} must be a JSON object of named arguments, not "
-                f"{type(raw_args).__name__}. Check the tool's schema and retry."
+                f"{type(raw_args).__name__}. Check the tool's schema and retry.",
             )
         call = CallState(
             tool=tool, args=args, step=step, audit_id=str(record.call_id), tool_call_id=tool_call_id
@@ -299,7 +304,7 @@ class ExecutionEngine:
             text = format_validation_error(tool.name, exc)
             if rewritten:
                 text = "A pre_tool_use hook rewrote the arguments into invalid ones. " + text
-            return ToolResult.fail(text)
+            return ToolResult.refused(CallOutcome.INVALID, text)
         record.step("validate", "ok")
         # A re-check after a rewrite judges the new arguments afresh.
         call.rule_notes, call.files, call.command, call.preview = [], [], None, None
@@ -307,7 +312,7 @@ class ExecutionEngine:
             call.code = tool.code_to_run(call.kwargs) if tool.runs_code else None
         except ToolRefusedError as exc:  # refused before anybody is asked to approve it
             record.step("validate", "refused", str(exc))
-            return ToolResult.fail(str(exc))
+            return ToolResult.refused(CallOutcome.BLOCKED, str(exc))
         rails = self.guardrails
         if isinstance(tool, WorkspaceTool) and (
             tool.mutates_files or (rails is not None and bool(rails.sensitive)) or self._hooked
@@ -328,7 +333,7 @@ class ExecutionEngine:
             refusal = self.claude_rules.refusal(tool, call.kwargs)
         if refusal is not None:
             record.step("guardrails", "block", refusal)
-            return ToolResult.fail(f"Guardrail: {refusal}", guardrail=True)
+            return ToolResult.refused(CallOutcome.BLOCKED, f"Guardrail: {refusal}")
         record.step("guardrails", "allow")
         return None
 
@@ -345,7 +350,8 @@ class ExecutionEngine:
         for r in results:
             if r.decision is HookDecision.BLOCK:
                 record.step("pre_hooks", "block", f"{r.name}: {r.reason}")
-                return ToolResult.fail(
+                return ToolResult.refused(
+                    CallOutcome.BLOCKED,
                     f"Blocked by hook {show(r.name)}: {show(r.reason).rstrip('.')}. "
                     "Change the call to meet that condition, or try another approach.",
                     hook=r.name,
@@ -400,12 +406,13 @@ class ExecutionEngine:
             answer = ConfirmationAnswer.parse(confirmer.confirm(request))
         except NoTTYError as exc:
             record.step("confirm", "no_tty")
-            return ToolResult.fail(f"{tool.name} was not run: {exc}", needs_confirmation=True)
+            return ToolResult.refused(CallOutcome.NEEDS_PERSON, f"{tool.name} was not run: {exc}")
         except Exception as exc:
             record.step("confirm", "error", f"{type(exc).__name__}: {exc}")
-            return ToolResult.fail(
+            return ToolResult.refused(
+                CallOutcome.NEEDS_PERSON,
                 f"Asking for confirmation failed ({type(exc).__name__}: {exc}), so {tool.name} was not run. "
-                "Try again later or ask the user."
+                "Try again later or ask the user.",
             )
         if answer.decision is Approval.APPROVE:
             record.step("confirm", "approve")
@@ -413,10 +420,10 @@ class ExecutionEngine:
         if answer.decision is Approval.DENY:
             record.step("confirm", "deny", answer.reason)
             why = f" They said: {show(answer.reason)}." if answer.reason else ""
-            return ToolResult.fail(
+            return ToolResult.refused(
+                CallOutcome.DENIED,
                 f"The user declined to run {tool.name}.{why} Do not repeat the same call; adjust your "
                 "approach or ask the user what they want.",
-                denied=True,
             )
         record.step("confirm", "abort", answer.reason)
         self.abort(answer.reason)
@@ -424,10 +431,10 @@ class ExecutionEngine:
 
     def _aborted_result(self) -> ToolResult:
         why = f" ({show(self.abort_reason)})" if self.abort_reason else ""
-        return ToolResult.fail(
+        return ToolResult.refused(
+            CallOutcome.ABORTED,
             f"The user aborted the run{why}. Stop now: call no more tools and give a short summary of what "
             "was done.",
-            aborted=True,
         )
 
     def _execute(self, call: CallState, record: AuditRecord) -> ToolResult:

@@ -16,7 +16,7 @@ from architect_nb.execution.confirmation.policy import CommandCheck
 from architect_nb.execution.guardrails.rails import GuardrailsEngine
 from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.redaction import default_redactor
-from architect_nb.tools.base import BaseTool, ToolResult
+from architect_nb.tools.base import BaseTool, CallOutcome, ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes
 
 __all__ = [
@@ -155,8 +155,8 @@ def dry_run_result(call: CallState, reasons: list[str]) -> ToolResult:
     if call.preview:
         text += "\n" + call.preview.rstrip("\n")
     if call.preview is None:
-        return ToolResult.ok(text, dry_run=True)
-    return ToolResult.ok(text, dry_run=True, diff=call.preview)
+        return ToolResult(success=True, output=text, outcome=CallOutcome.DRY_RUN)
+    return ToolResult(success=True, output=text, outcome=CallOutcome.DRY_RUN, metadata={"diff": call.preview})
 
 
 def finish(call: CallState, result: ToolResult) -> ToolResult:

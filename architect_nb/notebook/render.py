@@ -80,6 +80,9 @@ _STATUS_COLOURS = {
     "aborted": "#cf222e",
     "interrupted": "#cf222e",
     "dry_run": "#8250df",
+    "skipped": "#6e7781",
+    "needs_person": "#bc4c00",
+    "invalid": "#cf222e",
     "partial": "#bc4c00",
     "added": "#1a7f37",
     "deleted": "#cf222e",
@@ -244,7 +247,7 @@ def tool_card_html(call: ToolCall) -> str:
     )
     body += diff_html(call.diff, max_lines=_DIFF_LINES_CAP) if call.diff else ""
     body += _hooks_html(call.hooks)
-    if call.error and call.status in ("blocked", "denied", "aborted"):
+    if call.error and call.status in ("blocked", "denied", "aborted", "skipped", "needs_person", "invalid"):
         body += f'<div style="color:{_STATUS_COLOURS.get(call.status, "#cf222e")}">{_e(call.error)}</div>'
     elif call.error:
         body += _text_block("error", call.error)

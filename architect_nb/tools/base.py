@@ -17,8 +17,9 @@ from pydantic import BaseModel, ValidationError
 
 from architect_nb.log import get_logger
 from architect_nb.tools.metadata import ToolMetadata
+from architect_nb.tools.outcome import CallOutcome
 
-__all__ = ["BaseTool", "ToolRefusedError", "ToolResult", "format_validation_error"]
+__all__ = ["BaseTool", "CallOutcome", "ToolRefusedError", "ToolResult", "format_validation_error"]
 
 
 class ToolRefusedError(Exception):
@@ -36,12 +37,21 @@ class ToolResult:
         error: On failure, a sentence saying what went wrong and what to do next.
         metadata: Structured extras for the engine and the notebook (a diff, counts, truncation flags), each
             key typed in `ToolMetadata`. Never sent to the model.
+        outcome: How the call ended (`CallOutcome`): `OK` or `FAILED` from the tool itself, anything else
+            from the layer that refused or skipped it (`refused`).
     """
 
     success: bool
     output: str = ""
     error: str | None = None
     metadata: ToolMetadata = field(default_factory=lambda: ToolMetadata())  # noqa: PLW0108 - a TypedDict is no factory to mypy
+    outcome: CallOutcome = CallOutcome.OK
+
+    def __post_init__(self) -> None:
+        if not self.success and self.outcome is CallOutcome.OK:
+            self.outcome = CallOutcome.FAILED
+        elif self.success and self.outcome is not CallOutcome.DRY_RUN:
+            self.outcome = CallOutcome.OK
 
     @classmethod
     def ok(cls, output: str, **metadata: Unpack[ToolMetadata]) -> ToolResult:
@@ -50,6 +60,11 @@ class ToolResult:
     @classmethod
     def fail(cls, error: str, output: str = "", **metadata: Unpack[ToolMetadata]) -> ToolResult:
         return cls(success=False, output=output, error=error, metadata=metadata)
+
+    @classmethod
+    def refused(cls, outcome: CallOutcome, error: str, **metadata: Unpack[ToolMetadata]) -> ToolResult:
+        """A call that did not run (or ran no tool), and why: the layer that decided says how it ended."""
+        return cls(success=False, error=error, metadata=metadata, outcome=outcome)
 
     def to_model_text(self) -> str:
         """The text the model receives as the tool message."""

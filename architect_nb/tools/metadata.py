@@ -12,14 +12,8 @@ __all__ = ["ToolMetadata"]
 
 
 class ToolMetadata(TypedDict, total=False):
-    # How the call ended, when it did not run or ran no tool (set by the engine and the agent loop).
-    aborted: bool  # the person aborted the run
-    denied: bool  # the person declined this call
-    guardrail: bool  # a guardrail refused it
+    # How the call ended is `ToolResult.outcome`; what refused it, when that has a name:
     hook: str  # the pre_tool_use hook that blocked it
-    dry_run: bool  # described, not run
-    needs_confirmation: bool  # it needed a person and none could be asked
-    skipped: bool  # not run: the run was aborted or interrupted before it
 
     # What the call changed (the engine adds changed_files, hooks and notes to any tool's result).
     changed_files: list[str]  # workspace paths the call changed, as its snapshots saw them

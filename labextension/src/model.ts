@@ -26,6 +26,9 @@ export type CallStatus =
   | 'dry-run'
   | 'failed'
   | 'aborted'
+  | 'skipped'
+  | 'needs a person'
+  | 'invalid'
   | 'pending';
 
 export interface ICallView {
@@ -127,6 +130,12 @@ export function callStatus(
       return 'dry-run';
     case 'aborted':
       return 'aborted';
+    case 'skipped':
+      return 'skipped';
+    case 'needs_person':
+      return 'needs a person';
+    case 'invalid':
+      return 'invalid';
     default:
       return result.success ? 'ran' : 'failed';
   }

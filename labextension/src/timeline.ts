@@ -45,6 +45,9 @@ const STATUS_STYLE: Record<CallStatus, string> = {
   'dry-run': 'dryrun',
   failed: 'failed',
   aborted: 'failed',
+  skipped: 'pending',
+  'needs a person': 'denied',
+  invalid: 'failed',
   pending: 'pending'
 };
 

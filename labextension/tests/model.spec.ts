@@ -106,4 +106,15 @@ describe('buildRunView', () => {
     expect(view.finished).toBeNull();
     expect(callStatus(null, null)).toBe('pending');
   });
+
+  it('names every outcome the kernel reports', () => {
+    const result = (status: string, success = false) =>
+      ({ status, success }) as unknown as Parameters<typeof callStatus>[0];
+    expect(callStatus(result('skipped'), null)).toBe('skipped');
+    expect(callStatus(result('needs_person'), null)).toBe('needs a person');
+    expect(callStatus(result('invalid'), null)).toBe('invalid');
+    expect(callStatus(result('blocked'), null)).toBe('blocked');
+    expect(callStatus(result('failed'), null)).toBe('failed');
+    expect(callStatus(result('ok', true), null)).toBe('ran');
+  });
 });

@@ -22,6 +22,7 @@ from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.checkpoints.store import AlreadyUndoneError, CheckpointError, CheckpointStore
 from architect_nb.execution.engine import ExecutionEngine
+from architect_nb.tools.outcome import CallOutcome
 
 
 def engine_for(workspace: Path, **overrides: Any) -> ExecutionEngine:
@@ -308,7 +309,7 @@ def test_an_unwritable_state_folder_makes_commands_ask_and_yolo_runs_uncovered(
 
     asking = build_engine(config, mode="confirm-sensitive", confirmer=ScriptedConfirmer([], default="deny"))
     refused = asking.execute_tool_call("run_command", {"command": "ls"})  # safe, yet it asks now
-    assert refused.metadata.get("denied")
+    assert refused.outcome is CallOutcome.DENIED
     [request] = asking.confirmer.requests
     assert any("undo cannot cover this call" in r for r in request.reasons)
     yolo = build_engine(config, mode="yolo")

@@ -18,6 +18,7 @@ from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks.claude_shape import TOOLS, markdown_table
 from architect_nb.mcp import MCPManager
+from architect_nb.tools.outcome import CallOutcome
 from tests.support.claude import RECORD, claude_config, claude_workspace, command_hook, seen
 from tests.support.engine import NoopTool
 
@@ -413,9 +414,9 @@ def test_ask_rules_ask_a_person_even_in_yolo_and_allow_rules_never_skip_asking(r
     confirmer = ScriptedConfirmer(["deny: not now", "deny: no", "approve"])
     engine = build_engine(claude_config(ruled, use="permissions"), mode="yolo", confirmer=confirmer)
     pushed = engine.execute_tool_call("run_command", {"command": "git push origin main"})
-    assert pushed.metadata.get("denied") and "not now" in (pushed.error or "")
+    assert pushed.outcome is CallOutcome.DENIED and "not now" in (pushed.error or "")
     written = engine.execute_tool_call("write_file", {"path": "docs/notes.md", "content": "x\n"})
-    assert written.metadata.get("denied") and not (ruled / "docs").exists()
+    assert written.outcome is CallOutcome.DENIED and not (ruled / "docs").exists()
     asked = [request.reasons for request in confirmer.requests]
     assert asked == [
         ("the workspace's Claude Code settings ask before Bash(git push:*)",),

@@ -20,6 +20,7 @@ from architect_nb.execution.confirmation.confirmers import (
 from architect_nb.execution.confirmation.policy import NoTTYError
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.base import ToolResult
+from architect_nb.tools.outcome import CallOutcome
 from tests.support.engine import LinesTool, NoopTool, hook, make_engine, script
 
 
@@ -188,7 +189,7 @@ def test_abort_from_another_thread(workspace: Path) -> None:
     worker.start()
     worker.join()
     result = engine.execute_tool_call("noop", {})
-    assert result.metadata["aborted"] and "(stop button)" in (result.error or "")
+    assert result.outcome is CallOutcome.ABORTED and "(stop button)" in (result.error or "")
 
 
 def test_rewrite_into_invalid_arguments_is_refused(workspace: Path, tmp_path: Path) -> None:
@@ -306,7 +307,7 @@ def test_confirmer_sees_the_diff_before_anything_is_written(workspace: Path) -> 
 def test_deny_reason_reaches_the_model(workspace: Path) -> None:
     engine, _ = make_engine(workspace, mode="confirm-all", answers=["deny: use a scratch file"])
     result = engine.execute_tool_call("noop", {})
-    assert not result.success and result.metadata["denied"]
+    assert not result.success and result.outcome is CallOutcome.DENIED
     assert "They said: use a scratch file." in result.to_model_text()
     assert not engine.aborted
 
@@ -314,9 +315,9 @@ def test_deny_reason_reaches_the_model(workspace: Path) -> None:
 def test_abort_stops_the_run_until_a_new_one(workspace: Path) -> None:
     engine, confirmer = make_engine(workspace, mode="confirm-all", answers=["abort", "y"])
     result = engine.execute_tool_call("noop", {})
-    assert not result.success and result.metadata["aborted"] and engine.aborted
+    assert not result.success and result.outcome is CallOutcome.ABORTED and engine.aborted
     again = engine.execute_tool_call("noop", {})
-    assert again.metadata["aborted"] and len(confirmer.requests) == 1
+    assert again.outcome is CallOutcome.ABORTED and len(confirmer.requests) == 1
     engine.start_run()
     assert engine.execute_tool_call("noop", {}).success
 
@@ -325,7 +326,7 @@ def test_no_tty_is_a_readable_failure(workspace: Path) -> None:
     engine, _ = make_engine(workspace, mode="confirm-all")
     engine.start_run(confirmer=TerminalConfirmer())  # pytest's stdin is not a TTY
     result = engine.execute_tool_call("noop", {})
-    assert not result.success and result.metadata["needs_confirmation"]
+    assert not result.success and result.outcome is CallOutcome.NEEDS_PERSON
     assert "interactive terminal" in (result.error or "") and "noop was not run" in (result.error or "")
 
 
@@ -363,7 +364,7 @@ def test_dry_run_describes_and_shows_the_diff(workspace: Path) -> None:
     (workspace / "a.py").write_text("x = 1\n")
     engine, confirmer = make_engine(workspace, mode="confirm-sensitive", dry_run=True)
     result = engine.execute_tool_call("write_file", {"path": "a.py", "content": "x = 2\n"})
-    assert result.success and result.metadata["dry_run"]
+    assert result.success and result.outcome is CallOutcome.DRY_RUN
     first, *rest = result.output.splitlines()
     assert first == "[DRY-RUN] would run write_file(path='a.py', content='x = 2\\n', mode='overwrite')"
     assert "-x = 1" in rest and "+x = 2" in rest

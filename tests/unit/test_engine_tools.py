@@ -10,6 +10,7 @@ from architect_nb.config.schema import AppConfig
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine
+from architect_nb.tools.outcome import CallOutcome
 from tests.support.sandbox import require_bwrap
 
 
@@ -128,7 +129,7 @@ def test_without_the_sandbox_a_command_that_reads_sensitive_files_unnamed_is_ref
 ) -> None:
     engine = _sensitive_workspace(workspace, **sandbox)
     result = engine.execute_tool_call("run_command", {"command": "grep -rn API ."})
-    assert not result.success and result.metadata.get("guardrail") is True and result.output == ""
+    assert not result.success and result.outcome is CallOutcome.BLOCKED and result.output == ""
     assert (result.error or "").startswith("Guardrail: The command would read a sensitive file without")
     assert "hunter2" not in result.to_model_text()
 

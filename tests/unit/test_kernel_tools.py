@@ -31,6 +31,7 @@ from architect_nb.tools.kernel import (
     RunPythonTool,
 )
 from architect_nb.tools.kernel.execute import forbidden_call
+from architect_nb.tools.outcome import CallOutcome
 
 
 def notebook_function(x: int) -> int:
@@ -287,7 +288,7 @@ def test_the_engine_asks_before_run_python_only(tmp_path: Path, kernel: PlainKer
     assert engine.execute_tool_call("inspect_variable", {"name": "df"}).success
     assert engine.execute_tool_call("propose_cell", {"code": "1"}).success
     denied = engine.execute_tool_call("run_python", {"code": "ran = True"})
-    assert not denied.success and denied.metadata.get("denied") and "ran" not in kernel.scratch
+    assert not denied.success and denied.outcome is CallOutcome.DENIED and "ran" not in kernel.scratch
     [request] = engine.confirmer.requests
     assert request.code == "ran = True" and "code=" not in request.shown_args()
     assert "code:\nran = True" in request.render()

@@ -25,6 +25,7 @@ from architect_nb.execution.confirmation.policy import ConfirmationPolicy, NoTTY
 from architect_nb.tools.commands import RunCommandTool
 from architect_nb.tools.commands.classifier import CommandVerdict
 from architect_nb.tools.commands.command_tool import as_command_tool
+from architect_nb.tools.outcome import CallOutcome
 from tests.support.engine import FakeCommandTool, NoopTool, SensitiveNoopTool, make_engine
 
 # The document's table: run_command classification x mode -> asks?
@@ -100,7 +101,7 @@ def test_blocked_commands_are_refused_in_every_mode(workspace: Path, mode: str) 
     engine = build_engine(config, mode=mode, confirmer=confirmer)
     (workspace / "keep.txt").write_text("kept\n")
     result = engine.execute_tool_call("run_command", {"command": "ls && sudo rm -f keep.txt"})
-    assert not result.success and result.metadata.get("guardrail")
+    assert not result.success and result.outcome is CallOutcome.BLOCKED
     assert (result.error or "").startswith("Guardrail: the command is blocked in every mode (")
     assert "Do not retry it; find a safer way." in (result.error or "")
     assert confirmer.requests == [] and (workspace / "keep.txt").read_text() == "kept\n"
@@ -122,7 +123,7 @@ def test_a_tool_is_a_command_tool_by_what_it_offers_not_by_its_name(workspace: P
     assert confirmer.requests == []
     engine, confirmer = make_engine(workspace, mode="confirm-sensitive", answers=["n"])
     refused = engine.execute_tool_call("fake_command", {"command": "curl example.invalid"})
-    assert refused.metadata.get("denied") and confirmer.requests[0].command is not None
+    assert refused.outcome is CallOutcome.DENIED and confirmer.requests[0].command is not None
     assert confirmer.requests[0].command.sensitivity == "dangerous"
 
 

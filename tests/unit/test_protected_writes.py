@@ -20,6 +20,7 @@ from architect_nb.config.schema import AppConfig, GuardrailsConfig, SandboxConfi
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.guardrails.rails import GuardrailsEngine
 from architect_nb.tools.commands.run_command import RunCommandTool
+from architect_nb.tools.outcome import CallOutcome
 from tests.support.protected_writes_corpus import (
     _GIT_ENV,
     ORDINARY,
@@ -120,7 +121,7 @@ def test_a_write_form_changes_the_file_unguarded_and_is_refused_guarded(
     assert not allowed
     assert "protected file" in reason and any(advice in reason for advice in ADVICE), reason
     result = engine_for(guarded).execute_tool_call("run_command", {"command": form.command})
-    assert not result.success and result.metadata.get("guardrail"), (result.error, result.output)
+    assert not result.success and result.outcome is CallOutcome.BLOCKED, (result.error, result.output)
     assert protected_state(guarded) == before
 
 
@@ -159,6 +160,6 @@ def test_an_ordinary_command_is_allowed_and_leaves_the_protected_files_alone(
     allowed, reason = rails(root).check_command(command, root)
     assert allowed, reason
     result = engine_for(root).execute_tool_call("run_command", {"command": command})
-    assert not result.metadata.get("guardrail"), result.error
+    assert result.outcome is not CallOutcome.BLOCKED, result.error
     assert result.success, (result.error, result.output)
     assert protected_state(root) == before
