@@ -183,7 +183,7 @@ def family_of(module: str) -> str | None:
 def test_the_families_are_the_documented_ones() -> None:
     assert FAMILIES == ["commands", "filesystem", "kernel", "notebook_files", "patch", "search", "todo"]
     top = sorted(p.stem for p in TOOLS.glob("*.py"))
-    assert top == ["__init__", "base", "metadata", "registry", "setup", "workspace"]
+    assert top == ["__init__", "base", "metadata", "outcome", "registry", "setup", "workspace"]
     packages = [TOOLS / family for family in FAMILIES] + [
         p for p in EXECUTION.iterdir() if (p / "__init__.py").is_file()
     ]
@@ -196,7 +196,7 @@ def test_the_families_are_the_documented_ones() -> None:
 
 def test_the_tool_core_imports_no_family() -> None:
     """`base`, `registry` and `workspace` are what every family builds on; `setup` is where they meet."""
-    for name in ("base", "metadata", "registry", "workspace"):
+    for name in ("base", "metadata", "outcome", "registry", "workspace"):
         families = {family_of(module) for module, _ in imports(TOOLS / f"{name}.py")} - {None}
         assert not families, f"tools/{name}.py imports {families}"
 

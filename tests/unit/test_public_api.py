@@ -120,7 +120,14 @@ PUBLIC = {
     "architect_nb.execution.hooks": ["HookDecision", "HookEvent", "HookExecutor", "HookResult"],
     "architect_nb.execution.guardrails": ["ClaudePermissions", "CodeRuleHit", "GuardrailsEngine"],
     "architect_nb.execution.gates": ["run_kernel_check"],
-    "architect_nb.tools.base": ["BaseTool", "ToolRefusedError", "ToolResult", "format_validation_error"],
+    "architect_nb.tools.base": [
+        "BaseTool",
+        "CallOutcome",
+        "ToolRefusedError",
+        "ToolResult",
+        "format_validation_error",
+    ],
+    "architect_nb.tools.outcome": ["CallOutcome"],
     "architect_nb.tools.metadata": ["ToolMetadata"],
     "architect_nb.tools.registry": [
         "DuplicateToolError",
