@@ -10,6 +10,7 @@ from architect_nb.agent.config import AgentConfig, resolve_agent
 from architect_nb.agent.events import EventSink
 from architect_nb.agent.gateway import model_client
 from architect_nb.agent.instructions import ProjectInstructions
+from architect_nb.agent.llm import LLMClient
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.agent.skills import find_skills, skills_prompt
 from architect_nb.agent.stepping import Stepper
@@ -58,13 +59,16 @@ def create_loop(
     kernel: KernelSession | None = None,
     stepper: Stepper | None = None,
     tools: Sequence[BaseTool] = (),
+    llm: LLMClient | None = None,
 ) -> AgentLoop:
     """Build the engine (tools, hooks, guardrails) and the model client, and return a ready loop.
 
     Explicit arguments win over the agent's settings, which win over the config file. `kernel` (a notebook's
     live kernel, or `PlainKernel(namespace)`) gives the agent the kernel tools and runs kernel checks.
     `stepper` pauses the run before each model call and each tool call (`agent.stepping`). `tools` join the
-    built-in ones (the ACP agent's kernel tools, run in the notebook kernel it connected).
+    built-in ones (the ACP agent's kernel tools, run in the notebook kernel it connected). `llm` is the model
+    client to use instead of the one `config.llm` (or `model`) names: anything with `LLMClient`'s methods,
+    such as `architect_nb.testing.scripted_model(...)` or your own.
     """
     agent_config = resolve_agent(agent, config)
     if max_steps is not None:
@@ -79,8 +83,9 @@ def create_loop(
     )
     warnings: list[tuple[str, str]] = []
     agent_config = _with_skills(agent_config, engine, warnings)
-    llm_config = config.llm.model_copy(update={"model": model}) if model else config.llm
-    llm = model_client(llm_config, workspace=config.workspace.root)
+    if llm is None:
+        llm_config = config.llm.model_copy(update={"model": model}) if model else config.llm
+        llm = model_client(llm_config, workspace=config.workspace.root)
     costs = (
         config.costs.model_copy(update={"budget_usd": budget_usd}) if budget_usd is not None else config.costs
     )

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from architect_nb.agent.length_cuts import added, cut_where, more_room_for, told_cut
 from architect_nb.agent.model_failures import Failure, classify, explain
 from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_call
+from architect_nb.agent.offline import offline_refusal
 from architect_nb.agent.prompt_cache import needs_markers, with_markers
 from architect_nb.agent.reply_parsing import parse_reply, refusal_words
 from architect_nb.agent.retry_policy import MAX_WAIT_S, RetryPolicy
@@ -176,6 +177,8 @@ class LiteLLMClient:
         should_stop: Callable[[], bool] | None = None,
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
+        if (refused := offline_refusal(self.model, self.config.api_base)) is not None:
+            raise LLMError(refused)
         backend = self._backend()
         kwargs = self._request(messages, tools, thread_position)
         policy = RetryPolicy(self.config.retries, float(self.config.timeout))

@@ -171,4 +171,4 @@ def test_arguments_that_are_not_a_json_object_go_back_to_the_model(
     assert "not valid JSON" in tool_messages[0]["content"]
     assert "must be a JSON object" in tool_messages[1]["content"]
     results = [e for e in loop.transcript.events if e.kind == "tool_result"]
-    assert [r.status for r in results] == ["failed", "failed"]
+    assert [r.status for r in results] == ["invalid", "invalid"]
