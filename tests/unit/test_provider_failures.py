@@ -306,7 +306,7 @@ def test_an_answer_cut_mid_call_twice_tells_the_model_and_the_cell(
     ]  # asked again with twice the room
     assert "total = 0\n" in (root / "shop" / "cart.py").read_text()  # the cut call did not run
     (result,) = run.of("tool_result")
-    assert result.status == "failed" and "cut off at the length limit in the middle of this call" in (
+    assert result.status == "invalid" and "cut off at the length limit in the middle of this call" in (
         result.error or ""
     )
     assert "cut off at the length limit in the middle of this call" in _said_to_model(server.requests[-1])
@@ -333,7 +333,7 @@ def test_malformed_arguments_are_sent_back_and_shown_raw(name: str, tmp_path: Pa
     assert run.result.stop_reason == "completed", run.result.message
     (call,) = run.of("tool_call")
     (result,) = run.of("tool_result")
-    assert result.status == "failed" and "not valid JSON" in (result.error or "")
+    assert result.status == "invalid" and "not valid JSON" in (result.error or "")
     told = _said_to_model(server.requests[-1])
     assert (
         "was not run: " in told
@@ -355,7 +355,7 @@ def test_an_unknown_tool_is_answered_with_the_tools_there_are(provider: Provider
         run = run_agent(config_for(provider, server, project(tmp_path)), "Deploy it.")
     assert run.result.stop_reason == "completed", run.result.message
     (result,) = run.of("tool_result")
-    assert result.status == "failed"
+    assert result.status == "invalid"
     assert (result.error or "").startswith("There is no tool named 'deploy_to_production' in this run.")
     assert "The tools you can call: " in (result.error or "") and "read_file" in (result.error or "")
     assert "The tools you can call" in _said_to_model(server.requests[-1])
