@@ -222,7 +222,7 @@ def test_03_tool_calling_shows_each_step_refusals_dry_run_and_modes(notebooks: P
         assert line in text, line
     refusals, dry, yolo = _runs(nb)
     statuses = [r["status"] for r in _events(refusals, "tool_result")]
-    assert statuses == ["failed", "blocked"]  # the hook's block, then the guardrail's refusal
+    assert statuses == ["blocked", "blocked"]  # the hook's block, then the guardrail's refusal
     assert all(r["status"] == "dry_run" for r in _events(dry, "tool_result"))
     assert _events(dry, "run_started")[0]["dry_run"] is True
     assert _events(yolo, "run_started")[0]["mode"] == "yolo"
