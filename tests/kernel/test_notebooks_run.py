@@ -283,7 +283,7 @@ def test_05_inside_a_run_steps_inspects_edits_a_result_meters_and_forks(notebook
     # 4. A refused edit, the edited call that ran, a skip, a stop.
     assert "refused edit: Invalid arguments for read_file: path" in text
     assert "step 1 read: # sample_project" in text
-    assert "step 2: denied - Skipped" in text and "aborted - Stopped while stepping, at step 3" in text
+    assert "step 2: skipped - Skipped" in text and "aborted - Stopped while stepping, at step 3" in text
     # 6. The fork: a thread ending with the tool result of step 2, and the line that carries it on.
     assert "`%%architect --fork " in text and "ending with a tool message" in text
     ws = _workspace(scratch, "architect-inside-", "sample_project")
