@@ -7,11 +7,14 @@ continues.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from architect_nb.agent.events import RunStatus, StopReason, ThreadInfo, Transcript
+from architect_nb.agent.costs import CostTracker
+from architect_nb.agent.events import RunFinished, RunStatus, StopReason, ThreadInfo, Transcript
+from architect_nb.agent.run_state import RunState
 from architect_nb.agent.thread import Thread
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.log import get_logger
@@ -22,6 +25,7 @@ __all__ = [
     "ran_sandboxed",
     "relative",
     "review_list",
+    "run_finished",
     "run_status",
     "thread_info",
 ]
@@ -46,6 +50,45 @@ class RunResult:
     total_tokens: int = 0
     cost_usd: float = 0.0
     thread: Thread | None = None  # pass it to the next `run` to follow up on this one
+
+    @classmethod
+    def of(cls, run: RunState, finished: RunFinished, transcript: Transcript) -> RunResult:
+        """What `run` leaves, as its `RunFinished` event says it ended."""
+        return cls(
+            run_id=run.run_id,
+            status=finished.status,
+            stop_reason=finished.stop_reason,
+            message=finished.message,
+            final_text=run.final_text,
+            steps=run.steps,
+            messages=run.messages,
+            transcript=transcript,
+            files_changed=list(finished.files_changed),
+            total_tokens=finished.total_tokens,
+            cost_usd=finished.total_cost_usd,
+            thread=run.thread,
+        )
+
+
+def run_finished(run: RunState, checkpoints: CheckpointStore, root: Path, costs: CostTracker) -> RunFinished:
+    """The event that ends `run`: how it stopped, what it cost, the files it changed and their review list."""
+    files = sorted(relative(path, root) for path in checkpoints.files(run.run_id))
+    return RunFinished(
+        run_id=run.run_id,
+        status=run_status(run.stop),
+        stop_reason=run.stop,
+        message=run.message or ("Done." if run.stop == "completed" else run.stop),
+        steps=run.steps,
+        final_text=run.final_text,
+        files_changed=tuple(files),
+        total_tokens=costs.total_tokens,
+        total_cost_usd=costs.cost_usd,
+        duration_s=round(time.monotonic() - run.started, 3),
+        undo_note=checkpoints.coverage_note(run.run_id),
+        changes=review_list(checkpoints, run.run_id),
+        total_cached_tokens=costs.cached_tokens,
+        total_reasoning_tokens=costs.reasoning_tokens,
+    )
 
 
 def run_status(stop: StopReason) -> RunStatus:

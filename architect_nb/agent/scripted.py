@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from architect_nb.agent.provider_extras import thinking_text
 from architect_nb.agent.thread import Thread, message_text
+from architect_nb.redaction import default_redactor
 
 __all__ = [
     "Script",
@@ -52,6 +53,7 @@ __all__ = [
     "Turn",
     "load_script",
     "next_reply",
+    "record_thread",
     "resolve_script_path",
     "script_from_messages",
     "script_from_thread",
@@ -316,3 +318,10 @@ def script_from_messages(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any
             turn["tool_calls"] = calls
         turns.append(turn)
     return {"turns": turns}
+
+
+def record_thread(thread: Thread, path: Path) -> None:
+    """Write the thread's runs to `path` as a script that replays them run by run (redacted)."""
+    script = default_redactor().redact_data(script_from_thread(thread))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(script, sort_keys=False, allow_unicode=True), encoding="utf-8")
