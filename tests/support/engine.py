@@ -148,3 +148,21 @@ def make_engine(
         confirmer=confirmer or scripted,
     )
     return engine, scripted
+
+
+def engine_for(workspace: Path, **overrides: Any) -> ExecutionEngine:
+    """A yolo engine built from a config on `workspace` (dotted `overrides`), as the notebook builds one."""
+    from architect_nb.config import load_config
+    from architect_nb.execution.build import build_engine
+
+    config = load_config(
+        overrides={"workspace.root": str(workspace), "commands.default_timeout": 60, **overrides}, environ={}
+    )
+    return build_engine(config, mode="yolo")
+
+
+def run_tool(engine: ExecutionEngine, tool: str, step: int = 1, **arguments: Any) -> ToolResult:
+    """Run one call through `engine`, failing the test if it did not succeed."""
+    result = engine.execute_tool_call(tool, arguments, step=step)
+    assert result.success, result.error
+    return result

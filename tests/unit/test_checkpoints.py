@@ -14,28 +14,15 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.checkpoints.store import AlreadyUndoneError, CheckpointError, CheckpointStore
-from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.tools.outcome import CallOutcome
-
-
-def engine_for(workspace: Path, **overrides: Any) -> ExecutionEngine:
-    config = load_config(
-        overrides={"workspace.root": str(workspace), "commands.default_timeout": 60, **overrides}, environ={}
-    )
-    return build_engine(config, mode="yolo")
-
-
-def run(engine: ExecutionEngine, tool: str, step: int = 1, **arguments: Any) -> Any:
-    result = engine.execute_tool_call(tool, arguments, step=step)
-    assert result.success, result.error
-    return result
+from tests.support.engine import engine_for
+from tests.support.engine import run_tool as run
 
 
 def git(repo: Path, *args: str) -> str:

@@ -12,7 +12,6 @@ import sqlite3
 import subprocess
 import zlib
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,24 +19,13 @@ from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.redaction import Redactor
+from tests.support.engine import engine_for
+from tests.support.engine import run_tool as run
 
 PNG = (
     b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
     b"\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82"
 )
-
-
-def engine_for(workspace: Path, **overrides: Any) -> ExecutionEngine:
-    config = load_config(
-        overrides={"workspace.root": str(workspace), "commands.default_timeout": 60, **overrides}, environ={}
-    )
-    return build_engine(config, mode="yolo")
-
-
-def run(engine: ExecutionEngine, tool: str, step: int = 1, **arguments: Any) -> Any:
-    result = engine.execute_tool_call(tool, arguments, step=step)
-    assert result.success, result.error
-    return result
 
 
 def python(code: str) -> str:
