@@ -111,6 +111,9 @@ class GatewayClient(LiteLLMClient):
         self.served_name = config.model.removeprefix(PROXY_PREFIX)  # the name the proxy knows it by
         self._http: httpx.Client | None = None
 
+    def endpoint(self) -> str | None:
+        return self.base
+
     # ------------------------------------------------------------------ one attempt
 
     def _backend(self) -> _Attempts:

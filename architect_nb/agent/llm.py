@@ -160,6 +160,15 @@ class LiteLLMClient:
         self.model = f"{SCRIPTED_PREFIX}{path}"
         self._price_as = load_script(path).price_as
 
+    def endpoint(self) -> str | None:
+        """Where the calls go, when this client says: `llm.api_base`, or for a model behind LiteLLM's proxy
+        the variable LiteLLM reads its address from."""
+        if self.config.api_base:
+            return self.config.api_base
+        if self.model.startswith("litellm_proxy/"):
+            return os.environ.get("LITELLM_PROXY_API_BASE")
+        return None
+
     @property
     def scripted(self) -> bool:
         return self.model.startswith(SCRIPTED_PREFIX)
@@ -179,7 +188,7 @@ class LiteLLMClient:
     ) -> LLMResponse:
         backend = self._backend()
         kwargs = self._request(messages, tools, thread_position)
-        if (refused := offline_refusal(self.model, self.config.api_base)) is not None:
+        if (refused := offline_refusal(self.model, self.endpoint())) is not None:
             raise LLMError(refused)  # after the checks that need no network, which say more
         policy = RetryPolicy(self.config.retries, float(self.config.timeout))
         text, thinking = _Echo(on_text), _Echo(on_thinking)

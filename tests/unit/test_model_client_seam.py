@@ -105,3 +105,17 @@ def test_the_switch_off_lets_everything_out(monkeypatch: pytest.MonkeyPatch) -> 
         from architect_nb.config.schema import LLMConfig
 
         LiteLLMClient(LLMConfig(model="gpt-4o-mini")).complete([{"role": "user", "content": "x"}], [])
+
+
+def test_a_gateway_on_loopback_named_by_its_variable_may_be_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hub names the class proxy by LiteLLM's variable, not llm.api_base: its address is what is judged."""
+    from architect_nb.agent.gateway import GatewayClient
+    from architect_nb.config.schema import LLMConfig
+
+    monkeypatch.setenv("LITELLM_PROXY_API_BASE", "http://127.0.0.1:9/v1")
+    assert (
+        offline_refusal("litellm_proxy/m", GatewayClient(LLMConfig(model="litellm_proxy/m")).endpoint())
+        is None
+    )
+    monkeypatch.setenv("LITELLM_PROXY_API_BASE", "https://proxy.example.org")
+    assert offline_refusal("litellm_proxy/m", GatewayClient(LLMConfig(model="litellm_proxy/m")).endpoint())
