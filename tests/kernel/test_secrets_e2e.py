@@ -342,7 +342,6 @@ def test_no_secret_reached_the_model(run: dict[str, Any]) -> None:
     leaks: list[str] = []
     for number, request in enumerate(run["requests"]):
         _scan_text(f"request {number}", json.dumps(request), leaks)
-        Path(f"/tmp/req{number}.json").write_text(json.dumps(request, indent=1))
     assert not leaks, "\n".join(leaks[:20])
 
 
