@@ -361,21 +361,17 @@ def test_the_agent_really_tried(run: dict[str, Any]) -> None:
 def test_the_scans_see_a_secret_the_redactor_let_through(run: dict[str, Any]) -> None:
     """The control for the oracle: each secret put back in place of its label, in each text that shows the
     label, is reported by the scan of the notebook, the live view, the widgets and the model's requests."""
-    surfaces = {
-        "what a person sees": _view_texts(run["fe"], run["tmp"] / "control.ipynb"),
-        "the model's requests": _request_texts(run["requests"]),
-    }
-    for surface, texts in surfaces.items():
-        assert not _leaks(texts), surface
-        labelled = 0
-        for label, secret in LABELS.items():
-            with_label = [(where, text) for where, text in texts if label in text]
-            labelled += len(with_label)
-            for where, text in with_label:
-                assert _leaks([(where, text.replace(label, secret))]), f"{surface}: {label} in {where}"
-        assert labelled >= 5, f"{surface}: only {labelled} texts show a label"
-    shown = {label for label in LABELS for _, text in surfaces["the model's requests"] if label in text}
-    assert shown == set(LABELS)  # every secret the scenario planted, but the folder's, reached the model
+    view = _view_texts(run["fe"], run["tmp"] / "control.ipynb")
+    requests = _request_texts(run["requests"])
+    for label, secret in LABELS.items():
+        for where, text in view + requests:
+            if label in text:
+                assert _leaks([(where, text.replace(label, secret))]), f"{label} put back in {where}"
+    labelled = [where for where, text in view + requests if any(label in text for label in LABELS)]
+    assert "saved notebook" in labelled and any(w.startswith("live update") for w in labelled), labelled
+    assert sum(w.startswith("request") for w in labelled) >= 5, labelled
+    reached = {label for label in LABELS for _, text in requests if label in text}
+    assert reached == set(LABELS)  # every secret planted, but the folder's, reached the model (redacted)
 
 
 def test_the_folder_scan_sees_a_secret_the_redactor_let_through(run: dict[str, Any], tmp_path: Path) -> None:
