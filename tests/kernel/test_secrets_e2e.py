@@ -13,6 +13,8 @@ Afterwards an oracle independent of the redactor looks for every secret, raw and
 as a whole and as any 12-character piece, in: the notebook as a front end would save it (every mime type
 and the metadata), every live update the cell showed, the widgets' state, the log file, the whole state
 folder (transcripts, threads, snapshots, git objects unpacked) and every request the model server received.
+The controls show that a clean scan means something: the scenario reached each way out, and each scan reports
+a secret put back where the redactor wrote its label (as a redactor that let it through would have left it).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import html
 import json
 import random
 import shlex
+import shutil
 import string
 import subprocess
 from collections.abc import Iterator
@@ -58,6 +61,12 @@ SHAPED_KEY = "sk-proj-" + _random(40)  # only in ordinary code: caught by its sh
 SECRETS = [*ENV_SECRETS.values(), *FILE_SECRETS.values(), SHAPED_KEY]
 KEY = ENV_SECRETS["SERVICE_API_KEY"]
 PIECE = 12  # any run of this many characters of a secret counts as a leak
+#: The label the redactor writes for each secret, and the secret ("[REDACTED]": the key known by its shape).
+LABELS = {
+    **{f"[REDACTED:{name}]": value for name, value in ENV_SECRETS.items()},
+    "[REDACTED:.env:STRIPE_SECRET]": FILE_SECRETS["STRIPE_SECRET"],
+    "[REDACTED]": SHAPED_KEY,
+}
 
 
 def _forms(value: str) -> set[str]:
@@ -121,6 +130,13 @@ def _scan_text(where: str, text: str, leaks: list[str]) -> None:
         return
     for inner in _strings(whole):
         leaks += [f"{where} (decoded): {hit!r}" for hit in _found(inner)]
+
+
+def _leaks(texts: list[tuple[str, str]]) -> list[str]:
+    leaks: list[str] = []
+    for where, text in texts:
+        _scan_text(where, text, leaks)
+    return leaks
 
 
 def _scan_folder(folder: Path, leaks: list[str], workspace_copies: set[bytes]) -> int:
@@ -294,18 +310,47 @@ def _saved_notebook(fe: FrontEnd, path: Path) -> str:
     return path.read_text()
 
 
+def _view_texts(fe: FrontEnd, saved: Path) -> list[tuple[str, str]]:
+    """What a person sees, by where: the saved notebook, each live update, the widgets, stray output."""
+    texts = [("saved notebook", _saved_notebook(fe, saved))]
+    texts += [(f"live update {display} at {at:.2f}", shown) for at, display, shown in fe.updates]
+    texts += [(f"widget {c.state.get('_model_name')}", json.dumps(c.state)) for c in fe.comms.values()]
+    texts += [("output outside a cell", json.dumps(msg["content"])) for msg in fe.stray]
+    return texts
+
+
+def _request_texts(requests: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(f"request {number}", json.dumps(request)) for number, request in enumerate(requests)]
+
+
+def _workspace_copies(ws: Path) -> set[bytes]:
+    """The workspace files that hold a secret and that a snapshot may copy byte for byte."""
+    return {(ws / name).read_bytes() for name in ("settings.py", "notes.txt", "keys.txt")}
+
+
+def _tool_results(requests: list[dict[str, Any]]) -> set[str]:
+    return {
+        m["content"]
+        for r in requests
+        for m in r["messages"]
+        if m.get("role") == "tool" and isinstance(m.get("content"), str)
+    }
+
+
 def test_the_agent_really_tried(run: dict[str, Any]) -> None:
     """The control: the scenario reached each way out (so a clean scan below means something)."""
     fe: FrontEnd = run["fe"]
     sent = [json.dumps(r["messages"]) for r in run["requests"]]
     assert len(sent) >= 9
     everything = "\n".join(sent)
-    assert "[REDACTED:SERVICE_API_KEY]" in everything  # the command's output, redacted
-    assert "[REDACTED:DB_PASSWORD]" in everything
-    assert "[REDACTED:DEPLOY_PRIVATE_KEY]" in everything or "[REDACTED]" in everything
-    assert "[REDACTED:.env:STRIPE_SECRET]" in everything or ".env" in everything  # notes.txt repeats it
-    assert "sensitive file" in everything  # read_file .env refused
-    assert "additionalContext" in everything or "env-context" in everything or "hook" in everything.lower()
+    for name in ENV_SECRETS:  # the command's output, run_python's, the hook's: redacted
+        assert f"[REDACTED:{name}]" in everything, name
+    results = _tool_results(run["requests"])
+    assert 'OPENAI_KEY = "[REDACTED]"\nTIMEOUT = 30\n' in results  # a key known by its shape only
+    assert "copied by hand: [REDACTED:.env:STRIPE_SECRET]\n" in results  # notes.txt repeats .env's value
+    assert any("'.env' is a sensitive file" in r for r in results)  # read_file .env refused
+    hooked = [r.split("[Hook env-context]\n", 1)[1] for r in results if "[Hook env-context]\n" in r]
+    assert hooked and all('"SERVICE_API_KEY": "[REDACTED:SERVICE_API_KEY]"' in h for h in hooked)
     shown = "\n".join(cell.text() for cell in fe.order) + "\n".join(html for _, _, html in fe.updates)
     assert "REDACTED" in shown
     # The live view showed the text while it streamed, part by part.
@@ -313,16 +358,52 @@ def test_the_agent_really_tried(run: dict[str, Any]) -> None:
     assert 0 < min(n for n in streamed if n) < 12 <= max(streamed)
 
 
-def test_no_secret_in_the_saved_notebook_the_live_view_or_the_widgets(run: dict[str, Any]) -> None:
-    fe: FrontEnd = run["fe"]
+def test_the_scans_see_a_secret_the_redactor_let_through(run: dict[str, Any]) -> None:
+    """The control for the oracle: each secret put back in place of its label, in each text that shows the
+    label, is reported by the scan of the notebook, the live view, the widgets and the model's requests."""
+    view = _view_texts(run["fe"], run["tmp"] / "control.ipynb")
+    requests = _request_texts(run["requests"])
+    for label, secret in LABELS.items():
+        for where, text in view + requests:
+            if label in text:
+                assert _leaks([(where, text.replace(label, secret))]), f"{label} put back in {where}"
+    labelled = [where for where, text in view + requests if any(label in text for label in LABELS)]
+    assert "saved notebook" in labelled and any(w.startswith("live update") for w in labelled), labelled
+    assert sum(w.startswith("request") for w in labelled) >= 5, labelled
+    reached = {label for label in LABELS for _, text in requests if label in text}
+    assert reached == set(LABELS)  # every secret planted, but the folder's, reached the model (redacted)
+
+
+def test_the_folder_scan_sees_a_secret_the_redactor_let_through(run: dict[str, Any], tmp_path: Path) -> None:
+    """The control for the state folder: in a copy, each label put back as its secret in every file, and a
+    blob holding a key in every snapshot repository, are each reported."""
+    state = tmp_path / "state"
+    shutil.copytree(run["state"], state, symlinks=True)
+    planted = []
+    for path in sorted(p for p in state.rglob("*") if p.is_file() and "objects" not in p.parts):
+        text = path.read_text(errors="replace")
+        for label, secret in LABELS.items():
+            text = text.replace(label, secret)
+        if text != path.read_text(errors="replace"):
+            path.write_text(text)
+            planted.append(str(path.relative_to(state)))
+    repos = [repo for repo in state.rglob("*.git") if (repo / "objects").is_dir()]
+    for repo in repos:
+        subprocess.run(
+            ["git", "--git-dir", str(repo), "hash-object", "-w", "--stdin"],
+            input=f"leaked: {KEY}\n".encode(),
+            check=True,
+            capture_output=True,
+        )
+    assert len(planted) >= 3 and repos, (planted, repos)  # the log and transcripts; a snapshot repository
     leaks: list[str] = []
-    _scan_text("saved notebook", _saved_notebook(fe, run["tmp"] / "saved.ipynb"), leaks)
-    for at, display, shown in fe.updates:
-        _scan_text(f"live update {display} at {at:.2f}", shown, leaks)
-    for comm in fe.comms.values():
-        _scan_text(f"widget {comm.state.get('_model_name')}", json.dumps(comm.state), leaks)
-    for msg in fe.stray:
-        _scan_text("output outside a cell", json.dumps(msg["content"]), leaks)
+    _scan_folder(state, leaks, _workspace_copies(run["ws"]))
+    for where in planted + [f"{repo.name} blob" for repo in repos]:
+        assert any(leak.startswith(where) for leak in leaks), where
+
+
+def test_no_secret_in_the_saved_notebook_the_live_view_or_the_widgets(run: dict[str, Any]) -> None:
+    leaks = _leaks(_view_texts(run["fe"], run["tmp"] / "saved.ipynb"))
     assert not leaks, "\n".join(leaks[:20])
 
 
@@ -331,18 +412,13 @@ def test_no_secret_in_the_log_or_the_state_folder(run: dict[str, Any]) -> None:
     log = state / "architect-nb" / "architect-nb.log"
     assert log.is_file() and '"event": "tool_call"' in log.read_text()  # the audit trail went to the file
     leaks: list[str] = []
-    ws: Path = run["ws"]
-    copies = {(ws / name).read_bytes() for name in ("settings.py", "notes.txt", "keys.txt")}
-    scanned = _scan_folder(state, leaks, copies)
+    scanned = _scan_folder(state, leaks, _workspace_copies(run["ws"]))
     assert scanned > 10  # transcripts, threads, snapshots
     assert not leaks, "\n".join(leaks[:20])
 
 
 def test_no_secret_reached_the_model(run: dict[str, Any]) -> None:
-    leaks: list[str] = []
-    for number, request in enumerate(run["requests"]):
-        _scan_text(f"request {number}", json.dumps(request), leaks)
-        Path(f"/tmp/req{number}.json").write_text(json.dumps(request, indent=1))
+    leaks = _leaks(_request_texts(run["requests"]))
     assert not leaks, "\n".join(leaks[:20])
 
 

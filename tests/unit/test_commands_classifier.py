@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from architect_nb.config import CommandsConfig
 from architect_nb.tools import commands
-from architect_nb.tools.commands.classifier import classify_uncached
+from architect_nb.tools.commands.classifier import _classify_cached, classify_uncached
 from architect_nb.tools.commands.run_command import CommandVerdict, RunCommandTool, classify_command
 from tests.support.command_corpus import BENIGN, BLOCKED, DEV, RISKY
 
@@ -178,6 +178,33 @@ def test_env_makes_a_command_not_safe() -> None:
 def test_cache_gives_the_same_verdicts() -> None:
     for command in [*BLOCKED[:20], *BENIGN[:20], *DEV[:5]]:
         assert classify_command(command) == classify_uncached(command)
+
+
+def test_the_cache_keeps_each_configs_verdict() -> None:
+    """Configurations that judge a command differently each get their own verdict through the cache: the one
+    bug a cache adds is two configurations sharing a key, so each command is asked under every one, twice."""
+    configs = {
+        "none": None,
+        "empty": CommandsConfig(),
+        "safe": CommandsConfig(safe_commands=["mytool --check"]),
+        "safe prefix": CommandsConfig(safe_commands=["mytool"]),
+        "dev": CommandsConfig(dev_prefixes=["mytool"]),
+        "blocked": CommandsConfig(blocked_patterns=[r"\bmytool\b"]),
+        "ls blocked": CommandsConfig(blocked_patterns=[r"^ls\b"]),
+    }
+    d, b = ("dangerous", False), ("dangerous", True)
+    expected = {  # per command, the verdict (sensitivity, blocked) under each configuration above
+        "mytool --check": [d, d, ("safe", False), ("safe", False), ("dev", False), b, d],
+        "mytool --fix": [d, d, d, ("safe", False), ("dev", False), b, d],
+        "ls -la": [("safe", False)] * 6 + [b],
+    }
+    hits = _classify_cached.cache_info().hits
+    for _round in range(2):  # the second round is answered from the cache
+        for command, verdicts in expected.items():
+            for (name, config), want in zip(configs.items(), verdicts, strict=True):
+                verdict = classify_command(command, config)
+                assert (verdict.sensitivity, verdict.blocked) == want, (command, name, verdict)
+    assert _classify_cached.cache_info().hits - hits >= len(configs) * len(expected)
 
 
 # ---------------------------------------------------------------- composition: the most dangerous part wins

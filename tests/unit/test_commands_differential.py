@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from architect_nb.tools.commands.rules import SAFE_PROGRAMS, SHELLS
@@ -202,20 +202,29 @@ def traced_programs(command: str, stand_ins: Path, cwd: Path) -> list[str]:
     return programs
 
 
+#: Most random strings are not judged safe: of 1,500, 45 to 100 were in trial runs, and bash ran something
+#: for 36 to 94 of them. Fewer than this many means the comparison did not happen: the test fails.
+MIN_RUN_BY_BASH = 20
+
+
 @pytest.mark.skipif(BASH is None, reason="needs bash")
-@settings(
-    max_examples=1500,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
-)
-@given(command=commands)
-def test_bash_runs_only_what_the_classifier_saw(command: str, stand_ins: Path, tmp_path: Path) -> None:
-    if classify_command(command).sensitivity != "safe":
-        return  # only safe commands are run for real; most random strings are not
-    ran = traced_programs(command, stand_ins, tmp_path)
-    unexpected = [p for p in ran if p not in ALLOWED]
-    assert not unexpected, f"{command!r} was judged safe but bash ran {unexpected}"
+def test_bash_runs_only_what_the_classifier_saw(stand_ins: Path, tmp_path: Path) -> None:
+    """Every random string judged `safe` is run by bash; each program bash ran must be one the classifier
+    allowed. The strings for which bash ran something are counted, and too few fail the test."""
+    run_by_bash: list[str] = []
+
+    @settings(max_examples=1500, database=None, deadline=None)
+    @given(command=commands)
+    def compare(command: str) -> None:
+        if classify_command(command).sensitivity == "safe":  # only safe commands are run for real
+            ran = traced_programs(command, stand_ins, tmp_path)
+            if ran:
+                run_by_bash.append(command)
+            unexpected = [p for p in ran if p not in ALLOWED]
+            assert not unexpected, f"{command!r} was judged safe but bash ran {unexpected}"
+
+    compare()
+    assert len(run_by_bash) >= MIN_RUN_BY_BASH, f"bash ran only {len(run_by_bash)} safe commands"
 
 
 @pytest.mark.skipif(BASH is None, reason="needs bash")

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from architect_nb.tools.base import ToolResult
@@ -219,51 +219,64 @@ def check_nothing_hidden(output: str, sensitive: list[str], state: bool) -> None
             assert ".key:" not in line
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    paths=st.lists(st.sampled_from(CATALOG), min_size=1, max_size=18, unique=True),
-    contents=st.lists(st.integers(0, len(CONTENTS) - 1), min_size=1, max_size=5),
-    ignores=st.dictionaries(
-        st.sampled_from(["", "sub", "out", "sub/deep", "config"]),
-        st.lists(st.sampled_from(RULES), min_size=1, max_size=4),
-        max_size=3,
-    ),
-    exclude=st.lists(st.sampled_from(RULES), max_size=2),
-    sensitive=st.lists(st.sampled_from(SENSITIVE), max_size=3, unique=True),
-    state=st.booleans(),
-    links=st.booleans(),
-    start=st.sampled_from(STARTS),
-    pattern=st.sampled_from(PATTERNS),
-)
-def test_rg_walk_sees_the_python_walks_files(
-    paths: list[str],
-    contents: list[int],
-    ignores: dict[str, list[str]],
-    exclude: list[str],
-    sensitive: list[str],
-    state: bool,
-    links: bool,
-    start: str,
-    pattern: str,
-) -> None:
-    with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as out:
-        root = Path(os.path.realpath(tmp))
-        build(root, Path(os.path.realpath(out)), paths, contents, ignores, exclude, links)
-        hidden = [str(root / "state")] if state else []
-        scope = SearchScope(root, sensitive, hidden)
-        folder = root / start
-        if not folder.is_dir() or scope.hides(start):
-            return
-        reference = python_files(root, folder, pattern, scope)
-        for warm in (False, True):
-            listed = rg_files(root, folder, pattern, scope, warm=warm)
-            assert listed is None or listed == reference, (warm, listed, reference)
-        assert not any(
-            rel.startswith(("out_link", "out_dir", "fifo", *(("state/",) if state else ())))
-            for rel in reference
-        )
-        venv = any(rel.startswith(("env/", "conda/conda-meta")) for rel in paths)
-        same_answers(root, start, pattern, sensitive, hidden, venv)
+EXAMPLES = 25
+
+
+def test_rg_walk_sees_the_python_walks_files() -> None:
+    """rg's walk lists what the Python walk lists, in generated trees, cold and with a kept walk. A walk rg
+    declines compares nothing, so the walks rg really did are counted: in these trees it has no reason to
+    decline, and the test fails when it walked fewer than 9 in 10 times."""
+    walks: list[bool] = []  # one per walk asked of rg: whether rg walked (False: it declined)
+
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        paths=st.lists(st.sampled_from(CATALOG), min_size=1, max_size=18, unique=True),
+        contents=st.lists(st.integers(0, len(CONTENTS) - 1), min_size=1, max_size=5),
+        ignores=st.dictionaries(
+            st.sampled_from(["", "sub", "out", "sub/deep", "config"]),
+            st.lists(st.sampled_from(RULES), min_size=1, max_size=4),
+            max_size=3,
+        ),
+        exclude=st.lists(st.sampled_from(RULES), max_size=2),
+        sensitive=st.lists(st.sampled_from(SENSITIVE), max_size=3, unique=True),
+        state=st.booleans(),
+        links=st.booleans(),
+        start=st.sampled_from(STARTS),
+        pattern=st.sampled_from(PATTERNS),
+    )
+    def compare(
+        paths: list[str],
+        contents: list[int],
+        ignores: dict[str, list[str]],
+        exclude: list[str],
+        sensitive: list[str],
+        state: bool,
+        links: bool,
+        start: str,
+        pattern: str,
+    ) -> None:
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as out:
+            root = Path(os.path.realpath(tmp))
+            build(root, Path(os.path.realpath(out)), paths, contents, ignores, exclude, links)
+            hidden = [str(root / "state")] if state else []
+            scope = SearchScope(root, sensitive, hidden)
+            folder = root / start
+            assume(folder.is_dir() and not scope.hides(start))  # another example instead, not a pass
+            reference = python_files(root, folder, pattern, scope)
+            for warm in (False, True):
+                listed = rg_files(root, folder, pattern, scope, warm=warm)
+                walks.append(listed is not None)
+                if listed is not None:
+                    assert listed == reference, (warm, listed, reference)
+            assert not any(
+                rel.startswith(("out_link", "out_dir", "fifo", *(("state/",) if state else ())))
+                for rel in reference
+            )
+            venv = any(rel.startswith(("env/", "conda/conda-meta")) for rel in paths)
+            same_answers(root, start, pattern, sensitive, hidden, venv)
+
+    compare()
+    assert walks.count(True) >= 0.9 * 2 * EXAMPLES, f"rg walked {walks.count(True)} of {len(walks)} times"
 
 
 def test_this_repository_is_walked_alike() -> None:
