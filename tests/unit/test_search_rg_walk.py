@@ -418,3 +418,17 @@ def test_the_state_folders_and_sensitive_files_never_turn_up(
     for path in ("ckpt", "state/checkpoints/hit.py", ".env"):
         refused = engine.execute_tool_call("grep", {"pattern": "hit", "path": path})
         assert not refused.success
+
+
+def test_a_subfolder_under_a_rule_with_a_slash_is_walked_as_git_reads_it(tmp_path: Path) -> None:
+    """rg 14.1 walking `sub` applied the root's `sub/*.txt` to `sub/deep/c.txt` too (ripgrep#2778), so a
+    grep in `sub` found nothing there; such a walk is the Python walk's."""
+    if find_rg() is None:
+        pytest.skip("ripgrep is not installed: pip install ripgrep")
+    clear_walk_cache()
+    (tmp_path / ".gitignore").write_text("sub/*.txt\n")
+    (tmp_path / "sub" / "deep").mkdir(parents=True)
+    (tmp_path / "sub" / "a.txt").write_text("hit\n")
+    (tmp_path / "sub" / "deep" / "c.txt").write_text("hit\n")
+    found = GrepTool(tmp_path).execute(pattern="hit", path="sub")
+    assert found.success and "deep/c.txt" in found.output and "a.txt" not in found.output.replace("c.txt", "")

@@ -93,9 +93,27 @@ def walk_args(rg: str, root: Path, start: Path, scope: SearchScope | None) -> li
         if start != root:  # rg would read those too, or none between the root and `start`
             return None
         args.append("--no-ignore-parent")
+    if start != root and _path_rules_above(root, start):
+        return None  # rg 14.1 drops more than git does there (BurntSushi/ripgrep#2778): the Python walk goes
     for name in sorted(SKIPPED_DIR_NAMES):
         args += ["-g", f"!{name}/"]
     return args + scope_globs
+
+
+def _path_rules_above(root: Path, start: Path) -> bool:
+    """Whether a `.gitignore` from `root` down to `start`'s parent has a rule with a slash inside it
+    (`sub/*.txt`): rg 14.1, walking a subfolder, applies such a rule to deeper files than git does."""
+    folder = start.parent
+    while True:
+        try:
+            lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        if any("/" in line.strip().rstrip("/") for line in lines if not line.lstrip().startswith("#")):
+            return True
+        if folder == root or root not in folder.parents:
+            return False
+        folder = folder.parent
 
 
 def rg_listing(
