@@ -101,16 +101,21 @@ def walk_args(rg: str, root: Path, start: Path, scope: SearchScope | None) -> li
 
 
 def _path_rules_above(root: Path, start: Path) -> bool:
-    """Whether a `.gitignore` from `root` down to `start`'s parent has a rule with a slash inside it
-    (`sub/*.txt`): rg 14.1, walking a subfolder, applies such a rule to deeper files than git does."""
+    """Whether a `.gitignore` between `root` and `start` has a rule that names `start`'s files by a pattern
+    (`sub/*.txt` for `start` = sub): rg 14.1, walking `start`, strips the folder and applies what is left at
+    every depth, dropping files git keeps (BurntSushi/ripgrep#2778)."""
     folder = start.parent
     while True:
+        rel = start.relative_to(folder).as_posix() + "/"
         try:
             lines = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             lines = []
-        if any("/" in line.strip().rstrip("/") for line in lines if not line.lstrip().startswith("#")):
-            return True
+        for line in lines:
+            rule = line.strip().lstrip("!").lstrip("/")
+            rest = rule[len(rel) :].rstrip("/") if rule.startswith(rel) else ""
+            if rest and "/" not in rest and any(ch in rest for ch in "*?["):
+                return True
         if folder == root or root not in folder.parents:
             return False
         folder = folder.parent
