@@ -25,11 +25,14 @@ from jupyter_client.manager import KernelManager
 ROOT = Path(__file__).resolve().parents[2]
 RUN_MIME = "application/vnd.architect-nb.run+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: A checkout without venvs of its own (a git worktree) borrows another checkout's: `ARCHITECT_TEST_VENVS`
+#: names the folder holding `.venv` and `.venv-ipk6`. Its kernels then import this checkout's code.
+VENVS = Path(os.environ.get("ARCHITECT_TEST_VENVS") or ROOT)
 
 #: The kernels the notebook tests run on: current ipykernel (the main venv) and an old one (make setup-ipk6).
 KERNEL_PYTHONS = {
-    "ipk7": ROOT / ".venv" / "bin" / "python",
-    "ipk6": ROOT / ".venv-ipk6" / "bin" / "python",
+    "ipk7": VENVS / ".venv" / "bin" / "python",
+    "ipk6": VENVS / ".venv-ipk6" / "bin" / "python",
 }
 
 
@@ -50,8 +53,10 @@ def write_kernelspecs(folder: Path) -> Path:
 
 def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{VENVS / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env.pop("PYTHONPATH", None)
+    if VENVS != ROOT:  # the borrowed venvs are installed from their own checkout: import this one's code
+        env["PYTHONPATH"] = str(ROOT)
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     env.update(extra or {})
