@@ -572,7 +572,7 @@ class AgentLoop:
                 "(add --model to try another model)."
             )
         else:
-            self._stopped_by = f"Stopped while stepping, at step {step}, {where}."
+            self._stopped_by = f"Stopped while stepping, at step {step}, {where}. {decision.reason}".strip()
         self.emit(Warning(run_id=self.run_id, message=self._stopped_by, category="step"))
         self.cancel("aborted")
 

@@ -244,7 +244,7 @@ async def run_cell(line: str, body: str) -> None:
     if args.step:
         from architect_nb.notebook.stepping import WidgetStepper
 
-        stepper = WidgetStepper(live.add, live.remove, timeout=config.notebook.approval_timeout)
+        stepper = WidgetStepper(asking)
     calls = MainThreadCalls()
     cell_id = running_cell_id(shell)
     kernel = IPythonKernel(shell, calls, cell_id) if shell is not None else None
