@@ -296,7 +296,7 @@ async def run_cell(line: str, body: str) -> None:
 
         kept = [f"--model {shlex.quote(args.model)}"] if args.model else []
         kept += [f"--mode {args.mode}"] if args.mode else []
-        await offer_build(plan, run.thread.name, config.notebook.approval_timeout, " ".join(kept))
+        await offer_build(plan, run.thread.name, config.notebook, " ".join(kept))
 
 
 def _offer_reload(session: Session, run: CellRun, shell: Any, display: Any) -> None:
