@@ -1,8 +1,8 @@
 """Whether a front end that can show widgets has shown itself to this kernel: the presence check of `asking`.
 
 A front end that shows widgets talks to the kernel over comms; a headless client never does. Measured with
-JupyterLab 4.6 and Notebook 7.6 (jupyterlab_widgets 3.0), nbclient 0.11 and papermill 2.7 (design note
-`notebook-headless.md`):
+JupyterLab 4.6 and Notebook 7.6 (jupyterlab_widgets 3.0), nbclient 0.11 and papermill 2.7 (see also
+docs/limits.md, "Headless runs deny"):
 
 - JupyterLab's and Notebook 7's widget manager opens a comm on `jupyter.widget.control` as it connects to
   the kernel, to ask for the widgets' state: at the kernel's start, so usually before ipywidgets (or this
