@@ -142,6 +142,6 @@ class StepThrough:
                 "(add --model to try another model)."
             )
         else:
-            self.stopped_by = f"Stopped while stepping, at step {step}, {where}."
+            self.stopped_by = f"Stopped while stepping, at step {step}, {where}. {decision.reason}".strip()
         self.emit(Warning(run_id=run.run_id, message=self.stopped_by, category="step"))
         self.stop_run("aborted")

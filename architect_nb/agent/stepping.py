@@ -42,11 +42,12 @@ SKIPPED = "Skipped: the person stepping through the run chose not to run this ca
 @dataclass(frozen=True)
 class StepDecision:
     """What to do at a pause. `arguments` for edit_arguments; `results` (call id → the text the model sees)
-    for edit_result."""
+    for edit_result; `reason` for a stop nobody chose (a headless run), said where the run ends."""
 
     action: StepAction = "continue"
     arguments: dict[str, Any] | None = None
     results: dict[str, str] = field(default_factory=dict)
+    reason: str = ""
 
     @classmethod
     def go(cls) -> StepDecision:
@@ -69,8 +70,8 @@ class StepDecision:
         return cls("fork")
 
     @classmethod
-    def stop(cls) -> StepDecision:
-        return cls("stop")
+    def stop(cls, reason: str = "") -> StepDecision:
+        return cls("stop", reason=reason)
 
 
 @dataclass(frozen=True)

@@ -389,7 +389,25 @@ class LoggingConfig(_Section):
 
 class NotebookConfig(_Section):
     approval_timeout: float = Field(
-        300.0, gt=0, description="Seconds before an unanswered approval is denied."
+        300.0,
+        gt=0,
+        description=(
+            "Seconds a question waits for a click while a front end that shows buttons is there (an "
+            "approval, a --step pause, the plan's Build offer); unanswered, it gets its safe default: an "
+            "approval is denied, a pause stops the run, a plan is not built."
+        ),
+    )
+    headless_grace: float = Field(
+        5.0,
+        gt=0,
+        le=600,
+        description=(
+            "Seconds a question waits for a front end that can show buttons to show itself, by any comm "
+            "message to the kernel (JupyterLab and Notebook 7 have when they connect, or do within a second "
+            "of showing the question). If none has, as in a headless run (nbclient, papermill, nbconvert, "
+            "`jupyter execute`), the question gets its safe default then, saying why. Raise it for a front "
+            "end that is slow to load its widgets."
+        ),
     )
     frontend_timeout: float = Field(
         10.0,

@@ -8,7 +8,9 @@ cell stays busy until the run ends while its buttons still answer. Modules, one 
 - `extension`: load/unload and the input transformer;
 - `runner`: the cell's coroutine: the agent in a worker thread, interrupt handling;
 - `pump`: how the cell waits, by ipykernel version (native concurrent comms on 7.4+, jupyter-ui-poll before);
-- `approval`: the widget confirmer (Approve, Deny, Abort run, Approve all like this; deny on timeout);
+- `asking`: the one way a run asks the person (approvals, `--step` pauses, the plan's Build offer), with the
+  one headless policy; `front_ends`: whether a front end that can show buttons has shown itself;
+- `approval`: the widget confirmer (Approve, Deny, Abort run, Approve all like this), asked through `asking`;
 - `live`: the live view, widgets created by the starting cell and updated from the worker;
 - `render`: the static output (`_repr_mimebundle_`: the run's JSON, HTML and plain text), drawn from
   `event_view` (what is said about each event) as HTML, and as plain text by `text_render`;

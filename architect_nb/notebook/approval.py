@@ -1,10 +1,11 @@
 """The widget confirmer: Approve / Deny / Abort run / Approve all like this, answered while the cell is busy.
 
-`WidgetConfirmer.confirm` runs on the agent's worker thread. It adds an `ApprovalPrompt` to the cell's live
-view and waits on a `threading.Event` in 0.1 s slices, so an interrupt (`cancel()`) or the deadline ends the
-wait at once. Button callbacks run on the kernel's main thread (the cell's pump lets them in) and only record
-the answer; the worker then replaces the buttons with the decision. Nobody answering within the timeout
-(nbclient, papermill, a front end without widgets) is a denial, never an approval.
+`WidgetConfirmer.confirm` runs on the agent's worker thread. It asks each approval (a kernel-code ask too)
+through the run's `Asking`, the one way a run asks a person (`asking.py`): the `ApprovalPrompt` is shown in
+the cell's live view, and the wait ends at a click, an interrupt, the headless grace or the timeout. Button
+callbacks run on the kernel's main thread (the cell's pump lets them in) and only record the answer. An
+approval nobody can answer (nbclient, papermill, a front end without widgets) or nobody does is denied,
+never approved, and the denial says which call and why.
 """
 
 from __future__ import annotations
@@ -13,32 +14,60 @@ import html
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
 from architect_nb.execution.confirmation.confirmers import (
-    Approval,
     ConfirmationAnswer,
     ConfirmationRequest,
     like_key,
     show,
     show_block,
 )
+from architect_nb.notebook.asking import Question
 from architect_nb.notebook.render import code_html, diff_html, status_badge
 from architect_nb.redaction import default_redactor
 
-__all__ = ["BUTTON_LABELS", "ApprovalPrompt", "WidgetConfirmer", "headless_message", "like_key"]
+if TYPE_CHECKING:
+    from architect_nb.notebook.asking import Asking
+
+__all__ = [
+    "BUTTON_LABELS",
+    "UNATTENDED",
+    "ApprovalPrompt",
+    "WidgetConfirmer",
+    "approval_question",
+    "like_key",
+]
 
 BUTTON_LABELS = ("Approve", "Deny", "Abort run", "Approve all like this")
-_TICK = 0.1
+#: How to run without anyone to approve: said whenever an approval got its default.
+UNATTENDED = (
+    "To run unattended, use --mode yolo, --dry-run, or allow rules in .architect.yaml "
+    "(commands.safe_commands lists commands that never ask)."
+)
+_SUBJECT_CHARS = 80
 
 
-def headless_message(timeout: float) -> str:
-    return (
-        f"Nobody answered within {timeout:g} s, so the call was denied (an unanswered approval is never "
-        "approved). To run unattended, use --mode yolo, --dry-run, or allow rules in .architect.yaml "
-        "(commands.safe_commands lists commands that never ask); or raise notebook.approval_timeout."
+def approval_question(request: ConfirmationRequest) -> Question[ConfirmationAnswer]:
+    """An approval as a question: its title names the call; nobody answering denies it, never approves."""
+    if request.code is not None:
+        subject = " (code in your kernel)"
+    elif isinstance(path := request.args.get("path"), str) and path:
+        subject = f" on {path}"
+    elif isinstance(command := request.args.get("command"), str) and command:
+        subject = f": {command}"
+    else:
+        subject = ""
+    if len(subject) > _SUBJECT_CHARS:
+        subject = subject[: _SUBJECT_CHARS - 1] + "…"
+    return Question(
+        title=f"Approve {request.tool_name}{subject}?",
+        outcome="denied (an unanswered approval is never approved)",
+        advice=UNATTENDED,
+        default=ConfirmationAnswer.deny,
+        interrupted=ConfirmationAnswer.deny("the run was interrupted"),
     )
 
 
@@ -142,77 +171,37 @@ class ApprovalPrompt:
             assert self.answer is not None
             return self.answer
 
-    def settle(self, answer: ConfirmationAnswer, note: str = "") -> None:
-        """Replace the buttons by the decision."""
-        words = {Approval.APPROVE: "approved", Approval.DENY: "denied", Approval.ABORT: "aborted the run"}
-        text = words[answer.decision] + (" (and all like it for this run)" if self.approve_all else "")
-        why = note or answer.reason
-        e = html.escape
-        decision = widgets.HTML(
-            f"<div><b>{e(text)}</b>{': ' + e(default_redactor().redact(why)) if why else ''}</div>"
-        )
-        self.box.children = (self.question, decision)
-        for widget in (*self.buttons, self.reason, self.controls):
-            widget.close()
-
 
 class WidgetConfirmer:
-    """Asks in the cell's live view and waits for a click, an interrupt or the deadline.
+    """Asks each approval through the run's `Asking`; remembers "Approve all like this" for the run.
 
     Args:
-        add: Puts a widget into the live view (called on the worker thread).
-        remove: Takes a settled prompt away again (its decision is logged by the run's events).
-        timeout: Seconds before an unanswered question is denied.
+        asking: The run's one way to ask the person (it shows the prompt, waits, and applies the headless
+            policy and the timeout).
     """
 
-    def __init__(
-        self,
-        add: Callable[[Any], None],
-        remove: Callable[[Any], None] | None = None,
-        *,
-        timeout: float,
-    ) -> None:
-        self._add = add
-        self._remove = remove
-        self.timeout = timeout
-        self.cancelled = threading.Event()
-        self.pending: ApprovalPrompt | None = None
+    def __init__(self, asking: Asking) -> None:
+        self.asking = asking
         self.prompts: list[ApprovalPrompt] = []
         self._approved_like: set[str] = set()
 
+    @property
+    def pending(self) -> ApprovalPrompt | None:
+        """The approval waiting for an answer now, if any."""
+        pending = self.asking.pending
+        return pending if isinstance(pending, ApprovalPrompt) else None
+
     def cancel(self) -> None:
         """End any wait now (the cell was interrupted): the pending question is denied."""
-        self.cancelled.set()
-        pending = self.pending
-        if pending is not None:
-            pending.resolve(ConfirmationAnswer.deny("the run was interrupted"))
+        self.asking.cancel()
 
     def confirm(self, request: ConfirmationRequest) -> ConfirmationAnswer:
         key = like_key(request)
-        if self.cancelled.is_set():
-            return ConfirmationAnswer.deny("the run was interrupted")
-        if key in self._approved_like:
+        if key in self._approved_like and not self.asking.cancelled.is_set():
             return ConfirmationAnswer.approve()  # the log shows it, as every decision
         prompt = ApprovalPrompt(request)
         self.prompts.append(prompt)
-        self.pending = prompt
-        self._add(prompt.box)
-        deadline = time.monotonic() + self.timeout
-        note = ""
-        try:
-            while not prompt.event.wait(_TICK):
-                if self.cancelled.is_set():
-                    note = "interrupted"
-                    prompt.resolve(ConfirmationAnswer.deny("the run was interrupted"))
-                elif time.monotonic() >= deadline:
-                    prompt.resolve(ConfirmationAnswer.deny(headless_message(self.timeout)))
-            answer = prompt.resolve(ConfirmationAnswer.deny("no answer"))
-            if prompt.approve_all and request.code is None:
-                self._approved_like.add(key)
-        finally:
-            self.pending = None
-        if self._remove is not None:
-            self._remove(prompt.box)  # the decision shows in the run's log
-        else:
-            prompt.settle(answer, note)
-        return answer
+        asked = self.asking.ask(prompt, approval_question(request))
+        if asked.ending == "answered" and prompt.approve_all and request.code is None:
+            self._approved_like.add(key)
+        return asked.answer

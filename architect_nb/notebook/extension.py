@@ -4,7 +4,8 @@ A registered cell magic runs synchronously, so it could never let the kernel han
 Instead, a cleanup transformer rewrites a `%%architect` cell into one top-level-await statement; IPython sees
 the `await` in the transformed cell and runs it as an async cell (design note `notebook-approvals.md`). An
 `%architect undo` or `revert` line is awaited the same way, since it may talk to a front end. Loading also
-opens the document channel to front ends (`live_documents`) and starts the execution log (`execution_log`).
+starts watching for front ends (`front_ends`, for the headless policy of `asking`), opens the document channel
+to front ends (`live_documents`) and starts the execution log (`execution_log`).
 Loading imports neither ipywidgets nor the agent; it starts a background thread that imports the model client
 and the agent (`warm_up`), so the first cell finds them loaded.
 """
@@ -82,6 +83,7 @@ def architect(line: str) -> Any:
 
 def load(ipython: Any) -> None:
     from architect_nb.notebook.execution_log import install as keep_execution_log
+    from architect_nb.notebook.front_ends import install as watch_front_ends
     from architect_nb.notebook.live_documents import install
     from architect_nb.notebook.warm_up import start_warm_up
 
@@ -90,6 +92,7 @@ def load(ipython: Any) -> None:
     if await_undo not in ipython.input_transformers_post:
         ipython.input_transformers_post.append(await_undo)
     ipython.register_magic_function(architect, "line", "architect")
+    watch_front_ends(ipython)  # first: the front ends that answer the channel's hello show themselves
     install(ipython)  # front ends with the labextension connect: notebooks open there are changed there
     keep_execution_log(ipython)  # which cell ran as each [n], and its error: for the notebook outline
     start_warm_up()
@@ -97,6 +100,7 @@ def load(ipython: Any) -> None:
 
 def unload(ipython: Any) -> None:
     from architect_nb.notebook.execution_log import uninstall as drop_execution_log
+    from architect_nb.notebook.front_ends import uninstall as stop_watching_front_ends
     from architect_nb.notebook.live_documents import uninstall
 
     while transform_cell in ipython.input_transformers_cleanup:
@@ -105,4 +109,5 @@ def unload(ipython: Any) -> None:
         ipython.input_transformers_post.remove(await_undo)
     ipython.magics_manager.magics["line"].pop("architect", None)
     uninstall()
+    stop_watching_front_ends(ipython)
     drop_execution_log(ipython)

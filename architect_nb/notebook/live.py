@@ -61,13 +61,13 @@ _DRAWN_AT_ONCE = (ToolCallRequested, ConfirmationAsked, ConfirmationAnswered, Ru
 class LiveView:
     """Shown once by the starting cell; `finish` swaps in the static output."""
 
-    def __init__(self, *, approval_timeout: float = 300.0) -> None:
+    def __init__(self, *, headless_grace: float = 5.0) -> None:
         self._lock = threading.RLock()
         self._events = Transcript()
         self._todo = TodoTracker()  # the checklist, kept above the steps
         self._step_starts: list[int] = []  # where each step begins in the merged events
         self._done_html: dict[int, str] = {}  # the HTML of steps that are over, by index, made once
-        self._approval_timeout = approval_timeout
+        self._headless_grace = headless_grace
         self._status = "starting"
         self._step = 0
         self._tokens = 0
@@ -172,7 +172,7 @@ class LiveView:
             else:
                 log = widgets.HTML(drawn, layout=self._shell_models[0], style=self._shell_models[1])
             self._asking = widgets.VBox([log, self._prompts[-1]], layout=self._shell_models[0])
-            self._update(_PromptBundle(self._asking, self._approval_timeout))
+            self._update(_PromptBundle(self._asking, self._headless_grace))
         else:
             self._update(self._bundle())
         self._drawn = time.monotonic()
@@ -279,15 +279,15 @@ def _redacted(todo: Todo) -> Todo:
 class _PromptBundle:
     """A prompt widget's bundle, with a readable `text/plain` for front ends that cannot show widgets."""
 
-    def __init__(self, widget: Any, timeout: float) -> None:
+    def __init__(self, widget: Any, grace: float) -> None:
         self.widget = widget
-        self.timeout = timeout
+        self.grace = grace
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         data = dict(self.widget._repr_mimebundle_(**kwargs))
         data["text/plain"] = (
-            "architect: a call waits for approval. The buttons need a front end with ipywidgets; "
-            f"an unanswered approval is denied after {self.timeout:g} s."
+            "architect: a question waits for an answer. Its buttons need a front end with ipywidgets; "
+            f"without one, it gets its safe default after {self.grace:g} s (an approval is denied)."
         )
         return data
 

@@ -1,27 +1,42 @@
 """Plan, approve, build: a plan run ends with **Build this plan** and **Edit plan**: approve, then build.
 
-When a `--agent plan` run finishes with a plan, the cell stays busy showing it with the two buttons (the same
-widgets and the same wait as an approval: the cell's pump lets the clicks in, `notebook.approval_timeout`
-ends an unanswered offer, never by building). **Edit plan** opens the plan in a text box; **Build this plan**
-starts a build run in the same cell and the same thread. `%architect build [RUN]` does the same for the last
-plan run (or RUN). The build run's task is the approved plan, so it is pinned in the context (the task of a
-run is never compressed away), and the plan's steps are its todo list from the start (`TODO_MARK`).
+When a `--agent plan` run finishes with a plan, the cell stays busy showing it with the two buttons. The offer
+is a question like any other (`asking.py`): the cell's pump lets the clicks in, `notebook.approval_timeout`
+ends an unanswered offer (an edit stops the clock), and with no front end that can show buttons (a headless
+run) the offer ends after `notebook.headless_grace`; either way the plan is not built, and the cell says so.
+**Edit plan** opens the plan in a text box; **Build this plan** starts a build run in the same cell and the
+same thread. `%architect build [RUN]` does the same for the last plan run (or RUN). The build run's task is
+the approved plan, so it is pinned in the context (the task of a run is never compressed away), and the
+plan's steps are its todo list from the start (`TODO_MARK`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import html
 import re
 import threading
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from architect_nb.notebook.magics import UsageError
 from architect_nb.tools.todo import MAX_ITEM_CHARS, MAX_ITEMS, PLAN_MARK, TODO_MARK
 
-__all__ = ["BUILD_LABELS", "PlanOffer", "build_line", "build_task", "plan_items", "plan_of"]
+if TYPE_CHECKING:
+    from architect_nb.config.schema import NotebookConfig
+    from architect_nb.notebook.asking import Question
+
+__all__ = [
+    "BUILD_LABELS",
+    "PlanChoice",
+    "PlanOffer",
+    "build_line",
+    "build_task",
+    "offer_build",
+    "plan_items",
+    "plan_of",
+    "plan_question",
+]
 
 BUILD_LABELS = ("Build this plan", "Edit plan")
 _NUMBERED = re.compile(r"^\s{0,3}(?:\d{1,3}[.)]|#{2,4}\s*(?:Step\s*)?\d{1,3}[.:)]?)\s+(.+)$")
@@ -61,15 +76,25 @@ def plan_of(payload: Mapping[str, Any]) -> str | None:
     return text or None
 
 
-class PlanOffer:
-    """The plan with **Build this plan** and **Edit plan**. `future` resolves with ("build", plan) on a
-    click, or ("timeout", plan) when nobody answered within `timeout` seconds (an edit stops the clock)."""
+@dataclass(frozen=True, slots=True)
+class PlanChoice:
+    """The answer to the offer: the plan to build (as shown or as edited), or None: not built."""
 
-    def __init__(self, plan: str, timeout: float) -> None:
+    plan: str | None
+
+
+class PlanOffer:
+    """The plan with **Build this plan** and **Edit plan**, asked through `asking` (a `Prompt` of
+    `PlanChoice`). `click` is the buttons' Python twin."""
+
+    def __init__(self, plan: str) -> None:
         import ipywidgets as widgets
 
         self.plan = plan
-        self.future: concurrent.futures.Future[tuple[str, str]] = concurrent.futures.Future()
+        self.event = threading.Event()
+        self.answer: PlanChoice | None = None
+        self.editing = False  # someone opened the editor: the timeout no longer runs
+        self._lock = threading.Lock()
         layout = widgets.Layout(width="auto", flex="0 0 auto")
         self.shown = widgets.HTML(_plan_html(plan))
         self.editor = widgets.Textarea(
@@ -83,43 +108,52 @@ class PlanOffer:
             [self.shown, self.editor, widgets.HBox([self.build, self.edit])],
             layout=widgets.Layout(border="1px solid #2da44e", padding="4px 8px", margin="4px 0"),
         )
-        self._timer = threading.Timer(timeout, lambda: self._resolve("timeout"))
-        self._timer.daemon = True
-
-    def start(self) -> concurrent.futures.Future[tuple[str, str]]:
-        self._timer.start()
-        return self.future
 
     def click(self, what: str, text: str | None = None) -> None:
-        """'edit' opens the text box; 'build' builds the plan as shown (or as edited). The buttons' twin."""
+        """'edit' opens the text box; 'build' builds the plan as shown (or as edited)."""
         if what == "edit":
-            self._timer.cancel()  # someone is at the keyboard: no timeout while they edit
+            self.editing = True
             self.editor.layout.display = None
             self.shown.layout.display = "none"
             self.edit.disabled = True
             return
         if text is not None:
             self.editor.value = text
-        self._resolve("build")
+        self.resolve(PlanChoice(str(self.editor.value).strip() or self.plan))
 
-    def _resolve(self, how: str) -> None:
-        self._timer.cancel()
-        plan = str(self.editor.value).strip() or self.plan
-        if not self.future.done():
-            self.future.set_result((how, plan))
+    def resolve(self, default: PlanChoice) -> PlanChoice:
+        with self._lock:
+            if not self.event.is_set():
+                self.answer = default
+                self.event.set()
+            assert self.answer is not None
+            return self.answer
 
     def close(self) -> None:
         """Close the widgets with their layout and style models (the live view's `_close`)."""
         from architect_nb.notebook.live import _close
 
-        self._timer.cancel()
         _close(self.box)
 
 
-def _display(widget: Any) -> Any:
+def plan_question(offer: PlanOffer, thread_name: str) -> Question[PlanChoice]:
+    """The offer as a question: nobody answering builds nothing."""
+    from architect_nb.notebook.asking import Question
+
+    return Question(
+        title="Build this plan?",
+        outcome="not built",
+        advice=f"`%architect build` builds this plan in thread '{thread_name}'.",
+        default=lambda _note: PlanChoice(None),
+        interrupted=PlanChoice(None),
+        held=lambda: offer.editing,
+    )
+
+
+def _display(bundle: dict[str, str]) -> Any:
     from IPython.display import display
 
-    return display(widget, display_id=True)  # type: ignore[no-untyped-call]
+    return display(bundle, raw=True, display_id=True)  # type: ignore[no-untyped-call]
 
 
 def _plan_html(plan: str) -> str:
@@ -133,32 +167,33 @@ def _plan_html(plan: str) -> str:
     )
 
 
-async def offer_build(plan: str, thread_name: str, timeout: float, options: str = "") -> None:
+async def offer_build(plan: str, thread_name: str, notebook: NotebookConfig, options: str = "") -> None:
     """Show the plan with its buttons in the running cell and wait; on Build, run the build in this cell.
     `options`: the plan cell's own --model and --mode, which the build keeps."""
-    from IPython import get_ipython
-
-    from architect_nb.notebook.pump import pump_until
+    from architect_nb.notebook.asking import Asking
+    from architect_nb.notebook.front_ends import current_watch
     from architect_nb.notebook.render import MessageOutput
 
-    offer = PlanOffer(plan, timeout)
-    handle = _display(offer.box)
+    offer = PlanOffer(plan)
+    # The plan as text first; the question's buttons replace it when it is asked (counting their views).
+    handle = _display({"text/html": _plan_html(plan), "text/plain": plan})
+    asking = Asking(
+        lambda box: handle.update(box) if handle is not None else None,
+        timeout=notebook.approval_timeout,
+        grace=notebook.headless_grace,
+        front_ends=current_watch(),
+    )
     try:
-        await pump_until(asyncio.wrap_future(offer.start()), get_ipython())
-        how, approved = offer.future.result()
+        asked = await asking.ask_async(offer, plan_question(offer, thread_name))
     finally:
         offer.close()
-    if how != "build":
-        note = (
-            f"Not built: nobody answered within {timeout:g} s. `%architect build` builds this plan in thread "
-            f"'{thread_name}'."
-        )
+    if asked.answer.plan is None:
         if handle is not None:
-            handle.update(MessageOutput(note, level="info"))
+            handle.update(MessageOutput(asked.note or "Not built.", level="info"))
         return
     if handle is not None:
         handle.update(MessageOutput(f"Plan approved: building it in thread '{thread_name}'.", level="info"))
-    await _build(approved, thread_name, options)
+    await _build(asked.answer.plan, thread_name, options)
 
 
 async def _build(plan: str, thread_name: str, options: str = "") -> None:

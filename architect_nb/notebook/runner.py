@@ -225,17 +225,26 @@ async def run_cell(line: str, body: str) -> None:
         return
     configure_logging(_notebook_logging(config), console=False)
     from architect_nb.notebook.approval import WidgetConfirmer
+    from architect_nb.notebook.asking import Asking
+    from architect_nb.notebook.front_ends import current_watch
     from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
     from architect_nb.notebook.live import LiveView
     from architect_nb.notebook.live_documents import for_run, running_cell_id
 
-    live = LiveView(approval_timeout=config.notebook.approval_timeout)
-    confirmer = WidgetConfirmer(live.add, live.remove, timeout=config.notebook.approval_timeout)
+    live = LiveView(headless_grace=config.notebook.headless_grace)
+    asking = Asking(
+        live.add,
+        live.remove,
+        timeout=config.notebook.approval_timeout,
+        grace=config.notebook.headless_grace,
+        front_ends=current_watch(),
+    )
+    confirmer = WidgetConfirmer(asking)
     stepper = None
     if args.step:
         from architect_nb.notebook.stepping import WidgetStepper
 
-        stepper = WidgetStepper(live.add, live.remove, timeout=config.notebook.approval_timeout)
+        stepper = WidgetStepper(asking)
     calls = MainThreadCalls()
     cell_id = running_cell_id(shell)
     kernel = IPythonKernel(shell, calls, cell_id) if shell is not None else None
@@ -287,7 +296,7 @@ async def run_cell(line: str, body: str) -> None:
 
         kept = [f"--model {shlex.quote(args.model)}"] if args.model else []
         kept += [f"--mode {args.mode}"] if args.mode else []
-        await offer_build(plan, run.thread.name, config.notebook.approval_timeout, " ".join(kept))
+        await offer_build(plan, run.thread.name, config.notebook, " ".join(kept))
 
 
 def _offer_reload(session: Session, run: CellRun, shell: Any, display: Any) -> None:

@@ -283,6 +283,7 @@ class Session:
             *claude_status(config.workspace.root, config.hooks.claude_settings),
             f"sandbox: {_sandbox_line(config)}",
             f"approval timeout: {config.notebook.approval_timeout:g} s",
+            f"front end that shows buttons: {_front_end_line(config.notebook.headless_grace)}",
             f"runs in this kernel: {len(self.history)}",
             f"current thread: {current_thread or 'none (the next cell starts one)'}",
         ]
@@ -438,3 +439,13 @@ def _sandbox_line(config: AppConfig) -> str:
     from architect_nb.tools.commands.sandbox import sandbox_summary
 
     return sandbox_summary(config.sandbox)
+
+
+def _front_end_line(grace: float) -> str:
+    """Whether one has shown itself to this kernel (the headless policy of `asking` reads the same watch)."""
+    from architect_nb.notebook.front_ends import current_watch
+
+    watch = current_watch()
+    if watch is not None and watch.seen:
+        return "seen (questions wait for a click)"
+    return f"none seen yet (a question nobody can see gets its safe default after {grace:g} s)"

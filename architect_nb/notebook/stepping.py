@@ -1,11 +1,12 @@
 """`%%architect --step`: the run pauses before each model call and each tool call, with buttons in the cell.
 
-`WidgetStepper.decide` runs on the agent's worker thread, as `WidgetConfirmer.confirm` does (`approval.py`):
-it adds a `StepPrompt` to the live view and waits in 0.1 s slices, so an interrupt (`cancel`) or the deadline
-ends the wait at once. The buttons' callbacks run on the kernel's main thread (the cell's pump lets them in)
-and only record the answer. "Show request" asks the worker to draw the inspector for this step: it is made
-when opened, from the run's transcript, and redacted. A pause nobody answers within the timeout stops the run
-(a headless run of a `--step` cell ends at its first pause, saying why).
+`WidgetStepper.decide` runs on the agent's worker thread and asks each pause through the run's `Asking`, as
+approvals are asked (`asking.py`): a `StepPrompt` in the live view, waiting for a click, an interrupt, the
+headless grace or the timeout. The buttons' callbacks run on the kernel's main thread (the cell's pump lets
+them in) and only record the answer. "Show request" asks the worker to draw the inspector for this step: it
+is made when opened, from the run's transcript, and redacted. A pause nobody can answer (a headless run) or
+nobody does stops the run, never continues it: a step-through run never goes on unreviewed. The stop says
+which pause and why.
 """
 
 from __future__ import annotations
@@ -13,19 +14,22 @@ from __future__ import annotations
 import html
 import json
 import threading
-import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
 from architect_nb.agent.events import Transcript
 from architect_nb.agent.inspector import rebuild
 from architect_nb.agent.stepping import ModelPause, Pause, StepAction, StepDecision, parse_arguments
+from architect_nb.notebook.asking import Question
 from architect_nb.notebook.inspector_view import inspector_html
 from architect_nb.redaction import default_redactor
 
-__all__ = ["STEP_LABELS", "StepPrompt", "WidgetStepper"]
+if TYPE_CHECKING:
+    from architect_nb.notebook.asking import Asking
+
+__all__ = ["STEP_LABELS", "StepPrompt", "WidgetStepper", "pause_question"]
 
 STEP_LABELS: dict[StepAction, str] = {
     "continue": "Continue",
@@ -36,7 +40,19 @@ STEP_LABELS: dict[StepAction, str] = {
     "stop": "Stop",
 }
 _STYLES = {"continue": "success", "stop": "danger", "fork": "info"}
-_TICK = 0.1
+
+
+def pause_question(pause: Pause, tick: Callable[[], None] | None = None) -> Question[StepDecision]:
+    """A pause as a question: nobody answering stops the run (it never goes on unreviewed)."""
+    what = "call the model" if isinstance(pause, ModelPause) else f"run {pause.tool}"
+    return Question(
+        title=f"Step {pause.step}: {what}?",
+        outcome="answered with Stop (a step-through run never goes on unreviewed)",
+        advice="Run --step cells where a person can click (JupyterLab, Notebook 7), or run without --step.",
+        default=StepDecision.stop,
+        interrupted=StepDecision.stop(),
+        tick=tick,
+    )
 
 
 def _question(pause: Pause) -> str:
@@ -172,59 +188,40 @@ class StepPrompt:
 
 
 class WidgetStepper:
-    """Pauses in the cell's live view and waits for a click, an interrupt or the deadline.
+    """Asks each pause through the run's `Asking`, and draws the inspector when a pause's is opened.
 
     Args:
-        add: Puts a widget into the live view (called on the worker thread).
-        remove: Takes it away again once answered.
-        timeout: Seconds before an unanswered pause stops the run.
+        asking: The run's one way to ask the person.
         transcript: The run's transcript, for the inspector (set once the loop exists).
     """
 
-    def __init__(
-        self,
-        add: Callable[[Any], None],
-        remove: Callable[[Any], None],
-        *,
-        timeout: float,
-        transcript: Transcript | None = None,
-    ) -> None:
-        self._add = add
-        self._remove = remove
-        self.timeout = timeout
+    def __init__(self, asking: Asking, *, transcript: Transcript | None = None) -> None:
+        self.asking = asking
         self.transcript = transcript
-        self.cancelled = threading.Event()
-        self.pending: StepPrompt | None = None
         self.prompts: list[StepPrompt] = []
         self._sent = 0  # messages in the previous model call, to mark the new ones
 
+    @property
+    def pending(self) -> StepPrompt | None:
+        """The pause waiting for an answer now, if any."""
+        pending = self.asking.pending
+        return pending if isinstance(pending, StepPrompt) else None
+
     def cancel(self) -> None:
-        self.cancelled.set()
-        pending = self.pending
-        if pending is not None:
-            pending.resolve(StepDecision.stop())
+        self.asking.cancel()
 
     def decide(self, pause: Pause) -> StepDecision:
-        if self.cancelled.is_set():
-            return StepDecision.stop()
         prompt = StepPrompt(pause)
         self.prompts.append(prompt)
-        self.pending = prompt
-        self._add(prompt.box)
-        deadline = time.monotonic() + self.timeout
-        try:
-            while not prompt.event.wait(_TICK):
-                if prompt.wants_inspector.is_set():
-                    prompt.wants_inspector.clear()
-                    prompt.inspector.value = self._inspector(pause)
-                if self.cancelled.is_set() or time.monotonic() >= deadline:
-                    prompt.resolve(StepDecision.stop())
-            decision = prompt.resolve(StepDecision.stop())
-        finally:
-            self.pending = None
+
+        def draw_inspector() -> None:
+            if prompt.wants_inspector.is_set():
+                prompt.wants_inspector.clear()
+                prompt.inspector.value = self._inspector(pause)
+
+        decision = self.asking.ask(prompt, pause_question(pause, draw_inspector)).answer
         if isinstance(pause, ModelPause) and decision.action in ("continue", "edit_result"):
             self._sent = len(pause.messages)
-        self._remove(prompt.box)
         return decision
 
     def _inspector(self, pause: Pause) -> str:

@@ -140,7 +140,8 @@ def test_headless_nobody_answers_so_run_python_is_denied(fe: FrontEnd, tmp_path:
     fe.run("%architect config notebook.approval_timeout=1")
     cell = fe.run(f"%%architect --model {model}\nWrite the marker", timeout=60)
     [result] = _results(_payload(cell), "run_python")
-    assert result["status"] == "denied" and "Nobody answered within 1 s" in (result["error"] or "")
+    assert result["status"] == "denied"
+    assert "Nobody answered 'Approve run_python (code in your kernel)?' within 1 s" in (result["error"] or "")
     assert not marker.exists()
 
 

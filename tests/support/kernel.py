@@ -3,7 +3,10 @@
 It sends cells the way JupyterLab's Run All does (back to back, `stop_on_error`), keeps every cell's
 outputs as a front end does (`update_display_data` replaces the output with that display id, wherever it
 is), tracks widget models from `comm_open`/`comm_msg`, and clicks a Button by sending the very `comm_msg`
-JupyterLab sends: `{"method": "custom", "content": {"event": "click"}}`.
+JupyterLab sends: `{"method": "custom", "content": {"event": "click"}}`. Like JupyterLab's widget manager
+it opens a comm on `jupyter.widget.control` when it connects (and asks for the widgets' state), and when it
+shows a widget that counts its views (`_view_count` a number) it sends the new count, as ipywidgets' views
+do: that is how a kernel tells a front end that can show widgets from a headless client (nbclient).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,11 +29,14 @@ from jupyter_client.manager import KernelManager
 ROOT = Path(__file__).resolve().parents[2]
 RUN_MIME = "application/vnd.architect-nb.run+json"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+#: A checkout without venvs of its own (a git worktree) borrows another checkout's: `ARCHITECT_TEST_VENVS`
+#: names the folder holding `.venv` and `.venv-ipk6`. Its kernels then import this checkout's code.
+VENVS = Path(os.environ.get("ARCHITECT_TEST_VENVS") or ROOT)
 
 #: The kernels the notebook tests run on: current ipykernel (the main venv) and an old one (make setup-ipk6).
 KERNEL_PYTHONS = {
-    "ipk7": ROOT / ".venv" / "bin" / "python",
-    "ipk6": ROOT / ".venv-ipk6" / "bin" / "python",
+    "ipk7": VENVS / ".venv" / "bin" / "python",
+    "ipk6": VENVS / ".venv-ipk6" / "bin" / "python",
 }
 
 
@@ -50,8 +57,10 @@ def write_kernelspecs(folder: Path) -> Path:
 
 def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PATH"] = f"{ROOT / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{VENVS / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env.pop("PYTHONPATH", None)
+    if VENVS != ROOT:  # the borrowed venvs are installed from their own checkout: import this one's code
+        env["PYTHONPATH"] = str(ROOT)
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     env.update(extra or {})
@@ -116,6 +125,7 @@ class FrontEnd:
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)
+        self.connect_widget_manager()
         self.cells: dict[str, Cell] = {}
         self.order: list[Cell] = []
         self.comms: dict[str, Comm] = {}
@@ -124,6 +134,8 @@ class FrontEnd:
         self.clicks: list[tuple[str, float]] = []
         self.stray: list[dict[str, Any]] = []  # output messages whose parent is no cell
         self.updates: list[tuple[float, str | None, str]] = []  # (time, display id, text/html) of updates
+        self.shown_models: set[str] = set()  # widget models displayed in an output
+        self.viewed: set[str] = set()  # models whose view this front end has counted
 
     # ------------------------------------------------------------------ sending
 
@@ -153,6 +165,15 @@ class FrontEnd:
         cell = self.execute(code, cell_id)
         self.wait(lambda: cell.finished, timeout, f"cell {code!r} to finish")
         return cell
+
+    def connect_widget_manager(self) -> str:
+        """What JupyterLab's widget manager does on connecting to a kernel: open a `jupyter.widget.control`
+        comm and ask for the widgets' state (a kernel that has not imported ipywidgets closes it)."""
+        comm_id = uuid.uuid4().hex
+        content = {"comm_id": comm_id, "target_name": "jupyter.widget.control", "data": {}}
+        self.kc.shell_channel.send(self.kc.session.msg("comm_open", content, metadata={"version": "1.0.0"}))
+        self.send_comm(comm_id, {"method": "request_states"})
+        return comm_id
 
     def send_comm(self, comm_id: str, data: dict[str, Any]) -> None:
         msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
@@ -188,6 +209,12 @@ class FrontEnd:
                 raise AssertionError(f"timed out after {timeout} s waiting for {what}.\n{self.describe()}")
             self.pump()
 
+    def stay(self, seconds: float) -> None:
+        """Keep handling the kernel's messages for `seconds`, as an open front end does."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.pump()
+
     def pump(self, wait: float = 0.005) -> None:
         got = False
         for channel, handle in ((self.kc.iopub_channel, self._iopub), (self.kc.shell_channel, self._shell)):
@@ -220,19 +247,22 @@ class FrontEnd:
         elif kind == "comm_msg":
             data = content.get("data", {})
             comm = self.comms.get(content["comm_id"])
-            if comm is not None and data.get("method") == "update":
+            if comm is not None and data.get("method") in ("update", "echo_update"):
                 comm.state.update(data.get("state", {}))
+                self._count_views()
         elif kind == "comm_close":
             if content["comm_id"] in self.comms:
                 self.comms[content["comm_id"]].open = False
         elif kind == "update_display_data":
             display_id = content.get("transient", {}).get("display_id")
             self.updates.append((time.perf_counter(), display_id, str(content["data"].get("text/html", ""))))
+            self._show_widget(content["data"])
             for other in self.order:
                 for output in other.outputs:
                     if display_id and output.get("display_id") == display_id:
                         output["data"], output["metadata"] = content["data"], content.get("metadata", {})
         elif kind in ("display_data", "execute_result") and cell is not None:
+            self._show_widget(content["data"])
             output = {"output_type": kind, "data": content["data"], "metadata": content.get("metadata", {})}
             if display_id := content.get("transient", {}).get("display_id"):
                 output["display_id"] = display_id
@@ -245,6 +275,36 @@ class FrontEnd:
             self.stray.append(msg)
 
     # ------------------------------------------------------------------ widgets
+
+    def _show_widget(self, data: dict[str, Any]) -> None:
+        model_id = (data.get(WIDGET_MIME) or {}).get("model_id")
+        if isinstance(model_id, str):
+            self.shown_models.add(model_id)
+            self._count_views()
+
+    def _count_views(self) -> None:
+        """Send the view count of each shown widget that counts its views, once (a view's `displayed`)."""
+        shown: set[str] = set()
+        todo = [m for m in self.shown_models if m in self.comms and self.comms[m].open]
+        while todo:
+            model = todo.pop()
+            if model in shown:
+                continue
+            shown.add(model)
+            children = self.comms[model].state.get("children") or ()
+            todo += [
+                ref.removeprefix("IPY_MODEL_")
+                for ref in children
+                if ref.removeprefix("IPY_MODEL_") in self.comms
+            ]
+        for model in sorted(shown - self.viewed):
+            count = self.comms[model].state.get("_view_count")
+            if isinstance(count, int) and not isinstance(count, bool):
+                self.viewed.add(model)
+                self.comms[model].state["_view_count"] = count + 1
+                self.send_comm(
+                    model, {"method": "update", "state": {"_view_count": count + 1}, "buffer_paths": []}
+                )
 
     def buttons(self, label: str) -> list[Comm]:
         return [

@@ -12,6 +12,7 @@ import pytest
 from architect_nb.execution.confirmation.confirmers import Approval, ConfirmationAnswer, ConfirmationRequest
 from architect_nb.execution.confirmation.policy import CommandCheck
 from architect_nb.notebook.approval import BUTTON_LABELS, ApprovalPrompt, WidgetConfirmer, like_key
+from architect_nb.notebook.asking import Asking
 from architect_nb.notebook.event_view import call_view
 from architect_nb.notebook.render import MessageOutput, RunOutput, diff_html, hooks_html, tool_card_html
 
@@ -29,9 +30,10 @@ class _View:
         self.removed: list[Any] = []
 
 
-def _confirmer(timeout: float = 5.0) -> tuple[WidgetConfirmer, _View]:
+def _confirmer(timeout: float = 5.0, grace: float = 5.0) -> tuple[WidgetConfirmer, _View]:
     view = _View()
-    return WidgetConfirmer(view.shown.append, view.removed.append, timeout=timeout), view
+    asking = Asking(view.shown.append, view.removed.append, timeout=timeout, grace=grace, front_ends=None)
+    return WidgetConfirmer(asking), view
 
 
 def _ask(confirmer: WidgetConfirmer, request: ConfirmationRequest) -> tuple[threading.Thread, list[Any]]:
@@ -103,12 +105,25 @@ def test_approve_all_like_this_covers_the_rest_of_the_run_only_for_like_calls() 
     assert like_key(command) == "run_command:rm:dangerous"
 
 
-def test_nobody_answering_is_a_denial_that_says_how_to_run_unattended() -> None:
+def test_nobody_answering_is_a_denial_that_names_the_call_and_says_how_to_run_unattended() -> None:
     confirmer, _ = _confirmer(timeout=0.2)
     answer = confirmer.confirm(_request())
     assert answer.decision is Approval.DENY
+    assert answer.reason.startswith("Nobody answered 'Approve edit_file on x.py?' within 0.2 s")
     for hint in ("never approved", "--mode yolo", "--dry-run", "allow rules in .architect.yaml"):
         assert hint in answer.reason
+
+
+def test_with_no_front_end_an_approval_is_denied_after_the_grace_saying_which_and_why() -> None:
+    confirmer, view = _confirmer(timeout=300, grace=0.2)
+    started = time.monotonic()
+    answer = confirmer.confirm(_request(tool_name="run_python", args={"code": "x = 1"}, code="x = 1"))
+    assert time.monotonic() - started < 1.5
+    assert answer.decision is Approval.DENY
+    assert answer.reason.startswith("No front end that can show buttons is connected (a headless run")
+    assert "so 'Approve run_python (code in your kernel)?' was denied" in answer.reason
+    assert "--mode yolo" in answer.reason
+    assert view.removed == view.shown and len(view.shown) == 1, "the question was shown, then taken away"
 
 
 def test_a_click_after_the_deadline_changes_nothing() -> None:

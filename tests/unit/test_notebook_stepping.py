@@ -15,6 +15,7 @@ import pytest
 from architect_nb.agent.events import Transcript
 from architect_nb.agent.inspector import rebuild
 from architect_nb.agent.stepping import ModelPause, StepDecision, ToolPause, parse_arguments
+from architect_nb.notebook.asking import Asking
 from architect_nb.notebook.inspector_view import INSPECT_MIME_TYPE, InspectorOutput, inspector_html
 from architect_nb.notebook.magics import LineCommand, UsageError, parse_cell_line, parse_line
 from architect_nb.notebook.render import RunOutput
@@ -68,16 +69,22 @@ def test_the_buttons_a_pause_offers_and_malformed_edits_are_refused_in_the_promp
     assert parse_arguments("[]")[0] is None and parse_arguments('{"a": 1}') == ({"a": 1}, None)
 
 
+def _stepper(shown: list[Any], removed: list[Any], *, timeout: float, grace: float = 5.0) -> WidgetStepper:
+    return WidgetStepper(Asking(shown.append, removed.append, timeout=timeout, grace=grace, front_ends=None))
+
+
 def test_an_unanswered_pause_stops_and_an_interrupt_stops_at_once() -> None:
     shown: list[Any] = []
     removed: list[Any] = []
-    stepper = WidgetStepper(shown.append, removed.append, timeout=0.3)
+    stepper = _stepper(shown, removed, timeout=0.3)
     started = time.monotonic()
     thread, out = _decide(stepper, TOOL)
     thread.join(5)
-    assert out == [StepDecision.stop()] and 0.25 < time.monotonic() - started < 3
+    [decision] = out
+    assert decision.action == "stop" and 0.25 < time.monotonic() - started < 3
+    assert decision.reason.startswith("Nobody answered 'Step 1: run read_file?' within 0.3 s")
     assert shown and removed == shown
-    stepper = WidgetStepper(shown.append, removed.append, timeout=60)
+    stepper = _stepper(shown, removed, timeout=60)
     thread, out = _decide(stepper, TOOL)
     stepper.cancel()
     thread.join(2)
@@ -85,9 +92,19 @@ def test_an_unanswered_pause_stops_and_an_interrupt_stops_at_once() -> None:
     assert stepper.decide(TOOL) == StepDecision.stop()  # cancelled: no more pauses
 
 
+def test_with_no_front_end_a_pause_stops_the_run_after_the_grace_saying_which_and_why() -> None:
+    stepper = _stepper([], [], timeout=300, grace=0.2)
+    started = time.monotonic()
+    decision = stepper.decide(MODEL)
+    assert decision.action == "stop" and time.monotonic() - started < 1.5
+    assert decision.reason.startswith("No front end that can show buttons is connected (a headless run")
+    assert "so 'Step 2: call the model?' was answered with Stop" in decision.reason
+    assert "or run without --step" in decision.reason
+
+
 def test_the_inspector_is_drawn_when_opened_and_redacted(tmp_path: Path) -> None:
     secret = "sk-ant-api03-" + "A1b2C3d4" * 8
-    stepper = WidgetStepper(lambda w: None, lambda w: None, timeout=10)
+    stepper = _stepper([], [], timeout=10)
     pause = ModelPause(
         step=1,
         messages=({"role": "system", "content": "S"}, {"role": "user", "content": f"key {secret} <b>x</b>"}),

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import pytest
 
+from architect_nb.notebook.asking import Asking
 from architect_nb.notebook.extension import await_undo
 from architect_nb.notebook.magics import UsageError, parse_line
-from architect_nb.notebook.plans import build_task, plan_items, plan_of
+from architect_nb.notebook.plans import PlanChoice, PlanOffer, build_task, plan_items, plan_of, plan_question
 from architect_nb.tools.todo import MAX_ITEMS, todo_in_messages
 
 
@@ -68,3 +72,33 @@ def test_architect_build_is_awaited_and_parsed() -> None:
     assert parse_line("build").args == () and parse_line("build ab12").args == ("ab12",)
     with pytest.raises(UsageError, match="wrong number of arguments"):
         parse_line("build a b")
+
+
+def _asking(*, timeout: float = 300, grace: float = 5.0) -> Asking:
+    return Asking(lambda box: None, timeout=timeout, grace=grace, front_ends=None)
+
+
+def test_with_no_front_end_the_plan_is_not_built_after_the_grace_saying_why() -> None:
+    offer = PlanOffer("1. Do it")
+    asked = _asking(grace=0.2).ask(offer, plan_question(offer, "t1"))
+    assert asked.answer == PlanChoice(None) and asked.ending == "headless"
+    assert asked.note.startswith("No front end that can show buttons is connected (a headless run")
+    assert (
+        "so 'Build this plan?' was not built. `%architect build` builds this plan in thread 't1'."
+        in asked.note
+    )
+
+
+def test_build_answers_with_the_edited_plan_and_an_edit_stops_the_clock() -> None:
+    offer = PlanOffer("1. Do it")
+    asking = _asking(timeout=0.3, grace=0.1)
+    out: list[Any] = []
+    offer.box._view_count = 1  # shown by a front end: the grace does not apply
+    thread = threading.Thread(target=lambda: out.append(asking.ask(offer, plan_question(offer, "t1"))))
+    thread.start()
+    offer.click("edit")
+    thread.join(0.8)
+    assert not out, "the timeout ran while the plan was being edited"
+    offer.click("build", "1. Do it better")
+    thread.join(2)
+    assert out[0].answer == PlanChoice("1. Do it better") and out[0].ending == "answered"
