@@ -57,7 +57,7 @@ def _awaited(line: str) -> str:
         return line
     if magic_line.split()[:1] == ["build"]:  # a build is a run: awaited as a %%architect cell is
         return (
-            f"{m.group(1)}await __import__('architect_nb.notebook.plans', fromlist=['build_line'])"
+            f"{m.group(1)}await __import__('architect_nb.notebook.runner', fromlist=['build_line'])"
             f".build_line({magic_line!r}){m.group(3)}"
         )
     if magic_line.split()[:1] not in (["undo"], ["revert"]):

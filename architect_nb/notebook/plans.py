@@ -30,12 +30,12 @@ __all__ = [
     "BUILD_LABELS",
     "PlanChoice",
     "PlanOffer",
-    "build_line",
     "build_task",
     "offer_build",
     "plan_items",
     "plan_of",
     "plan_question",
+    "plan_to_build",
 ]
 
 BUILD_LABELS = ("Build this plan", "Edit plan")
@@ -167,9 +167,9 @@ def _plan_html(plan: str) -> str:
     )
 
 
-async def offer_build(plan: str, thread_name: str, notebook: NotebookConfig, options: str = "") -> None:
-    """Show the plan with its buttons in the running cell and wait; on Build, run the build in this cell.
-    `options`: the plan cell's own --model and --mode, which the build keeps."""
+async def offer_build(plan: str, thread_name: str, notebook: NotebookConfig) -> str | None:
+    """Show the plan with its buttons in the running cell and wait: the plan to build (as approved, maybe
+    edited), or None. The runner builds it in this cell (so this module never imports the runner)."""
     from architect_nb.notebook.asking import Asking
     from architect_nb.notebook.front_ends import current_watch
     from architect_nb.notebook.render import MessageOutput
@@ -190,20 +190,15 @@ async def offer_build(plan: str, thread_name: str, notebook: NotebookConfig, opt
     if asked.answer.plan is None:
         if handle is not None:
             handle.update(MessageOutput(asked.note or "Not built.", level="info"))
-        return
+        return None
     if handle is not None:
         handle.update(MessageOutput(f"Plan approved: building it in thread '{thread_name}'.", level="info"))
-    await _build(asked.answer.plan, thread_name, options)
+    return asked.answer.plan
 
 
-async def _build(plan: str, thread_name: str, options: str = "") -> None:
-    from architect_nb.notebook.runner import run_cell
-
-    await run_cell(f"--agent build --thread {thread_name} {options}".strip(), build_task(plan))
-
-
-async def build_line(line: str) -> Any:
-    """`%architect build [RUN]`: build the last plan run's plan (or RUN's) in its thread, in this cell."""
+def plan_to_build(line: str) -> tuple[str, str] | Any:
+    """`%architect build [RUN]`'s plan and thread: the last plan run's (or RUN's), or the message saying why
+    there is none."""
     from architect_nb.notebook.render import MessageOutput
     from architect_nb.notebook.state import get_session
 
@@ -227,5 +222,4 @@ async def build_line(line: str) -> Any:
     )
     if thread is None:
         return MessageOutput(f"%architect build: the thread of run {record.run_id} is not in this kernel.")
-    await _build(plan, thread.name)
-    return None
+    return plan, thread.name

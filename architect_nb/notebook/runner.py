@@ -30,14 +30,14 @@ from architect_nb.agent.thread import Thread
 from architect_nb.config import AppConfig, ConfigError
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
-from architect_nb.notebook.plans import plan_of
+from architect_nb.notebook.plans import build_task, offer_build, plan_of, plan_to_build
 from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.saved_record import for_notebook, save_whole
 from architect_nb.notebook.state import RunRecord, Session, get_session
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.commands.process import kill_running_processes
 
-__all__ = ["CellRun", "RunInterruptedError", "run_cell"]
+__all__ = ["CellRun", "RunInterruptedError", "build", "build_line", "run_cell"]
 
 log = get_logger(__name__)
 
@@ -292,11 +292,26 @@ async def run_cell(line: str, body: str) -> None:
     _finish(session, run, display)
     _offer_reload(session, run, shell, display)
     if args.agent == "plan" and (plan := plan_of(session.history[-1].payload)) is not None:
-        from architect_nb.notebook.plans import offer_build
-
         kept = [f"--model {shlex.quote(args.model)}"] if args.model else []
         kept += [f"--mode {args.mode}"] if args.mode else []
-        await offer_build(plan, run.thread.name, config.notebook, " ".join(kept))
+        approved = await offer_build(plan, run.thread.name, config.notebook)
+        if approved is not None:
+            await build(approved, run.thread.name, " ".join(kept))
+
+
+async def build(plan: str, thread_name: str, options: str = "") -> None:
+    """Build `plan` in its thread, in this cell (`options`: the plan cell's own --model and --mode)."""
+    await run_cell(f"--agent build --thread {thread_name} {options}".strip(), build_task(plan))
+
+
+async def build_line(line: str) -> Any:
+    """`%architect build [RUN]`: build the last plan run's plan (or RUN's) in its thread, in this cell."""
+    found = plan_to_build(line)
+    if not isinstance(found, tuple):
+        return found  # why there is nothing to build
+    plan, thread_name = found
+    await build(plan, thread_name)
+    return None
 
 
 def _offer_reload(session: Session, run: CellRun, shell: Any, display: Any) -> None:

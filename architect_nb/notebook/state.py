@@ -245,7 +245,7 @@ class Session:
             return self._fix()
         if name == "skills":
             return self._skills()
-        if name == "build":  # the extension awaits a `%architect build` line (plans.build_line)
+        if name == "build":  # the extension awaits a `%architect build` line (runner.build_line)
             return MessageOutput(
                 "%architect build starts a run: write it as a line of its own in a cell, with the extension "
                 "loaded (%load_ext architect_nb)."

@@ -67,7 +67,7 @@ def test_only_a_completed_plan_run_has_a_plan() -> None:
 def test_architect_build_is_awaited_and_parsed() -> None:
     line = "get_ipython().run_line_magic('architect', 'build ab12')\n"
     assert await_undo([line]) == [
-        "await __import__('architect_nb.notebook.plans', fromlist=['build_line']).build_line('build ab12')\n"
+        "await __import__('architect_nb.notebook.runner', fromlist=['build_line']).build_line('build ab12')\n"
     ]
     assert parse_line("build").args == () and parse_line("build ab12").args == ("ab12",)
     with pytest.raises(UsageError, match="wrong number of arguments"):
