@@ -181,7 +181,16 @@ def family_of(module: str) -> str | None:
 
 
 def test_the_families_are_the_documented_ones() -> None:
-    assert FAMILIES == ["commands", "filesystem", "kernel", "notebook_files", "patch", "search", "todo"]
+    assert FAMILIES == [
+        "commands",
+        "filesystem",
+        "kernel",
+        "notebook_files",
+        "patch",
+        "search",
+        "todo",
+        "tree",
+    ]
     top = sorted(p.stem for p in TOOLS.glob("*.py"))
     assert top == ["__init__", "base", "metadata", "outcome", "registry", "setup", "workspace"]
     packages = [TOOLS / family for family in FAMILIES] + [

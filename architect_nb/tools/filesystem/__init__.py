@@ -8,8 +8,8 @@
 - `textmatch`: line splitting that keeps endings, loose comparison and "closest lines" hints (edit and patch).
 - `diffs`: the unified diffs the model, the approval screen and the transcript show.
 
-Depends on the core (`base`, `workspace`, `architect_nb.paths.validators`) and on `search.walk` and
-`search.globs` for list_files. The tool classes are re-exported here, at the design document's path.
+Depends on the core (`base`, `workspace`, `architect_nb.paths.validators`) and on `tree` (the walk and
+globs) for list_files. The tool classes are re-exported here, at the design document's path.
 """
 
 from architect_nb.tools.filesystem.file_tools import (
