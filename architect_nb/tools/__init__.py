@@ -20,7 +20,8 @@ The families (each package's docstring says what it holds and what it depends on
 - `notebook_files`: the `.ipynb` cell tools, working on files.
 - `todo`: the model's checklist.
 
-Dependencies point from the families to the core (and `architect_nb.paths.validators`, the path gate),
+Depends on `architect_nb.config` and `architect_nb.paths` (the path gate), for the core. Dependencies point
+from the families to the core,
 and between families only to public modules, never in a circle: patch, search and notebook_files use
 filesystem's I/O, filesystem and search use tree's walk and globs, kernel knows notebook_files' documents.
 No family imports IPython.
