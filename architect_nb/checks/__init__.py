@@ -9,7 +9,8 @@ compared by meaning, cell by cell (docs/notebook-check.md).
 - `cli`: `python -m architect_nb check NOTEBOOK --before DIR --after DIR`.
 
 In the tools layer: it runs notebooks and compares them, and knows nothing of runs, agents or the notebook
-front end (the gate and the magic materialise the before side and call it).
+front end (the gate and the magic materialise the before side and call it). It depends on no other package of
+`architect_nb` (nbclient, nbformat and pillow are imported when a check runs).
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""Configuration: the `.architect.yaml` schema and its loader."""
+"""Configuration: the `.architect.yaml` schema and its loader.
+
+- `schema`: `AppConfig`, one Pydantic model per section; unknown keys refused.
+- `loader`: `load_config`, the nearest `.architect.yaml`, then overrides, with errors that name the key.
+- `reference`: the configuration reference (docs/configuration.md), written from the schema.
+
+Depends on no other package of `architect_nb` (pydantic and yaml only)."""
 
 from architect_nb.config.loader import ConfigError, find_config_file, load_config
 from architect_nb.config.schema import (

@@ -5,7 +5,14 @@ HTTP), wraps each remote tool in an `MCPToolAdapter` named `mcp_{server}_{tool}`
 servers left out. `inject_mcp_tools(allowed_tools, registry)` adds those tools to an agent's explicit tool
 list.
 
+- `client`: one server's connection (stdio or streamable HTTP) in a thread of its own; `restart`: a
+  server that stopped, started again within a run.
+- `discovery`: connecting to every configured server and registering its tools.
+- `adapter`: `MCPToolAdapter`, a remote tool as a local one; `schema_model`: its input schema as Pydantic.
+
 Importing this package does not import the `mcp` SDK; connecting does.
+
+Depends on `architect_nb.config` and the tools core (`tools.base`, `tools.metadata`, `tools.registry`).
 """
 
 from __future__ import annotations

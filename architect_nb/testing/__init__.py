@@ -6,6 +6,8 @@ Tests, notebooks and users share them. Nothing here calls a paid API.
 - `openai_server`, `anthropic_server`, `anthropic_cache`, `gemini_server`, `ollama_server`, `stub_server`:
   local HTTP servers that answer as those providers do, for tests over real HTTP.
 - `notebook_run`, `open_notebooks`, `whole_job`: runs and notebooks the tests and the docs share.
+
+Depends on `architect_nb.agent`, `architect_nb.config` and `tools.notebook_files`.
 """
 
 from __future__ import annotations

@@ -14,14 +14,17 @@ The families (each package's docstring says what it holds and what it depends on
 - `filesystem`: read_file, write_file, delete_file, list_files and edit_file, with their I/O, text
   matching and diffs.
 - `patch`: apply_patch.
-- `search`: search_code, grep and find_files, with the workspace walk and globs.
+- `tree`: the workspace walk every listing and search shares, and file-name globs.
+- `search`: search_code, grep and find_files.
 - `commands`: run_command, its classifier, shell parsing, wrappers, blocklist and process running.
 - `notebook_files`: the `.ipynb` cell tools, working on files.
 - `todo`: the model's checklist.
 
-Dependencies point from the families to the core (and `architect_nb.paths.validators`, the path gate),
-and between families only to public modules: patch and notebook_files use filesystem's I/O, filesystem uses
-search's walk and globs. No family imports IPython.
+Depends on `architect_nb.config` and `architect_nb.paths` (the path gate), for the core. Dependencies point
+from the families to the core,
+and between families only to public modules, never in a circle: patch, search and notebook_files use
+filesystem's I/O, filesystem and search use tree's walk and globs, kernel knows notebook_files' documents.
+No family imports IPython.
 
 The kernel tools (list_variables, inspect_variable, run_python, propose_cell) go in `kernel`, a family
 like the others: the tools talk to the live kernel through a small `Protocol` (the person's namespace,

@@ -16,6 +16,16 @@ import pytest
 
 import architect_nb
 from architect_nb.python_syntax import parse_module
+from tests.support.layout import (
+    Tree,
+    claims,
+    depends_text,
+    family_cycles,
+    module_cycles,
+    top_doc,
+    undeclared,
+    unnamed_modules,
+)
 
 PACKAGE = Path(architect_nb.__file__).parent
 TOOLS = PACKAGE / "tools"
@@ -181,7 +191,16 @@ def family_of(module: str) -> str | None:
 
 
 def test_the_families_are_the_documented_ones() -> None:
-    assert FAMILIES == ["commands", "filesystem", "kernel", "notebook_files", "patch", "search", "todo"]
+    assert FAMILIES == [
+        "commands",
+        "filesystem",
+        "kernel",
+        "notebook_files",
+        "patch",
+        "search",
+        "todo",
+        "tree",
+    ]
     top = sorted(p.stem for p in TOOLS.glob("*.py"))
     assert top == ["__init__", "base", "metadata", "outcome", "registry", "setup", "workspace"]
     packages = [TOOLS / family for family in FAMILIES] + [
@@ -252,3 +271,70 @@ def test_the_guardrails_read_and_write_checks_import_one_way() -> None:
             checked += 1
             offenders += [f"{package}/{path.name}: {m}" for m, _ in imports(path) if m.startswith(banned)]
     assert checked >= 10 and offenders == []
+
+
+# ---------------------------------------------------------------------- what the top docs claim, and cycles
+
+
+LAYOUT = Tree(PACKAGE)
+SUBPACKAGES = [p for p in LAYOUT.packages() if p != "architect_nb"]
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_every_package_names_its_modules_and_what_it_depends_on(package: str) -> None:
+    assert depends_text(top_doc(LAYOUT, package)), f"{package}'s top doc has no 'Depends on ...' paragraph"
+    assert unnamed_modules(LAYOUT, package) == [], f"{package}'s top doc does not name these modules"
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES)
+def test_the_depends_on_lines_are_true(package: str) -> None:
+    """Every package the modules import is named in the doc's "Depends on", and every name there exists."""
+    _declared, unknown = claims(LAYOUT, package)
+    assert unknown == [], f"{package}'s 'Depends on' names modules that do not exist: {unknown}"
+    assert undeclared(LAYOUT, package) == [], f"{package} imports what its 'Depends on' does not name"
+
+
+def test_no_import_cycle_between_modules_or_families() -> None:
+    assert module_cycles(LAYOUT) == []
+    assert family_cycles(LAYOUT) == []
+
+
+def _planted(tmp_path: Path, files: dict[str, str]) -> Tree:
+    root = tmp_path / "planted"
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return Tree(root)
+
+
+def test_the_layout_check_catches_a_planted_cycle(tmp_path: Path) -> None:
+    tree = _planted(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "one/__init__.py": '"""One.\n\n- `a`: a.\n\nDepends on `two`."""\n',
+            "one/a.py": "def f():\n    from planted.two.b import g  # lazy, inside a function: counts too\n",
+            "two/__init__.py": '"""Two.\n\n- `b`: b.\n\nDepends on `one`."""\n',
+            "two/b.py": "from planted.one.a import f\n",
+        },
+    )
+    assert module_cycles(tree) == [["planted.one.a", "planted.two.b"]]
+    assert family_cycles(tree) == [["planted.one", "planted.two"]]
+
+
+def test_the_layout_check_catches_a_planted_false_depends_on_line(tmp_path: Path) -> None:
+    tree = _planted(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "core/__init__.py": '"""Core.\n\n- `base`: base.\n\nDepends on `gone` only."""\n',
+            "core/base.py": "from planted.extra.thing import x\n",
+            "extra/__init__.py": '"""Extra.\n\n- `thing`: a thing.\n\nDepends on nothing."""\n',
+            "extra/thing.py": "x = 1\n",
+        },
+    )
+    assert claims(tree, "planted.core")[1] == ["gone"]  # a module that does not exist
+    assert undeclared(tree, "planted.core") == ["planted.core.base -> planted.extra.thing"]
+    assert unnamed_modules(tree, "planted.extra") == []
+    assert module_cycles(tree) == [] and family_cycles(tree) == []

@@ -24,7 +24,7 @@ from architect_nb.tools.filesystem.file_tools import ListFilesTool
 from architect_nb.tools.search.grep import BACKENDS, make_backend
 from architect_nb.tools.search.programs import find_rg
 from architect_nb.tools.search.search_tools import FindFilesTool, GrepTool, SearchCodeTool
-from architect_nb.tools.search.walk import scan
+from architect_nb.tools.tree.walk import scan
 
 INSTALLED = [name for name in BACKENDS if make_backend(name) is not None]
 

@@ -23,7 +23,7 @@ from architect_nb.tools.search.literals import CASE_FOLD_POOL, Needles, required
 from architect_nb.tools.search.programs import find_rg
 from architect_nb.tools.search.search_tools import GrepTool, SearchCodeTool
 from architect_nb.tools.search.translate import rg_superset
-from architect_nb.tools.search.walk import _Spec, scan, walk
+from architect_nb.tools.tree.walk import _Spec, scan, walk
 
 INSTALLED = [name for name in BACKENDS if make_backend(name) is not None]
 # Characters whose case variants differ between naive folding schemes, plus regex and shell specials.

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.tools.search import walk, walk_cache
+from architect_nb.tools.search import walk_cache
 from architect_nb.tools.search.collect import collect_files
 from architect_nb.tools.search.search_tools import FindFilesTool, GrepTool
+from architect_nb.tools.tree import walk
 
 
 def _age(root: Path, seconds: float = 30.0) -> None:

@@ -9,6 +9,9 @@
 - `restore`: putting files back as a snapshot had them, with conflicts reported.
 - `person_repo`: the person's own git repository, read from its files (its index is given back whole).
 - `document_steps`: changes made to notebooks open in a front end, recorded cell by cell, and their undo.
+- `records`: what one step changed, what a run holds, what an undo reports, and its errors.
+- `review`: one file's change for review: a diff, or a binary file described, never decoded.
+- `materialise`: the workspace as it was before a run, written to a folder (the notebook check's before).
 
 Depends on `architect_nb.config`, `architect_nb.paths`, and the file and notebook I/O of
 `architect_nb.tools.filesystem` and `architect_nb.tools.notebook_files`; on no other execution family.

@@ -4,9 +4,10 @@
   `CommandCheck`, how a shell command was judged before it runs.
 - `confirmers`: the `Confirmer` protocol, `ConfirmationRequest` and `ConfirmationAnswer`, the terminal and
   scripted confirmers, and `show`, arguments with hidden characters made visible.
+- `allow_rules`: the calls an unattended run may make unasked, from `.architect.yaml`.
 
 Depends on `architect_nb.config`, `architect_nb.paths`, `architect_nb.redaction` and
-`architect_nb.tools.base`; on no other execution family.
+`architect_nb.tools.base`, and `tools.commands` (how a command was judged); on no other execution family.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """Quality gates: checks run when the agent says it is done; a failed required gate sends it back to work.
 
+- `quality_gates`: `run_quality_gates`, every gate in order, and `run_command_gate`, a shell command's.
+- `gate_result`: `QualityGateResult`, what one gate reported.
 - `kernel_checks`: `run_kernel_check`, a Python expression evaluated in the notebook's kernel.
 - `notebook_checks`: `run_notebook_gate`, a notebook run before and after the run, its outputs compared.
 

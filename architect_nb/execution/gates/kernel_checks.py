@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from architect_nb.config.schema import QualityGateConfig
-from architect_nb.execution.gates.quality_gates import QualityGateResult
+from architect_nb.execution.gates.gate_result import QualityGateResult
 from architect_nb.python_syntax import parse_expression
 from architect_nb.tools.kernel.execute import Outcome, run_code
 from architect_nb.tools.kernel.kernel_tools import fresh_workspace_modules

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from architect_nb.config.schema import QualityGateConfig
-from architect_nb.execution.gates.quality_gates import QualityGateResult
+from architect_nb.execution.gates.gate_result import QualityGateResult
 
 __all__ = ["run_notebook_gate"]
 

@@ -12,11 +12,11 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from architect_nb.config.schema import QualityGateConfig
+from architect_nb.execution.gates.gate_result import QualityGateResult
 from architect_nb.process_group import process_group, wait_or_kill
 
 if TYPE_CHECKING:
@@ -25,33 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["QualityGateResult", "gates_passed", "run_command_gate", "run_quality_gates"]
 
 _MAX_OUTPUT_CHARS = 4000
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QualityGateResult:
-    name: str
-    passed: bool
-    required: bool
-    exit_code: int | None
-    output: str
-    duration: float
-
-    def report(self) -> str:
-        state = "passed" if self.passed else ("FAILED" if self.required else "failed (optional)")
-        return f"[Quality gate {self.name}: {state}]" + (f"\n{self.output}" if not self.passed else "")
-
-    @classmethod
-    def judged(cls, gate: QualityGateConfig, started: float, passed: bool, output: str) -> QualityGateResult:
-        """The result of a gate judged in-process (a kernel or notebook check) that began at `started`
-        (`time.perf_counter()`)."""
-        return cls(
-            name=gate.name,
-            passed=passed,
-            required=gate.required,
-            exit_code=0 if passed else 1,
-            output=output,
-            duration=time.perf_counter() - started,
-        )
 
 
 def run_quality_gates(
@@ -65,11 +38,11 @@ def run_quality_gates(
     results = []
     for gate in gates:
         if gate.notebook is not None:
-            from architect_nb.execution.gates.notebook_checks import run_notebook_gate  # the check runner
+            from architect_nb.execution.gates.notebook_checks import run_notebook_gate  # runs notebooks: lazy
 
             results.append(run_notebook_gate(gate, workspace_root, write_before))
         elif gate.python is not None:
-            from architect_nb.execution.gates.kernel_checks import run_kernel_check  # the kernel tools
+            from architect_nb.execution.gates.kernel_checks import run_kernel_check  # the kernel tools: lazy
 
             results.append(run_kernel_check(gate, kernel, workspace_root))
         elif gate.command is not None:

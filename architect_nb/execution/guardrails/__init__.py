@@ -12,7 +12,7 @@
 - `claude_permissions`: Claude Code's `permissions` rules, applied as guardrails and reasons to ask.
 
 Depends on `architect_nb.config`, `architect_nb.paths`, the shell parse of `architect_nb.tools.commands`,
-`execution.hooks` for Claude Code's settings and tool names, and `execution.gates` (its command gates).
+and `execution.hooks` for Claude Code's settings and tool names.
 """
 
 from __future__ import annotations

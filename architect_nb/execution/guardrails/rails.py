@@ -14,7 +14,6 @@ Every check returns `(allowed, reason)`; the reason is a sentence for the model.
 * **Blocked commands**: regexes (plain text works) searched in the command.
 * **Limits** per run: commands executed, files modified, lines changed (counted from the preview diff).
 * **Code rules**: regexes checked on the text a call is about to write; `warn` or `block`.
-* **Quality gates**: commands run when the agent completes (`run_quality_gates`, by `execution.gates`).
 
 Globs match the path relative to the workspace, each of its parent folders, and the file name, ignoring case:
 over-matching a protected path is the safe mistake. Commands are judged on the shell's own parse (the one the
@@ -33,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from architect_nb.config.schema import GuardrailsConfig
-from architect_nb.execution.gates.quality_gates import QualityGateResult, run_quality_gates
 from architect_nb.execution.guardrails.guarded_files import GuardedFiles
 from architect_nb.execution.guardrails.mentions import code_names, mentioned
 from architect_nb.execution.guardrails.reads.unnamed_reads import unnamed_read
@@ -309,14 +307,6 @@ class GuardrailsEngine:
             for regex, rule in self._rules
             if regex.search(content)
         ]
-
-    # ------------------------------------------------------------------ completion
-
-    def run_quality_gates(self) -> list[QualityGateResult]:
-        """Run the command gates of `quality_gates` in the workspace, in order (`execution.gates` runs them;
-        `ExecutionEngine.run_quality_gates` adds the kernel checks)."""
-        gates = [gate for gate in self.config.quality_gates if gate.command is not None]
-        return run_quality_gates(gates, self.workspace_root)
 
 
 def _compile(pattern: str) -> re.Pattern[str]:

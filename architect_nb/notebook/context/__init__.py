@@ -8,6 +8,9 @@
 - `outline`: all of it as text within a token budget; `note`: the redacted note a run starts with.
 
 Only `facts` reads the kernel (it is handed the shell); the rest works on plain data.
+
+Depends on `notebook.execution_log` (what the kernel ran) and `tools.notebook_files` (notebooks as the
+notebook tools read them).
 """
 
 from architect_nb.notebook.context.facts import KernelFacts, gather_facts

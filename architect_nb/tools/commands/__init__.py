@@ -13,7 +13,9 @@
   prefix or why it cannot. `sandbox_paths` lists the credential folders it hides, `workspace_scan` the
   workspace's sensitive and protected files.
 
-Depends on the core, and on `execution.validators` and `execution.path_globs`.
+- `command_tool`: what makes a tool a shell command to the engine (`as_command_tool`).
+
+Depends on the core, `architect_nb.config` and `architect_nb.paths` (the path gate and the file globs).
 """
 
 from architect_nb.tools.commands.run_command import (

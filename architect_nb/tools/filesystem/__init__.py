@@ -7,9 +7,10 @@
   it is sure), and the messages for bytes it cannot decide and text it cannot store.
 - `textmatch`: line splitting that keeps endings, loose comparison and "closest lines" hints (edit and patch).
 - `diffs`: the unified diffs the model, the approval screen and the transcript show.
+- `file_kinds`: what a binary file is (a database, a pickle, an image), for describing a change to one.
 
-Depends on the core (`base`, `workspace`, `architect_nb.paths.validators`) and on `search.walk` and
-`search.globs` for list_files. The tool classes are re-exported here, at the design document's path.
+Depends on the core (`base`, `workspace`, `architect_nb.paths.validators`) and on `tree` (the walk and
+globs) for list_files. The tool classes are re-exported here, at the design document's path.
 """
 
 from architect_nb.tools.filesystem.file_tools import (

@@ -26,8 +26,8 @@ from architect_nb.tools.filesystem.fileio import (
     looks_binary,
     read_text_file,
 )
-from architect_nb.tools.search.globs import GlobError, compile_glob, glob_matches
-from architect_nb.tools.search.walk import SKIPPED_DIR_NAMES, walk
+from architect_nb.tools.tree.globs import GlobError, compile_glob, glob_matches
+from architect_nb.tools.tree.walk import SKIPPED_DIR_NAMES, walk
 from architect_nb.tools.workspace import PATH_HELP, ToolArgs, WorkspaceTool
 
 __all__ = [

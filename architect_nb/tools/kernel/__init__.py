@@ -7,8 +7,9 @@
 - `execute`: running code with its output captured, within a time bound, figures and widgets cleaned up.
 - `describe`: DataFrames, arrays, containers and functions described for a model.
 
-Depends on the core only; nothing here imports IPython (the IPython session is
-`architect_nb.notebook.kernel_session`).
+Depends on the core, and for run_cell on `notebook_files` (the open notebook's documents and cells),
+`filesystem.fileio` and `search.scan` (a notebook's text); nothing here imports IPython (the IPython session
+is `architect_nb.notebook.kernel_session`).
 """
 
 from architect_nb.tools.kernel.kernel_tools import (

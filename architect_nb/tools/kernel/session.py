@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from architect_nb.tools.kernel.namespace import ScratchNamespace
+from architect_nb.tools.notebook_files.backend import OwnNotebook  # the kernel knows its notebook, not back
 
 if TYPE_CHECKING:
-    from architect_nb.tools.notebook_files.backend import DocumentBackend, LiveDocument
+    from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = ["CellExecution", "KernelSession", "OwnNotebook", "PlainKernel"]
 
@@ -27,18 +27,6 @@ NO_FRONT_END = (
     "run_cell runs cells of the notebook open in JupyterLab or Notebook 7 (with architect-nb's extension), "
     "and none has this run's notebook open"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class OwnNotebook:
-    """The notebook the run is in, open in a front end: its document, its path (as the outline names it),
-    the running cell, and its file on the kernel's side when known (None behind a gateway on another
-    machine)."""
-
-    document: LiveDocument
-    path: str
-    running_cell: str | None
-    file: Path | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from architect_nb.paths.validators import PathTraversalError, is_inside, validate_path
 from architect_nb.tools.filesystem.fileio import FileAccessError, TextFile, read_text_file
@@ -40,9 +40,6 @@ from architect_nb.tools.notebook_files.model import (
     load_notebook,
 )
 
-if TYPE_CHECKING:
-    from architect_nb.tools.kernel.session import OwnNotebook
-
 __all__ = [
     "DocumentBackend",
     "DocumentError",
@@ -50,6 +47,7 @@ __all__ = [
     "LiveDocument",
     "Loaded",
     "NotebookDocuments",
+    "OwnNotebook",
     "own_notebook_target",
 ]
 
@@ -102,6 +100,18 @@ class LiveDocument(Protocol):
         """Apply `ops` to the document model, all or none (the front end checks them again first). Raises
         `DocumentError`, or `CellOpError` for an operation the front end refused."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class OwnNotebook:
+    """The notebook the run is in, open in a front end: its document, its path (as the outline names it),
+    the running cell, and its file on the kernel's side when known (None behind a gateway on another
+    machine)."""
+
+    document: LiveDocument
+    path: str
+    running_cell: str | None
+    file: Path | None = None
 
 
 class DocumentBackend(Protocol):

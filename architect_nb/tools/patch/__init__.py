@@ -7,7 +7,8 @@
 - `apply_hunks`: writing the hunks where they were placed, byte for byte (`filelines`: the file as lines).
 - `gnu`: the fallback to GNU `patch`, run on a copy in a private folder so it can change nothing else.
 
-Depends on the core and on the file tools' `fileio`, `textmatch`, `diffs` and `edit_file` (load and write).
+Depends on the core and on the file tools' `filesystem.fileio`, `filesystem.textmatch`, `filesystem.diffs`
+and `filesystem.edit_file` (load and write).
 """
 
 from architect_nb.tools.patch.apply_patch import ApplyPatchArgs, ApplyPatchTool, apply_patch_text

@@ -1,7 +1,7 @@
 """The search tools: search_code (Python regex), grep (literal text) and find_files (file-name globs).
 
 - `search_tools`: the three tools.
-- `walk` and `globs`: the workspace walk with one set of skip rules (list_files' too), and model-style globs.
+- `walk_cache`: the walk of `tools.tree`, kept between searches while the tree does not change.
 - `scope`: what no search sees (sensitive files, the state folders). `rg_walk`: rg walking the tree itself
   with those rules as arguments, where it is installed; the Python walk is the fallback and the reference.
 - `collect`: the files a search looks at. `grep`: literal search with `rg`, `grep` or Python, same answers.
@@ -11,7 +11,7 @@
   runs as a plain script (`python -I -S scan.py`), so it imports nothing from this package.
 - `notebooks`: grep inside `.ipynb` cells. `programs`: finding and running `rg` and `grep`. `results`: output.
 
-Depends on the core and on `filesystem.fileio`.
+Depends on the core, on `tree` (the walk and globs) and on `filesystem.fileio` and `filesystem.encodings`.
 """
 
 from architect_nb.tools.search.search_tools import (

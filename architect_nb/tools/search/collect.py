@@ -8,10 +8,10 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from architect_nb.tools.search.globs import compile_glob
 from architect_nb.tools.search.scope import SearchScope
-from architect_nb.tools.search.walk import Kind, scan
 from architect_nb.tools.search.walk_cache import cached_files, walk_and_keep
+from architect_nb.tools.tree.globs import compile_glob
+from architect_nb.tools.tree.walk import Kind, scan
 
 __all__ = ["collect_files", "file_filter", "rg_name_glob", "start_hidden"]
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from architect_nb.tools.search.programs import ProgramError
 from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX
 from architect_nb.tools.search.scope import SearchScope
-from architect_nb.tools.search.walk import SKIPPED_DIR_NAMES
 from architect_nb.tools.search.walk_cache import cached_files
+from architect_nb.tools.tree.walk import SKIPPED_DIR_NAMES
 
 __all__ = ["Listing", "json_safe", "rg_listing", "walk_args", "walk_order"]
 

@@ -35,7 +35,6 @@ from architect_nb.tools.search.code import (
     prefilter_deadline,
 )
 from architect_nb.tools.search.collect import collect_files, file_filter, rg_name_glob, start_hidden
-from architect_nb.tools.search.globs import GlobError, compile_glob
 from architect_nb.tools.search.grep import (
     BackendName,
     GrepBackend,
@@ -52,8 +51,9 @@ from architect_nb.tools.search.results import FileHits, Outcome, format_outcome,
 from architect_nb.tools.search.rg_walk import Listing, json_safe, rg_listing, walk_args, walk_order
 from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX, clip
 from architect_nb.tools.search.scope import SearchScope
-from architect_nb.tools.search.walk import scan
 from architect_nb.tools.search.walk_cache import cached_scan
+from architect_nb.tools.tree.globs import GlobError, compile_glob
+from architect_nb.tools.tree.walk import scan
 from architect_nb.tools.workspace import ToolArgs, WorkspaceTool
 
 __all__ = [

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from architect_nb.tools.search.walk import IgnoreRules, Kind, scan
+from architect_nb.tools.tree.walk import IgnoreRules, Kind, scan
 
 __all__ = ["cached_files", "cached_scan", "clear_walk_cache", "walk_and_keep"]
 

@@ -6,5 +6,5 @@
   or a copier (`cp -r`, `tar c`) reaches; the write checks use them too.
 
 Depends on the shared parts of `execution.guardrails` (`shell_runs`, `program_options`, `guarded_files`);
-never on `writes` or on the engine (`rails`).
+never on `writes` or on the engine (`rails`). The shell parse and its words are `tools.commands`'.
 """

@@ -9,5 +9,6 @@
   code), `archiver_writes` and `git_writes`, all describing `write_effects`.
 
 Depends on the shared parts of `execution.guardrails` (`shell_runs`, `mentions`, `program_options`,
-`guarded_files`) and on `reads.program_walks`; never on the engine (`rails`).
+`guarded_files`) and on `reads.program_walks`; never on the engine (`rails`). The shell parse, its words
+and the rule tables are `tools.commands`'; read roots are matched with `architect_nb.paths`.
 """
