@@ -5,9 +5,9 @@ input transformer that turns a `%%architect` cell into a top-level-await call of
 cell stays busy until the run ends while its buttons still answer. Modules, one idea each:
 
 - `magics`: the argument models of `%%architect` and `%architect`, parsed with one-line usage errors;
-- `extension`: load/unload and the input transformer; `warm_up`: imports done before the first cell needs them;
-- `runner`: the cell's coroutine: the agent in a worker thread, interrupt handling; `awaited`: a value the
-  worker hands back to the cell;
+- `extension`: load/unload and the input transformer; `warm_up`: imports made before a first cell needs them;
+- `runner`: the cell's coroutine: the agent in a worker thread, interrupt handling, a plan's build;
+  `awaited`: an `%architect undo` or `revert` line run in a worker thread while the cell awaits it;
 - `pump`: how the cell waits, by ipykernel version (native concurrent comms on 7.4+, jupyter-ui-poll before);
 - `asking`: the one way a run asks the person (approvals, `--step` pauses, the plan's Build offer), with the
   one headless policy; `front_ends`: whether a front end that can show buttons has shown itself;
