@@ -299,7 +299,7 @@ class FrontEnd:
             ]
         for model in sorted(shown - self.viewed):
             count = self.comms[model].state.get("_view_count")
-            if isinstance(count, int) and not isinstance(count, bool):
+            if self.comms[model].open and isinstance(count, int) and not isinstance(count, bool):
                 self.viewed.add(model)
                 self.comms[model].state["_view_count"] = count + 1
                 self.send_comm(
