@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from architect_nb.notebook.event_view import (
     TODO_MARKS,
+    CallView,
     Decision,
     Header,
     ModelCall,
@@ -17,7 +18,6 @@ from architect_nb.notebook.event_view import (
     Summary,
     Thought,
     Todo,
-    ToolCall,
     View,
     Words,
 )
@@ -44,7 +44,7 @@ def view_lines(view: View) -> list[str]:
         return [view.title]
     if isinstance(view, Said):
         return [view.text.strip()]
-    if isinstance(view, ToolCall):
+    if isinstance(view, CallView):
         head = f"- {view.tool}: {view.status}" + (f" {view.took}" if view.took else "")
         head += f" ({view.sandbox})" if view.sandbox else ""
         return [head] + [_UNDER + _text(words) for words in (view.changed, view.rewind) if words]
