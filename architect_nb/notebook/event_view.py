@@ -36,13 +36,13 @@ __all__ = [
     "Hook",
     "ModelCall",
     "RunView",
-    "RunWarning",
     "Said",
     "Summary",
     "Thought",
     "Todo",
     "TodoTracker",
     "View",
+    "WarningView",
     "Words",
     "call_view",
     "hook_view",
@@ -247,7 +247,7 @@ class Decision:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunWarning:
+class WarningView:
     message: str
     mark: str = WARNING_MARK
 
@@ -338,7 +338,7 @@ def _model_call(request: Mapping[str, Any], cost: Mapping[str, Any] | None, run_
     )
 
 
-View = Header | Todo | Thought | Said | CallView | Decision | RunWarning | Summary | ModelCall
+View = Header | Todo | Thought | Said | CallView | Decision | WarningView | Summary | ModelCall
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -474,7 +474,7 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
         elif kind == "warning":
             notice = event.get("category") == "instructions_read"
             parts.append(
-                RunWarning(message=str(event.get("message")), mark=NOTICE_MARK if notice else WARNING_MARK)
+                WarningView(message=str(event.get("message")), mark=NOTICE_MARK if notice else WARNING_MARK)
             )
         elif kind == "run_finished":
             parts.append(summary_view(event, todo.items))

@@ -26,12 +26,12 @@ from architect_nb.notebook.event_view import (
     Hook,
     ModelCall,
     RunView,
-    RunWarning,
     Said,
     Summary,
     Thought,
     Todo,
     View,
+    WarningView,
     Words,
     hook_view,
     run_view,
@@ -352,7 +352,7 @@ def view_html(view: View) -> str:
         reason = f": {_e(view.reason)}" if view.reason else ""
         answer = f"{_e(view.tool)}: <b>{_e(view.decision)}</b>{reason}"
         return f'<div style="color:#57606a;font-size:12px">{answer}</div>'
-    if isinstance(view, RunWarning):
+    if isinstance(view, WarningView):
         return f'<div style="color:#9a6700">{_e(view.mark)} {_e(view.message)}</div>'
     if isinstance(view, ModelCall):
         lines = [view.meter, view.compressed]

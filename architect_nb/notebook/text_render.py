@@ -13,12 +13,12 @@ from architect_nb.notebook.event_view import (
     Header,
     ModelCall,
     RunView,
-    RunWarning,
     Said,
     Summary,
     Thought,
     Todo,
     View,
+    WarningView,
     Words,
 )
 
@@ -50,7 +50,7 @@ def view_lines(view: View) -> list[str]:
         return [head] + [_UNDER + _text(words) for words in (view.changed, view.rewind) if words]
     if isinstance(view, Decision):
         return [f"{_UNDER}{view.tool}: {view.decision}" + (f": {view.reason}" if view.reason else "")]
-    if isinstance(view, RunWarning):
+    if isinstance(view, WarningView):
         return [f"{view.mark} {view.message}"]
     if isinstance(view, ModelCall):  # the HTML's: the text stays a summary
         return []

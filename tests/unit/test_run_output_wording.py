@@ -102,12 +102,12 @@ def test_the_view_has_each_kind_of_event() -> None:
         "Header",
         "Thought",
         "Said",
-        "ToolCall",
+        "CallView",
         "Decision",
-        "ToolCall",
+        "CallView",
         "Decision",
-        "RunWarning",
-        "ToolCall",
+        "WarningView",
+        "CallView",
         "Summary",
     ]
     assert _view().footer
