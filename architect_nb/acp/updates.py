@@ -26,11 +26,11 @@ from acp.schema import ToolCallLocation, ToolKind
 from architect_nb.agent.events import (
     AgentEvent,
     RunFinished,
+    RunWarning,
     TextDelta,
     ThinkingDelta,
     ToolCallRequested,
     ToolResultEvent,
-    Warning,
 )
 from architect_nb.execution.confirmation.confirmers import show, show_block
 from architect_nb.redaction import default_redactor
@@ -157,7 +157,7 @@ def event_updates(event: AgentEvent, workspace: str) -> list[Any]:
         ]
     if isinstance(event, ToolResultEvent):
         return [_result_update(event, workspace)]
-    if isinstance(event, Warning):
+    if isinstance(event, RunWarning):
         return [update_agent_message_text(f"\n\n> ⚠ {show(redact(event.message))}\n\n")]
     if isinstance(event, RunFinished):
         return [update_agent_message_text(_ending(event))] if _ending(event) else []

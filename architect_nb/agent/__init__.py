@@ -4,7 +4,7 @@ Importing this package does not import LiteLLM; the first model call does. Its m
 
 - The run: `loop` (`AgentLoop`, the run's lifecycle), `run_state` (`RunState`, one run as it goes),
   `model_turn` (the model's side of a step), `dispatch` (the tool calls, through the engine), `step_through`
-  and `stepping` (`--step`: the collaborator and the pauses), `run_edges` (hooks and quality gates at the
+  and `stepping` (`--step`: the collaborator and the pauses), `run_hooks` (hooks and quality gates at the
   run's edges), `run_result` (what a run leaves), `events` (the typed events and the transcript),
   `confirming` (questions as events), `costs` (tokens, dollars, budgets), `factory` (`create_loop`),
   `config` and `prompts` (the agents), `batch` (unattended runs), `console` (a run as terminal text).

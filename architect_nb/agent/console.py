@@ -13,11 +13,11 @@ from architect_nb.agent.events import (
     CostUpdate,
     RunFinished,
     RunStarted,
+    RunWarning,
     StepStarted,
     TextDelta,
     ToolCallRequested,
     ToolResultEvent,
-    Warning,
 )
 from architect_nb.execution.confirmation.confirmers import show, show_block
 from architect_nb.redaction import default_redactor
@@ -118,7 +118,7 @@ class ConsolePrinter:
         cached = f", {e.total_cached_tokens:,} cached" if e.total_cached_tokens else ""
         self._write(self._paint(f"  [{e.total_tokens} tokens{cached}, {price}]", "2") + "\n")
 
-    def _on_warning(self, e: Warning) -> None:
+    def _on_warning(self, e: RunWarning) -> None:
         self._write(self._paint(f"  ! {e.message}", "33") + "\n")
 
     def _on_run_finished(self, e: RunFinished) -> None:

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from architect_nb.agent.events import EventSink, ToolCallRequested, ToolResultEvent
 from architect_nb.agent.model_reply import ToolCall
-from architect_nb.agent.run_edges import RunEdges
+from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_result import ran_sandboxed
 from architect_nb.agent.run_state import RunState
 from architect_nb.agent.step_through import StepThrough
@@ -44,7 +44,7 @@ class ToolDispatch:
         self,
         engine: ExecutionEngine,
         emit: EventSink,
-        edges: RunEdges,
+        edges: RunHooks,
         cancelled: Callable[[], bool],
         step_through: StepThrough | None = None,
     ) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "RunStatus",
+    "RunWarning",
     "StepStarted",
     "StopReason",
     "TextDelta",
@@ -34,7 +35,6 @@ __all__ = [
     "ToolCallRequested",
     "ToolResultEvent",
     "Transcript",
-    "Warning",
 ]
 
 RUN_MIME_TYPE = "application/vnd.architect-nb.run+json"
@@ -244,7 +244,7 @@ class ModelReply(AgentEvent):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Warning(AgentEvent):
+class RunWarning(AgentEvent):
     kind: ClassVar[str] = "warning"
     message: str
     category: str = "general"

@@ -10,7 +10,7 @@ run's transcript.
 
 The loop is the run's lifecycle; its collaborators do the rest, each on the `RunState` it is handed:
 `ModelTurn` (the request, streaming, retries, compression, counting), `ToolDispatch` (the calls, through the
-engine), `StepThrough` (the `--step` pauses), `RunEdges` (hooks and quality gates at the run's edges). What
+engine), `StepThrough` (the `--step` pauses), `RunHooks` (hooks and quality gates at the run's edges). What
 a run leaves is `run_result.RunResult`.
 """
 
@@ -33,17 +33,17 @@ from architect_nb.agent.events import (
     AgentEvent,
     EventSink,
     RunStarted,
+    RunWarning,
     StepStarted,
     StopReason,
     Transcript,
-    Warning,
 )
 from architect_nb.agent.instructions import ProjectInstructions, system_prompt_with
 from architect_nb.agent.llm import LLMClient, LLMError, RunCancelledError
 from architect_nb.agent.model_reply import ToolCall
 from architect_nb.agent.model_turn import ModelClientError, ModelTurn
 from architect_nb.agent.prompts import with_read_roots
-from architect_nb.agent.run_edges import RunEdges
+from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_result import RunResult, run_finished, thread_info
 from architect_nb.agent.run_state import RunState
 from architect_nb.agent.scripted import record_thread
@@ -117,7 +117,7 @@ class AgentLoop:
         self._sink = on_event
         self._cancel = threading.Event()
         self._cancel_reason: StopReason = "interrupted"
-        self._edges = RunEdges(engine, self.emit, self.transcript.to_payload)
+        self._edges = RunHooks(engine, self.emit, self.transcript.to_payload)
         self.thread: Thread | None = None  # the conversation of the current (or last) run
         self.run_id = ""  # the current (or last) run's
         self.stepper = stepper
@@ -260,7 +260,7 @@ class AgentLoop:
             )
         )
         for category, warning in self.startup_warnings:
-            self.emit(Warning(run_id=self.run_id, message=warning, category=category))
+            self.emit(RunWarning(run_id=self.run_id, message=warning, category=category))
         self._instruction_problems()
         said, refused = self._edges.start(self.run_id, task, self.agent.name, follow_up=position[1] > 0)
         if said is not None:  # what session_start hooks said stays in the conversation
@@ -338,14 +338,14 @@ class AgentLoop:
             run.messages.append({"role": "user", "content": note})
             labels = ", ".join(file.label() for file in files)
             message = f"Read instructions {labels}."
-            self.emit(Warning(run_id=self.run_id, message=message, category="instructions_read"))
+            self.emit(RunWarning(run_id=self.run_id, message=message, category="instructions_read"))
         self._instruction_problems()
 
     def _instruction_problems(self) -> None:
         if self.instructions is None:
             return
         for problem in self.instructions.problems:
-            self.emit(Warning(run_id=self.run_id, message=problem, category="instructions"))
+            self.emit(RunWarning(run_id=self.run_id, message=problem, category="instructions"))
         self.instructions.problems = []
 
     def _allowed_tools(self) -> list[str] | None:

@@ -16,13 +16,13 @@ from architect_nb.agent.events import (
     EventSink,
     ModelReply,
     ModelRequest,
+    RunWarning,
     TextDelta,
     ThinkingDelta,
-    Warning,
 )
 from architect_nb.agent.inspector import reply_record
 from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError
-from architect_nb.agent.run_edges import RunEdges
+from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_state import RunState
 from architect_nb.execution.hooks.executor import HookEvent
 
@@ -51,7 +51,7 @@ class ModelTurn:
         context: ContextBuilder,
         costs: CostTracker,
         emit: EventSink,
-        edges: RunEdges,
+        edges: RunHooks,
         cancelled: Callable[[], bool],
     ) -> None:
         self.llm = llm
@@ -109,7 +109,7 @@ class ModelTurn:
                 f"Context compressed ({report.stage} {report.steps_affected} older step(s)): "
                 f"~{report.tokens_before} → ~{report.tokens_after} tokens."
             )
-            self.emit(Warning(run_id=run.run_id, message=said, category="context"))
+            self.emit(RunWarning(run_id=run.run_id, message=said, category="context"))
             run.log.rewritten()
             run.compressed = said
             task_at = next((i for i, m in enumerate(messages) if m is run.task_message), None)
@@ -126,7 +126,7 @@ class ModelTurn:
             self.emit(ThinkingDelta(run_id=run_id, step=step, text=text))
 
         def on_notice(message: str) -> None:
-            self.emit(Warning(run_id=run_id, message=message, category="model"))
+            self.emit(RunWarning(run_id=run_id, message=message, category="model"))
 
         self._record_request(run)
         try:
@@ -176,7 +176,7 @@ class ModelTurn:
     def _count(self, run: RunState, response: LLMResponse) -> None:
         """The turn's tokens and cost: the budget's warnings, and a `CostUpdate`."""
         for warning in self.costs.add(response.usage):
-            self.emit(Warning(run_id=run.run_id, message=warning, category="budget"))
+            self.emit(RunWarning(run_id=run.run_id, message=warning, category="budget"))
             context = {"message": warning, "cost_usd": self.costs.cost_usd}
             self.edges.notify(run.run_id, HookEvent.BUDGET_WARNING, context)
         usage = response.usage

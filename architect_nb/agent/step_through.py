@@ -11,7 +11,7 @@ import dataclasses
 import json
 from collections.abc import Callable
 
-from architect_nb.agent.events import EventSink, StopReason, Warning
+from architect_nb.agent.events import EventSink, RunWarning, StopReason
 from architect_nb.agent.model_reply import ToolCall
 from architect_nb.agent.run_state import RunState
 from architect_nb.agent.stepping import (
@@ -84,7 +84,7 @@ class StepThrough:
             run.log.rewritten()
             for call_id in edits:
                 said = f"The result of call {call_id} was edited: the model reads the new text."
-                self.emit(Warning(run_id=run.run_id, message=said, category="step"))
+                self.emit(RunWarning(run_id=run.run_id, message=said, category="step"))
         return True
 
     def before_tool(self, run: RunState, call: ToolCall) -> ToolCall | ToolResult:
@@ -115,7 +115,7 @@ class StepThrough:
                 edited = dataclasses.replace(call, arguments=arguments, raw_arguments=json.dumps(arguments))
                 run.edited[call.id] = edited
                 said = f"The arguments of call {call.id} ({call.name}) were edited before it ran."
-                self.emit(Warning(run_id=run.run_id, message=said, category="step"))
+                self.emit(RunWarning(run_id=run.run_id, message=said, category="step"))
                 return edited
 
     def _ask(self, pause: Pause) -> StepDecision:
@@ -143,5 +143,5 @@ class StepThrough:
             )
         else:
             self.stopped_by = f"Stopped while stepping, at step {step}, {where}. {decision.reason}".strip()
-        self.emit(Warning(run_id=run.run_id, message=self.stopped_by, category="step"))
+        self.emit(RunWarning(run_id=run.run_id, message=self.stopped_by, category="step"))
         self.stop_run("aborted")

@@ -7,7 +7,7 @@ cell stays busy until the run ends while its buttons still answer. Modules, one 
 - `magics`: the argument models of `%%architect` and `%architect`, parsed with one-line usage errors;
 - `extension`: load/unload and the input transformer; `warm_up`: imports made before a first cell needs them;
 - `runner`: the cell's coroutine: the agent in a worker thread, interrupt handling, a plan's build;
-  `awaited`: an `%architect undo` or `revert` line run in a worker thread while the cell awaits it;
+  `undo_in_worker`: an `%architect undo` or `revert` line run in a worker thread while the cell awaits it;
 - `pump`: how the cell waits, by ipykernel version (native concurrent comms on 7.4+, jupyter-ui-poll before);
 - `asking`: the one way a run asks the person (approvals, `--step` pauses, the plan's Build offer), with the
   one headless policy; `front_ends`: whether a front end that can show buttons has shown itself;
@@ -24,7 +24,7 @@ cell stays busy until the run ends while its buttons still answer. Modules, one 
   of kernel variables; `execution_log`: the cells the kernel ran, and when;
 - `state`: the per-kernel session (defaults, run history, undo) and the line magic's subcommands;
   `threads`: the kernel's conversations; `reload`: modules a run changed, offered for reloading;
-  `fix`: the `%architect fix` cell for the last error.
+  `fix_error`: the `%architect fix` cell for the last error.
 
 Nothing here is imported by `import architect_nb`; IPython and ipywidgets load with the extension's first use.
 

@@ -197,7 +197,7 @@ class CellRunner:
         if (why := self.refusal(source)) is not None:
             return CellExecution(error=f"RuntimeError: {why}")
         if self.ran == 0:
-            from architect_nb.notebook.context.facts import running_count
+            from architect_nb.notebook.context.kernel_facts import running_count
 
             own = running_count(shell)
             self._counted_at_start = own is not None and shell.execution_count == own + 1

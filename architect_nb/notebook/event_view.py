@@ -28,21 +28,21 @@ __all__ = [
     "RUNNING",
     "TASK_LABEL",
     "WARNING_MARK",
+    "CallView",
+    "ChangeView",
     "Code",
     "Decision",
-    "FileChange",
     "Header",
     "Hook",
     "ModelCall",
     "RunView",
-    "RunWarning",
     "Said",
     "Summary",
     "Thought",
     "Todo",
     "TodoTracker",
-    "ToolCall",
     "View",
+    "WarningView",
     "Words",
     "call_view",
     "hook_view",
@@ -180,7 +180,7 @@ def hook_view(hook: Mapping[str, Any]) -> Hook:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolCall:
+class CallView:
     """One tool call and its result, worded by `call_view`."""
 
     tool: str
@@ -215,11 +215,11 @@ def call_view(
     images: Sequence[Mapping[str, Any]] = (),
     rewind: Words = (),
     raw_arguments: str | None = None,
-) -> ToolCall:
+) -> CallView:
     """A tool call as its `tool_call` and `tool_result` events describe it."""
     from architect_nb.execution.confirmation.confirmers import show
 
-    return ToolCall(
+    return CallView(
         tool=tool,
         status=status,
         took=f"{duration_s:.2f} s" if duration_s is not None else "",
@@ -247,13 +247,13 @@ class Decision:
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunWarning:
+class WarningView:
     message: str
     mark: str = WARNING_MARK
 
 
 @dataclass(frozen=True, kw_only=True)
-class FileChange:
+class ChangeView:
     """One file of the review list: its status, its diff and the magic that reverts it."""
 
     path: str  # shown: hidden characters as escapes
@@ -274,7 +274,7 @@ class Summary:
     note: str  # what undo does not cover, or ""
     review_title: str  # "Review: 4 file(s) changed", or "" without a review list
     revert_all: Words
-    changes: tuple[FileChange, ...]
+    changes: tuple[ChangeView, ...]
     more_files: Words  # "2 more file(s) not listed: %architect review RUN lists them all.", or ()
     todo: str = ""  # "Todo: 3 of 4 done" when the run kept a checklist
     # The HTML shows the review's diffs; these say why one is not there.
@@ -338,7 +338,7 @@ def _model_call(request: Mapping[str, Any], cost: Mapping[str, Any] | None, run_
     )
 
 
-View = Header | Todo | Thought | Said | ToolCall | Decision | RunWarning | Summary | ModelCall
+View = Header | Todo | Thought | Said | CallView | Decision | WarningView | Summary | ModelCall
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -400,7 +400,7 @@ def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | 
     run_id = str(finished.get("run_id") or "")
     files = [show(str(f)) for f in finished.get("files_changed") or ()]
     changes = tuple(
-        FileChange(
+        ChangeView(
             path=show(str(c["path"])),
             status=str(c.get("status", "modified")),
             diff=str(c.get("diff") or ""),
@@ -474,7 +474,7 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
         elif kind == "warning":
             notice = event.get("category") == "instructions_read"
             parts.append(
-                RunWarning(message=str(event.get("message")), mark=NOTICE_MARK if notice else WARNING_MARK)
+                WarningView(message=str(event.get("message")), mark=NOTICE_MARK if notice else WARNING_MARK)
             )
         elif kind == "run_finished":
             parts.append(summary_view(event, todo.items))
@@ -508,7 +508,7 @@ def _header(started: Mapping[str, Any], run_id: str) -> Header:
 
 def _call(
     call: Mapping[str, Any], result: Mapping[str, Any] | None, rewind: Words, run_finished: bool
-) -> ToolCall:
+) -> CallView:
     tool, arguments = str(call.get("tool")), call.get("arguments") or {}
     raw = call.get("raw_arguments")
     raw = str(raw) if raw is not None else None

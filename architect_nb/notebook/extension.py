@@ -40,8 +40,8 @@ def transform_cell(lines: list[str]) -> list[str]:
 
 def await_undo(lines: list[str]) -> list[str]:
     """`%architect undo|revert ...` (as IPython has turned it into `get_ipython().run_line_magic(...)`) →
-    `await <awaited>.run_line('...')`: an undo may put cells back in a notebook open in a front end, whose
-    answers only arrive while the cell awaits (`awaited.py`)."""
+    `await <undo_in_worker>.run_line('...')`: an undo may put cells back in a notebook open in a front end,
+    whose answers only arrive while the cell awaits (`undo_in_worker.py`)."""
     return [_awaited(line) for line in lines]
 
 
@@ -63,7 +63,7 @@ def _awaited(line: str) -> str:
     if magic_line.split()[:1] not in (["undo"], ["revert"]):
         return line
     return (
-        f"{m.group(1)}await __import__('architect_nb.notebook.awaited', fromlist=['run_line'])"
+        f"{m.group(1)}await __import__('architect_nb.notebook.undo_in_worker', fromlist=['run_line'])"
         f".run_line({magic_line!r}){m.group(3)}"
     )
 

@@ -19,19 +19,19 @@ from typing import Any
 from architect_nb.agent.events import RUN_MIME_TYPE
 from architect_nb.notebook.event_view import (
     TODO_MARKS,
+    CallView,
     Code,
     Decision,
     Header,
     Hook,
     ModelCall,
     RunView,
-    RunWarning,
     Said,
     Summary,
     Thought,
     Todo,
-    ToolCall,
     View,
+    WarningView,
     Words,
     hook_view,
     run_view,
@@ -221,7 +221,7 @@ def _args_text(arguments: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def tool_card_html(call: ToolCall) -> str:
+def tool_card_html(call: CallView) -> str:
     """One tool call: tool, arguments (code highlighted), status, duration and, for a command, whether it ran
     in the OS sandbox; then the files it changed, the diff, hook results, output, the images it made and,
     for a finished run's step that changed files, the magic that rewinds to before it."""
@@ -346,13 +346,13 @@ def view_html(view: View) -> str:
         )
     if isinstance(view, Said):
         return f'<div style="white-space:pre-wrap;margin:4px 0">{_e(view.text)}</div>'
-    if isinstance(view, ToolCall):
+    if isinstance(view, CallView):
         return tool_card_html(view)
     if isinstance(view, Decision):
         reason = f": {_e(view.reason)}" if view.reason else ""
         answer = f"{_e(view.tool)}: <b>{_e(view.decision)}</b>{reason}"
         return f'<div style="color:#57606a;font-size:12px">{answer}</div>'
-    if isinstance(view, RunWarning):
+    if isinstance(view, WarningView):
         return f'<div style="color:#9a6700">{_e(view.mark)} {_e(view.message)}</div>'
     if isinstance(view, ModelCall):
         lines = [view.meter, view.compressed]

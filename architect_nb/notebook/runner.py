@@ -33,7 +33,7 @@ from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
 from architect_nb.notebook.plans import build_task, offer_build, plan_of, plan_to_build
 from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.saved_record import for_notebook, save_whole
-from architect_nb.notebook.state import RunRecord, Session, get_session
+from architect_nb.notebook.state import KernelRun, Session, get_session
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.commands.process import kill_running_processes
 
@@ -348,7 +348,7 @@ def _context_prelude(
 ) -> Callable[[CellRun], str | None]:
     """The facts now (main thread); the notebook read and its outline written later, in the worker."""
     from architect_nb.notebook.context import context_note, find_notebook, gather_facts
-    from architect_nb.notebook.context.note import forget_outlines
+    from architect_nb.notebook.context.opening_note import forget_outlines
     from architect_nb.notebook.live_documents import current_channel
     from architect_nb.tools.kernel.session import OwnNotebook
 
@@ -375,7 +375,7 @@ def _finish(session: Session, run: CellRun, display: Any) -> None:
     if run.future.done() and not run.future.cancelled():
         error = run.future.exception()
     finished = run.loop.transcript.finished
-    record = RunRecord(
+    record = KernelRun(
         run_id=run.loop.run_id,
         task=default_redactor().redact(run.task),
         status=finished.status if finished else "failed",

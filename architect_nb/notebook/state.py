@@ -26,13 +26,13 @@ from architect_nb.notebook.render import MessageOutput, RunOutput
 from architect_nb.notebook.threads import KernelThreads
 from architect_nb.redaction import default_redactor
 
-__all__ = ["RunRecord", "Session", "get_session", "reset_session"]
+__all__ = ["KernelRun", "Session", "get_session", "reset_session"]
 
 log = get_logger(__name__)
 
 
 @dataclass(kw_only=True)
-class RunRecord:
+class KernelRun:
     """One run of this kernel, kept for `history`, `undo` and `transcript`."""
 
     run_id: str
@@ -53,7 +53,7 @@ class Session:
     def __init__(self) -> None:
         self.overrides: dict[str, Any] = {}
         self.mode: ConfirmMode | None = None
-        self.history: list[RunRecord] = []
+        self.history: list[KernelRun] = []
         self.threads = KernelThreads()
         #: Modules runs changed on disk that the kernel had imported, not reloaded since: name -> path.
         self.stale_modules: dict[str, str] = {}
@@ -80,10 +80,10 @@ class Session:
     def mode_for(self, args: CellArgs) -> ConfirmMode | None:
         return args.mode or self.mode
 
-    def record(self, record: RunRecord) -> None:
+    def record(self, record: KernelRun) -> None:
         self.history.append(record)
 
-    def find(self, run: str | None, *, exact: bool = False) -> RunRecord:
+    def find(self, run: str | None, *, exact: bool = False) -> KernelRun:
         """The last run, or the one whose id is (or, unless `exact`, starts with) `run`."""
         if not self.history:
             raise UsageError("%architect: no run in this kernel yet; run a %%architect cell first.")
@@ -175,7 +175,7 @@ class Session:
         result.notes += [*notes, f"before: the workspace as it was before run {run_id}"]
         return result
 
-    def _store_for(self, run: str | None, what: str) -> tuple[CheckpointStore, str, RunRecord | None]:
+    def _store_for(self, run: str | None, what: str) -> tuple[CheckpointStore, str, KernelRun | None]:
         """The store that knows run `run` (this kernel's engine, or the saved runs), its id and record."""
         try:
             record = self.find(run, exact=True)
@@ -370,7 +370,7 @@ class Session:
         """`%architect fix`: an `%%architect` cell below, asking to fix the kernel's last error."""
         from IPython import get_ipython
 
-        from architect_nb.notebook.fix import fix_task
+        from architect_nb.notebook.fix_error import fix_task
 
         shell = get_ipython()
         task = fix_task(shell)

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from architect_nb.notebook.event_view import (
     TODO_MARKS,
+    CallView,
     Decision,
     Header,
     ModelCall,
     RunView,
-    RunWarning,
     Said,
     Summary,
     Thought,
     Todo,
-    ToolCall,
     View,
+    WarningView,
     Words,
 )
 
@@ -44,13 +44,13 @@ def view_lines(view: View) -> list[str]:
         return [view.title]
     if isinstance(view, Said):
         return [view.text.strip()]
-    if isinstance(view, ToolCall):
+    if isinstance(view, CallView):
         head = f"- {view.tool}: {view.status}" + (f" {view.took}" if view.took else "")
         head += f" ({view.sandbox})" if view.sandbox else ""
         return [head] + [_UNDER + _text(words) for words in (view.changed, view.rewind) if words]
     if isinstance(view, Decision):
         return [f"{_UNDER}{view.tool}: {view.decision}" + (f": {view.reason}" if view.reason else "")]
-    if isinstance(view, RunWarning):
+    if isinstance(view, WarningView):
         return [f"{view.mark} {view.message}"]
     if isinstance(view, ModelCall):  # the HTML's: the text stays a summary
         return []

@@ -5,7 +5,7 @@ Tests, notebooks and users share them. Nothing here calls a paid API.
 - `scripted_client`: `scripted_model`, the scripted model as a client to pass to `create_loop(llm=...)`.
 - `openai_server`, `anthropic_server`, `anthropic_cache`, `gemini_server`, `ollama_server`, `stub_server`:
   local HTTP servers that answer as those providers do, for tests over real HTTP.
-- `notebook_run`, `open_notebooks`, `whole_job`: runs and notebooks the tests and the docs share.
+- `notebook_run`, `open_notebooks`, `every_tool_session`: runs and notebooks the tests and the docs share.
 
 Depends on `architect_nb.agent`, `architect_nb.config` and `tools.notebook_files`.
 """

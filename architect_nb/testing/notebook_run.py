@@ -38,7 +38,7 @@ _EVENT_TYPES: dict[str, type[ev.AgentEvent]] = {
         ev.ConfirmationAnswered,
         ev.ToolResultEvent,
         ev.CostUpdate,
-        ev.Warning,
+        ev.RunWarning,
         ev.RunFinished,
     )
 }

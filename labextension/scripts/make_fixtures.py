@@ -20,7 +20,7 @@ import yaml
 from architect_nb.agent import create_loop
 from architect_nb.config import load_config
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
-from architect_nb.testing.whole_job import TASK, whole_job_turns
+from architect_nb.testing.every_tool_session import TASK, every_tool_turns
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_PROJECT = ROOT / "notebooks" / "sample_project"
@@ -80,11 +80,11 @@ def _run(
     return payload
 
 
-def whole_job(tmp: Path) -> dict[str, Any]:
-    turns = whole_job_turns(FINAL_MARKDOWN)
+def every_tool_session(tmp: Path) -> dict[str, Any]:
+    turns = every_tool_turns(FINAL_MARKDOWN)
     return _run(
         tmp,
-        "whole_job",
+        "every_tool_session",
         turns,
         TASK,
         answers=["approve", "approve", "approve"],
@@ -314,7 +314,7 @@ SCENARIOS = {
     "kernel": kernel,
     "follow_up": follow_up,
     "fork": fork,
-    "whole_job": whole_job,
+    "every_tool_session": every_tool_session,
     "denied_and_blocked": denied_and_blocked,
     "dry_run": dry_run,
     "failure": failure,

@@ -10,7 +10,7 @@ import { languageForPath, tokenize } from '../src/highlight';
 import { buildRunView } from '../src/model';
 import { fixture, texts } from './helpers';
 
-function diffOf(name: 'whole_job' | 'long_diff', tool: string): string {
+function diffOf(name: 'every_tool_session' | 'long_diff', tool: string): string {
   const view = buildRunView(fixture(name).events);
   const call = view.steps
     .flatMap(step => step.calls)
@@ -23,7 +23,7 @@ function diffOf(name: 'whole_job' | 'long_diff', tool: string): string {
 
 describe('parseDiff', () => {
   it('numbers old and new lines of a real edit_file diff', () => {
-    const [file] = parseDiff(diffOf('whole_job', 'edit_file'));
+    const [file] = parseDiff(diffOf('every_tool_session', 'edit_file'));
     expect(file.newPath).toBe('shop/cart.py');
     expect([file.added, file.removed]).toEqual([1, 1]);
     const lines = file.hunks[0].lines;
@@ -44,7 +44,7 @@ describe('parseDiff', () => {
   });
 
   it('pairs deletions with additions side by side', () => {
-    const files = parseDiff(diffOf('whole_job', 'apply_patch'));
+    const files = parseDiff(diffOf('every_tool_session', 'apply_patch'));
     const pairs = splitRows(files).filter(row => row.kind === 'pair');
     const changed = pairs.filter(
       row =>
@@ -112,7 +112,7 @@ describe('highlight', () => {
 
 describe('renderDiff', () => {
   it('shows line numbers, signs and coloured code, and toggles to side by side', () => {
-    const view = renderDiff(diffOf('whole_job', 'edit_file'));
+    const view = renderDiff(diffOf('every_tool_session', 'edit_file'));
     document.body.replaceChildren(view);
     const added = view.querySelector('tr.anb-line-add');
     expect(added?.querySelectorAll('td.anb-ln')[1].textContent).toBe('21');

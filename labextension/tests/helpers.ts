@@ -8,7 +8,7 @@ import { IRunPayload, parsePayload } from '../src/types';
 export const FIXTURES = path.join(__dirname, 'fixtures');
 
 export type FixtureName =
-  | 'whole_job'
+  | 'every_tool_session'
   | 'denied_and_blocked'
   | 'dry_run'
   | 'failure'

@@ -105,7 +105,7 @@ describe('model requests', () => {
   });
 
   it('keeps rendering a real run whose transcript has every request whole', async () => {
-    const run = fixture('whole_job');
+    const run = fixture('every_tool_session');
     const requests = run.events.filter(e => e.kind === 'model_request');
     expect(requests.length).toBeGreaterThan(0);
     const host = document.createElement('div');

@@ -5,7 +5,7 @@ import { buildRunView } from '../src/model';
 import { fixture, texts } from './helpers';
 
 const finalText = (): string =>
-  buildRunView(fixture('whole_job').events).finished?.final_text ?? '';
+  buildRunView(fixture('every_tool_session').events).finished?.final_text ?? '';
 
 describe('renderMarkdownSafe', () => {
   it('renders the final answer of a real run: bold, code and a list', () => {

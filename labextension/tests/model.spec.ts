@@ -5,7 +5,7 @@ import { fixture, rawFixture } from './helpers';
 describe('parsePayload', () => {
   it('reads every fixture and keeps every event', () => {
     for (const name of [
-      'whole_job',
+      'every_tool_session',
       'denied_and_blocked',
       'dry_run',
       'failure',
@@ -54,7 +54,7 @@ describe('parsePayload', () => {
 
 describe('buildRunView', () => {
   it('groups the whole job into steps with one call each', () => {
-    const view = buildRunView(fixture('whole_job').events);
+    const view = buildRunView(fixture('every_tool_session').events);
     expect(view.started?.mode).toBe('confirm-sensitive');
     expect(view.steps.map(step => step.step)).toEqual([1, 2, 3, 4, 5, 6]);
     const calls = view.steps.flatMap(step => step.calls);
@@ -94,7 +94,7 @@ describe('buildRunView', () => {
   });
 
   it('shows a call still waiting, and a live run without a finish', () => {
-    const events = fixture('whole_job').events.filter(
+    const events = fixture('every_tool_session').events.filter(
       event => event.kind !== 'run_finished' && event.at <= 0 + Infinity
     );
     const cut = events.findIndex(

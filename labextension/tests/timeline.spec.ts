@@ -22,7 +22,7 @@ function call(host: HTMLElement, tool: string, index = 0): HTMLDetailsElement {
 
 describe('renderRun', () => {
   it('renders the whole job: header, a card per step and call, diffs and the summary', async () => {
-    const payload = fixture('whole_job');
+    const payload = fixture('every_tool_session');
     const host = await render(payload);
     const finished = payload.events[payload.events.length - 1];
     const total = finished.kind === 'run_finished' ? finished.total_tokens : -1;
@@ -106,7 +106,7 @@ describe('renderRun', () => {
   });
 
   it('says when a command ran in the OS sandbox, from the raw transcript', async () => {
-    const raw = rawFixture('whole_job') as {
+    const raw = rawFixture('every_tool_session') as {
       events: Array<Record<string, unknown>>;
     };
     for (const event of raw.events) {
@@ -196,7 +196,7 @@ describe('renderRun', () => {
   });
 
   it('renders real hook results: passed, and failed with its long output collapsed', async () => {
-    const host = await render(fixture('whole_job'));
+    const host = await render(fixture('every_tool_session'));
     const edit = call(host, 'edit_file');
     expect(
       edit.querySelector('.anb-hooks .anb-section-title')?.textContent
@@ -222,7 +222,7 @@ describe('renderRun', () => {
   });
 
   it('says how many tokens the prompt cache served, as the Python renderer does', async () => {
-    const raw = JSON.parse(JSON.stringify(rawFixture('whole_job'))) as {
+    const raw = JSON.parse(JSON.stringify(rawFixture('every_tool_session'))) as {
       events: Record<string, unknown>[];
     };
     const finished = raw.events[raw.events.length - 1];
@@ -241,7 +241,7 @@ describe('renderRun', () => {
   });
 
   it('shows a live run as running with the tokens so far', async () => {
-    const payload = fixture('whole_job');
+    const payload = fixture('every_tool_session');
     const events = payload.events.slice(0, 12);
     const costs = events.filter(event => event.kind === 'cost');
     const last = costs[costs.length - 1];

@@ -97,7 +97,7 @@ function button(host: HTMLElement): HTMLButtonElement {
 describe('which runs get an undo button', () => {
   it('a finished run that changed files, from a kernel before the review list: "Undo this run"', async () => {
     const { host, undo } = await render(
-      legacy(fixture('whole_job')),
+      legacy(fixture('every_tool_session')),
       new FakeRunner()
     );
     expect(undo).not.toBeNull();
@@ -110,7 +110,7 @@ describe('which runs get an undo button', () => {
   });
 
   it('not a run with a review list: its Revert all is the one control for the whole run', async () => {
-    const { host } = await render(fixture('whole_job'), new FakeRunner());
+    const { host } = await render(fixture('every_tool_session'), new FakeRunner());
     expect(
       host.querySelector('.anb-summary .anb-undo-button')?.textContent
     ).toBe('Revert all');
@@ -129,7 +129,7 @@ describe('which runs get an undo button', () => {
   });
 
   it('not a run that has not finished', async () => {
-    const payload = fixture('whole_job');
+    const payload = fixture('every_tool_session');
     const running = {
       ...legacy(payload),
       events: payload.events.filter(event => event.kind !== 'run_finished')
@@ -146,8 +146,8 @@ describe('which runs get an undo button', () => {
     ['an id longer than 64 characters', 'a'.repeat(65)]
   ])('not a run whose id has %s', async (_, runId) => {
     for (const payload of [
-      fixture('whole_job'),
-      legacy(fixture('whole_job'))
+      fixture('every_tool_session'),
+      legacy(fixture('every_tool_session'))
     ]) {
       const { host, undo } = await render(
         withRunId(payload, runId),
@@ -246,8 +246,8 @@ describe('the code each action sends', () => {
 
 describe('the button', () => {
   // Each `make labextension-test` writes fresh fixtures, with new run ids.
-  const runId = fixture('whole_job').run_id;
-  const old = (): IRunPayload => legacy(fixture('whole_job'));
+  const runId = fixture('every_tool_session').run_id;
+  const old = (): IRunPayload => legacy(fixture('every_tool_session'));
 
   it('without a kernel is disabled and says which magic to run', async () => {
     const { host } = await render(old(), null);

@@ -82,7 +82,7 @@ describe('the plugin', () => {
         test({ node: panel }) ? { node: panel } : undefined
     });
     const widget = factory.createRenderer(options);
-    await widget.renderModel(model(rawFixture('whole_job')));
+    await widget.renderModel(model(rawFixture('every_tool_session')));
     const undo =
       widget.node.querySelector<HTMLButtonElement>('.anb-undo-button');
     expect(undo?.disabled).toBe(true);
@@ -95,7 +95,7 @@ describe('the plugin', () => {
 describe('the renderer', () => {
   it('renders a real transcript into the widget node', async () => {
     const widget = rendererFactory.createRenderer(options);
-    await widget.renderModel(model(rawFixture('whole_job')));
+    await widget.renderModel(model(rawFixture('every_tool_session')));
     expect(widget.node.classList).toContain('anb-RunRenderer');
     expect(widget.node.querySelectorAll('details.anb-step')).toHaveLength(6);
   });
@@ -110,7 +110,7 @@ describe('the renderer', () => {
       [rendererFactory, false]
     ] as const) {
       const widget = factory.createRenderer(options);
-      await widget.renderModel(model(rawFixture('whole_job')));
+      await widget.renderModel(model(rawFixture('every_tool_session')));
       Widget.attach(widget, document.body);
       const undo =
         widget.node.querySelector<HTMLButtonElement>('.anb-undo-button');

@@ -292,7 +292,7 @@ def test_the_magic_checks_against_a_named_run_of_this_kernel(tmp_path: Path) -> 
     from architect_nb.config import load_config
     from architect_nb.execution.build import build_engine
     from architect_nb.notebook.magics import UsageError, parse_line
-    from architect_nb.notebook.state import RunRecord, Session
+    from architect_nb.notebook.state import KernelRun, Session
 
     workspace = tmp_path / "repo"
     workspace.mkdir()
@@ -305,7 +305,7 @@ def test_the_magic_checks_against_a_named_run_of_this_kernel(tmp_path: Path) -> 
         changed = engine.execute_tool_call("write_file", {"path": "prices.py", "content": f"RATE = {rate}\n"})
         assert changed.success, changed.error
         session.record(
-            RunRecord(
+            KernelRun(
                 run_id=engine.run_id, task="t", status="success", stop_reason="completed",
                 files_changed=["prices.py"], cost_usd=0.0, started_at=0.0, payload={}, engine=engine,
             )

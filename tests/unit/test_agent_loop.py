@@ -17,8 +17,8 @@ from architect_nb.agent.events import (
     ConfirmationAnswered,
     ConfirmationAsked,
     CostUpdate,
+    RunWarning,
     ToolResultEvent,
-    Warning,
 )
 from architect_nb.tools.base import BaseTool, ToolResult
 from tests.support.agent import copy_sample_project, make_loop, write_script
@@ -108,7 +108,7 @@ def test_token_budget_stops_the_run(project: Path) -> None:
     result = loop.run("spend")
     assert result.stop_reason == "budget" and result.status == "partial"
     assert "token budget is spent" in result.message
-    assert any(isinstance(e, Warning) and e.category == "budget" for e in events)
+    assert any(isinstance(e, RunWarning) and e.category == "budget" for e in events)
     costs = [e for e in events if isinstance(e, CostUpdate)]
     assert costs[-1].total_tokens >= 2500 and costs[0].prompt_tokens > 0
 
@@ -144,7 +144,7 @@ def test_context_compression_keeps_the_run_going(project: Path) -> None:
     loop.llm._context_window = 12_000  # type: ignore[attr-defined]  # a small window forces compression
     result = loop.run("read a lot")
     assert result.stop_reason == "completed"
-    notes = [e.message for e in events if isinstance(e, Warning) and e.category == "context"]
+    notes = [e.message for e in events if isinstance(e, RunWarning) and e.category == "context"]
     assert notes and "Context compressed" in notes[0]
     roles = [m["role"] for m in result.messages]
     assert roles.count("tool") >= 2  # recent results are kept whole, so the pairing below is checked
@@ -294,7 +294,7 @@ def test_mcp_server_that_is_down_is_a_warning(project: Path) -> None:
     result = loop.run("go")
     loop.close()
     assert result.stop_reason == "completed"
-    assert any(isinstance(e, Warning) and e.category == "mcp" and "gone" in e.message for e in events)
+    assert any(isinstance(e, RunWarning) and e.category == "mcp" and "gone" in e.message for e in events)
 
 
 def test_on_error_fires_for_a_failed_tool_but_not_for_a_denial(project: Path) -> None:
@@ -322,7 +322,7 @@ def test_a_run_without_the_os_sandbox_says_so_once_and_each_command_says_how_it_
     events: list[AgentEvent] = []
     loop = make_loop(project, model, overrides={"sandbox.program": "/nonexistent/bwrap"}, events=events)
     assert loop.run("look").stop_reason == "completed"
-    warnings = [e for e in events if isinstance(e, Warning) and e.category == "sandbox"]
+    warnings = [e for e in events if isinstance(e, RunWarning) and e.category == "sandbox"]
     assert (
         len(warnings) == 1 and "not available, so commands run without the OS sandbox" in warnings[0].message
     )
@@ -333,4 +333,4 @@ def test_a_run_without_the_os_sandbox_says_so_once_and_each_command_says_how_it_
     make_loop(
         project, write_script(project, [{"content": "ok"}], name="quiet.yaml"), overrides=off, events=quiet
     ).run("x")
-    assert not [e for e in quiet if isinstance(e, Warning)]
+    assert not [e for e in quiet if isinstance(e, RunWarning)]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from architect_nb.agent.events import AgentEvent, ToolResultEvent, Warning
+from architect_nb.agent.events import AgentEvent, RunWarning, ToolResultEvent
 from architect_nb.execution.build import build_engine
 from architect_nb.notebook.state import reset_session
 from architect_nb.redaction import default_redactor
@@ -178,7 +178,7 @@ def test_stop_hook_keeps_the_run_going_once_and_reads_the_transcript(tmp_path: P
     told = [m["content"] for m in result.messages if m["role"] == "user"][1:]
     assert len(told) == 1 and told[0].startswith("[Stop hook ")
     assert told[0].endswith("Run the tests (python -m pytest -q) before you finish.")
-    assert [e.message for e in events if isinstance(e, Warning) and e.category == "hook"] == [
+    assert [e.message for e in events if isinstance(e, RunWarning) and e.category == "hook"] == [
         f"Stop hook {command_hook('tests_before_stop.py')['command']}: "
         "Run the tests (python -m pytest -q) before you finish."
     ]

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from architect_nb.agent.events import AgentEvent, Warning
+from architect_nb.agent.events import AgentEvent, RunWarning
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.checkpoints.files import CheckpointFiles
 from architect_nb.execution.guardrails.claude_permissions import ClaudePermissions, claude_status
@@ -358,6 +358,6 @@ def test_an_unreadable_settings_file_is_a_warning_when_the_run_starts(tmp_path: 
     seen: list[AgentEvent] = []
     result = make_loop(project, model, mode="yolo", events=seen).run("Hello.")
     assert result.stop_reason == "completed"
-    warnings = [e.message for e in seen if isinstance(e, Warning) and e.category == "hook"]
+    warnings = [e.message for e in seen if isinstance(e, RunWarning) and e.category == "hook"]
     assert len(warnings) == 1
     assert warnings[0].startswith("Claude Code settings: .claude/settings.json is not valid JSON")

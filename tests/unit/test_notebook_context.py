@@ -307,7 +307,7 @@ def test_the_file_the_jupyter_server_names_is_read_without_the_extension(tmp_pat
 
 
 def test_a_threads_earlier_outlines_are_left_out_once_a_newer_one_comes() -> None:
-    from architect_nb.notebook.context.note import EARLIER_OUTLINE, forget_outlines
+    from architect_nb.notebook.context.opening_note import EARLIER_OUTLINE, forget_outlines
 
     outline = context_note(view_of(analysis(), own="arch"), "fix it", 1500)
     messages = [

@@ -20,7 +20,7 @@ from architect_nb.notebook.inspector_view import INSPECT_MIME_TYPE, InspectorOut
 from architect_nb.notebook.magics import LineCommand, UsageError, parse_cell_line, parse_line
 from architect_nb.notebook.render import RunOutput
 from architect_nb.notebook.saved_record import for_notebook
-from architect_nb.notebook.state import RunRecord, Session
+from architect_nb.notebook.state import KernelRun, Session
 from architect_nb.notebook.stepping import StepPrompt, WidgetStepper
 from tests.support.agent import copy_sample_project, make_loop, write_script
 
@@ -143,7 +143,7 @@ def test_inspect_magic_shows_a_step_of_a_run_of_this_kernel(tmp_path: Path) -> N
     whole = RunOutput.from_payload(loop.transcript.to_payload()).payload
     session = Session()
     session.record(
-        RunRecord(
+        KernelRun(
             run_id=loop.run_id,
             task="t",
             status="success",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.agent.events import AgentEvent, RunStarted, Warning
+from architect_nb.agent.events import AgentEvent, RunStarted, RunWarning
 from architect_nb.agent.instructions import MAX_FILE_BYTES, ProjectInstructions
 from architect_nb.config import ConfigError, InstructionsConfig, load_config
 from architect_nb.notebook.event_view import Header, run_view
@@ -58,7 +58,7 @@ def test_a_subfolders_file_is_told_once_when_a_tool_touches_it(workspace: Path) 
     notes = [m for m in result.messages if m["role"] == "user" and "docstring" in str(m["content"])]
     assert len(notes) == 1
     assert notes[0]["content"].startswith("[Project instructions for pkg/ (pkg/AGENTS.md)")
-    reads = [e.message for e in events if isinstance(e, Warning) and e.category == "instructions_read"]
+    reads = [e.message for e in events if isinstance(e, RunWarning) and e.category == "instructions_read"]
     assert reads == ["Read instructions pkg/AGENTS.md (38 chars)."]
     # A follow-up in the same thread does not tell it again.
     again = write_script(workspace, [{"tool_calls": [read]}, {"content": "ok"}], name="again.yaml")
@@ -108,7 +108,7 @@ def test_bad_instructions_warn_and_the_run_goes_on(workspace: Path) -> None:
     events: list[AgentEvent] = []
     result = make_loop(workspace, model, events=events).run("hello")
     assert result.stop_reason == "completed"
-    warnings = [e.message for e in events if isinstance(e, Warning) and e.category == "instructions"]
+    warnings = [e.message for e in events if isinstance(e, RunWarning) and e.category == "instructions"]
     assert warnings == ["Instructions AGENTS.md left out: it is not UTF-8 text."]
     assert "make check" in result.messages[0]["content"]
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from architect_nb.agent.events import AgentEvent, Warning
+from architect_nb.agent.events import AgentEvent, RunWarning
 from architect_nb.notebook.render import RunOutput
 from architect_nb.testing.stub_server import Reply
 from tests.support.provider_matrix import (
@@ -42,7 +42,7 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _warnings(events: list[AgentEvent]) -> list[str]:
-    return [e.message for e in events if isinstance(e, Warning)]
+    return [e.message for e in events if isinstance(e, RunWarning)]
 
 
 def _said_to_model(body: dict[str, Any]) -> str:

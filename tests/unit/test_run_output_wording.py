@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from architect_nb.notebook.event_view import Code, FileChange, RunView, Summary, View, Words, run_view
+from architect_nb.notebook.event_view import ChangeView, Code, RunView, Summary, View, Words, run_view
 from architect_nb.notebook.render import RunOutput, events_html, run_html, view_html
 from architect_nb.notebook.text_render import run_text, view_lines
 
@@ -86,7 +86,7 @@ def _said(value: object) -> list[str]:
         return [value.strip()] if value.strip() else []
     if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
         return _said("".join(value))
-    if isinstance(value, tuple) and all(isinstance(v, FileChange) for v in value):
+    if isinstance(value, tuple) and all(isinstance(v, ChangeView) for v in value):
         return [word for change in value for word in _fields_said(change)]
     raise AssertionError(f"a said field of an unexpected type: {value!r}")
 
@@ -102,12 +102,12 @@ def test_the_view_has_each_kind_of_event() -> None:
         "Header",
         "Thought",
         "Said",
-        "ToolCall",
+        "CallView",
         "Decision",
-        "ToolCall",
+        "CallView",
         "Decision",
-        "RunWarning",
-        "ToolCall",
+        "WarningView",
+        "CallView",
         "Summary",
     ]
     assert _view().footer
@@ -137,7 +137,7 @@ def _with_sentinels(view: Any, tag: str) -> tuple[Any, list[str], list[str]]:
         if isinstance(value, str):
             changes[f.name] = name
             said.append(name)
-        elif isinstance(value, tuple) and all(isinstance(v, FileChange) for v in value) and value:
+        elif isinstance(value, tuple) and all(isinstance(v, ChangeView) for v in value) and value:
             replaced = [_with_sentinels(change, f"{tag}.{f.name}{i}") for i, change in enumerate(value)]
             changes[f.name] = tuple(r[0] for r in replaced)
             said += [s for r in replaced for s in r[1]]

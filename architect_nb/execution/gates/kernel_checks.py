@@ -15,7 +15,7 @@ from pathlib import Path
 from architect_nb.config.schema import QualityGateConfig
 from architect_nb.execution.gates.gate_result import QualityGateResult
 from architect_nb.python_syntax import parse_expression
-from architect_nb.tools.kernel.execute import Outcome, run_code
+from architect_nb.tools.kernel.execute import CodeOutcome, run_code
 from architect_nb.tools.kernel.kernel_tools import fresh_workspace_modules
 from architect_nb.tools.kernel.namespace import ScratchNamespace
 from architect_nb.tools.kernel.session import KernelSession
@@ -45,7 +45,7 @@ def run_kernel_check(
     namespace = ScratchNamespace(session.namespace)
     code = f"{_RESULT} = bool(\n{expression}\n)"
 
-    def work() -> Outcome:
+    def work() -> CodeOutcome:
         with fresh_workspace_modules(workspace_root):
             return run_code(code, namespace, timeout=float(gate.timeout), displays=session.displays)
 

@@ -1,20 +1,20 @@
 """What an `%%architect` run knows of the notebook it runs in, told to the model before its task.
 
-- `facts`: what the kernel knows of the running cell and what ran before it (taken on the main thread).
+- `kernel_facts`: what the kernel knows of the running cell and what ran before it (taken on the main thread).
 - `sources`: the notebook, from the open document, else the file, else the kernel's history (`view`).
 - `names`: the names each code cell defines, uses and deletes, and the modules it imports.
 - `staleness`: cells edited since they ran, out of order, never run, or downstream of a changed cell.
 - `references`: "this cell", "the cell above", "cell 5", "[12]", "the selected cell" resolved to cells.
-- `outline`: all of it as text within a token budget; `note`: the redacted note a run starts with.
+- `outline`: all of it as text within a token budget; `opening_note`: the redacted note a run starts with.
 
-Only `facts` reads the kernel (it is handed the shell); the rest works on plain data.
+Only `kernel_facts` reads the kernel (it is handed the shell); the rest works on plain data.
 
 Depends on `notebook.execution_log` (what the kernel ran) and `tools.notebook_files` (notebooks as the
 notebook tools read them).
 """
 
-from architect_nb.notebook.context.facts import KernelFacts, gather_facts
-from architect_nb.notebook.context.note import context_note
+from architect_nb.notebook.context.kernel_facts import KernelFacts, gather_facts
+from architect_nb.notebook.context.opening_note import context_note
 from architect_nb.notebook.context.sources import Found, Locator, find_notebook
 from architect_nb.notebook.context.view import CellView, NotebookView
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from architect_nb.notebook.context.facts import KernelFacts
+from architect_nb.notebook.context.kernel_facts import KernelFacts
 from architect_nb.notebook.context.view import CellView, NotebookView, cells_of
 from architect_nb.tools.notebook_files.backend import LiveDocument, own_notebook_target
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from architect_nb.python_syntax import parse_module
 
-__all__ = ["CODE_FILENAME", "Outcome", "forbidden_call", "run_code"]
+__all__ = ["CODE_FILENAME", "CodeOutcome", "forbidden_call", "run_code"]
 
 CODE_FILENAME = "<agent-code>"
 _HEAD, _TAIL = 12_000, 4_000  # characters of a stream kept from its start and its end
@@ -46,7 +46,7 @@ _KILLERS = {
 
 
 @dataclass(slots=True, kw_only=True)
-class Outcome:
+class CodeOutcome:
     """What running the code gave. `error` is a short traceback; `displays` are mime bundles."""
 
     stdout: str = ""
@@ -99,9 +99,9 @@ def run_code(
     timeout: float,
     displays: Callable[[], contextlib.AbstractContextManager[list[Mapping[str, Any]]]] | None = None,
     format_value: Callable[[Any], Mapping[str, Any]] | None = None,
-) -> Outcome:
+) -> CodeOutcome:
     """Run `code` in `namespace`; the value of a final expression is formatted by `format_value`."""
-    outcome = Outcome()
+    outcome = CodeOutcome()
     try:
         body, last = _compile(code)
     except (SyntaxError, ValueError, OverflowError, MemoryError, RecursionError) as exc:
@@ -178,7 +178,7 @@ class _Armed:
 
 
 @contextlib.contextmanager
-def _deadline(seconds: float, outcome: Outcome) -> Iterator[_Armed]:
+def _deadline(seconds: float, outcome: CodeOutcome) -> Iterator[_Armed]:
     """A KeyboardInterrupt in this thread after `seconds`; on the main thread, SIGINT interrupts too."""
     armed = _Armed()
 
@@ -277,7 +277,7 @@ def _figure_numbers() -> list[int]:
     return list(pyplot.get_fignums()) if pyplot is not None else []
 
 
-def _new_figures(before: _Before, outcome: Outcome) -> list[Mapping[str, Any]]:
+def _new_figures(before: _Before, outcome: CodeOutcome) -> list[Mapping[str, Any]]:
     """Figures the code made and did not show: rendered to PNG, then closed so no later cell shows them."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
@@ -309,7 +309,7 @@ def _widget_ids() -> list[str]:
     return list(instances) if isinstance(instances, dict) else []
 
 
-def _close_widgets(before: _Before, outcome: Outcome) -> None:
+def _close_widgets(before: _Before, outcome: CodeOutcome) -> None:
     widget_module = sys.modules.get("ipywidgets.widgets.widget")
     instances = getattr(widget_module, "_instances", None) if widget_module is not None else None
     if not isinstance(instances, dict):
@@ -322,7 +322,7 @@ def _close_widgets(before: _Before, outcome: Outcome) -> None:
         outcome.cleanup.append(f"closed {len(new)} widget(s) the code made")
 
 
-def _report_threads(before: _Before, outcome: Outcome) -> None:
+def _report_threads(before: _Before, outcome: CodeOutcome) -> None:
     left = [t.name for t in threading.enumerate() if (t.ident or 0) not in before.threads and t.is_alive()]
     if left:
         outcome.cleanup.append(

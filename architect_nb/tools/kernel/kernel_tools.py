@@ -17,7 +17,7 @@ from pydantic import Field
 
 from architect_nb.tools.base import BaseTool, ToolResult
 from architect_nb.tools.kernel.describe import PathError, describe, resolve_path, short_size, type_name
-from architect_nb.tools.kernel.execute import Outcome, forbidden_call, run_code
+from architect_nb.tools.kernel.execute import CodeOutcome, forbidden_call, run_code
 from architect_nb.tools.kernel.namespace import person_variables
 from architect_nb.tools.kernel.session import KernelSession
 from architect_nb.tools.metadata import ToolMetadata
@@ -169,7 +169,7 @@ class RunPythonTool(_KernelTool):
         namespace = self.session.namespace if self.write_namespace else self.session.scratch
         seconds = self.timeout
 
-        def work() -> Outcome:
+        def work() -> CodeOutcome:
             with fresh_workspace_modules(self.workspace_root):
                 return run_code(
                     args.code,
@@ -239,7 +239,7 @@ def fresh_workspace_modules(root: Path | None) -> Iterator[None]:
         sys.modules.update(stashed)
 
 
-def _result(outcome: Outcome, seconds: float) -> ToolResult:
+def _result(outcome: CodeOutcome, seconds: float) -> ToolResult:
     parts: list[str] = []
     if outcome.stdout:
         parts.append(f"[stdout]\n{outcome.stdout.rstrip()}")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from architect_nb.tools.filesystem.fileio import describe_size
 from architect_nb.tools.search.literals import required_needles
 from architect_nb.tools.search.programs import ProgramError, chunks, find_rg, run_each
-from architect_nb.tools.search.results import FileHits, Outcome, shown
+from architect_nb.tools.search.results import FileHits, SearchOutcome, shown
 from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX
 from architect_nb.tools.search.translate import rg_superset
 from architect_nb.tools.search.workers import run_scans
@@ -85,7 +85,7 @@ class CodeSearch:
     #: How many files the search is over, if not `len(files)` (rg's walk lists only the candidates).
     total: int | None = None
 
-    def run(self) -> Outcome:
+    def run(self) -> SearchOutcome:
         candidates, prefilter_done = self.prefiltered or self._prefilter()
         files = [(i, path) for i, (path, _rel) in enumerate(candidates)]
         # Many files: two workers (every other file each) use both cores. Each details its own first
@@ -114,7 +114,7 @@ class CodeSearch:
                 big.append(f"{shown(rel)} ({describe_size(event[2])})")
         ruled_out = prefilter_done - len(candidates)
         total = len(self.files) if self.total is None else self.total
-        outcome = Outcome(
+        outcome = SearchOutcome(
             hits=hits,
             files_searched=ruled_out + result.files_done,
             files_total=total,

@@ -9,7 +9,7 @@ from architect_nb.redaction import default_redactor
 from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.search.scan import Line
 
-__all__ = ["FileHits", "Outcome", "format_outcome", "plural", "shown", "shown_line"]
+__all__ = ["FileHits", "SearchOutcome", "format_outcome", "plural", "shown", "shown_line"]
 
 
 def shown_line(text: str) -> str:
@@ -50,7 +50,7 @@ class FileHits:
 
 
 @dataclass(slots=True, kw_only=True)
-class Outcome:
+class SearchOutcome:
     """Everything one search found, in walk order, and why it may be partial."""
 
     hits: list[FileHits]
@@ -79,7 +79,7 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "es" if word.endswith("ch") else "s")
 
 
-def format_outcome(outcome: Outcome, max_results: int, context: int) -> tuple[str, ToolMetadata]:
+def format_outcome(outcome: SearchOutcome, max_results: int, context: int) -> tuple[str, ToolMetadata]:
     """The text for the model and the metadata for the notebook."""
     out: list[str] = []
     shown_count = 0

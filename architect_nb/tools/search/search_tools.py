@@ -47,7 +47,7 @@ from architect_nb.tools.search.grep import (
 from architect_nb.tools.search.literals import required_needles
 from architect_nb.tools.search.notebooks import NotebookHits, grep_notebook
 from architect_nb.tools.search.programs import ProgramError, find_rg
-from architect_nb.tools.search.results import FileHits, Outcome, format_outcome, plural, shown
+from architect_nb.tools.search.results import FileHits, SearchOutcome, format_outcome, plural, shown
 from architect_nb.tools.search.rg_walk import Listing, json_safe, rg_listing, walk_args, walk_order
 from architect_nb.tools.search.scan import NOTEBOOK_SUFFIX, clip
 from architect_nb.tools.search.scope import SearchScope
@@ -193,7 +193,7 @@ class _SearchTool(WorkspaceTool):
             return None
 
     def _no_matches(
-        self, what: str, start: Path, files: int, file_pattern: str, outcome: Outcome
+        self, what: str, start: Path, files: int, file_pattern: str, outcome: SearchOutcome
     ) -> ToolResult:
         where = shown(self.rel(start))
         if files == 0 and not outcome.timed_out:
@@ -442,7 +442,7 @@ class GrepTool(_SearchTool):
         deadline: float,
         notebooks: dict[str, NotebookHits] | None = None,
         counted: tuple[dict[str, int], int] | None = None,
-    ) -> Outcome:
+    ) -> SearchOutcome:
         """`counted`: the matching lines per file (notebooks left out) and the files searched, when rg's walk
         told them (`rels` then holds only the files with matches and the notebooks)."""
         root = str(self.workspace_root)
@@ -496,7 +496,7 @@ class GrepTool(_SearchTool):
             )
             for rel in matched
         ]
-        return Outcome(
+        return SearchOutcome(
             hits=hits,
             files_searched=searched,
             files_total=total,

@@ -1,6 +1,6 @@
 """The whole job, as a scripted-model conversation: read, search, edit, patch, run the tests, finish.
 
-One script for the agent test (`tests/unit/test_agent_whole_job.py`) and the labextension's fixtures
+One script for the agent test (`tests/unit/test_agent_every_tool_session.py`) and the labextension's fixtures
 (`labextension/scripts/make_fixtures.py`), so the renderer is tested on the run the agent test checks.
 It fits a copy of `notebooks/sample_project`.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["CART_PATCH", "FIRST_WORDS", "TASK", "whole_job_turns"]
+__all__ = ["CART_PATCH", "FIRST_WORDS", "TASK", "every_tool_turns"]
 
 TASK = "Make totals floats and round discounts to cents; keep the tests green."
 FIRST_WORDS = "Let me read the cart first."
@@ -24,7 +24,7 @@ CART_PATCH = """--- a/shop/cart.py
 """
 
 
-def whole_job_turns(final_text: str) -> list[dict[str, Any]]:
+def every_tool_turns(final_text: str) -> list[dict[str, Any]]:
     """The six turns; each `expect` stops the run if a tool result is not what the script was written for."""
     return [
         {

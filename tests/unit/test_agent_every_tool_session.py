@@ -9,7 +9,7 @@ import pytest
 
 from architect_nb.agent.events import AgentEvent, ConfirmationAsked, RunFinished, TextDelta, ToolResultEvent
 from architect_nb.config import SandboxConfig
-from architect_nb.testing.whole_job import FIRST_WORDS, TASK, whole_job_turns
+from architect_nb.testing.every_tool_session import FIRST_WORDS, TASK, every_tool_turns
 from architect_nb.tools.commands.sandbox import sandbox_unavailable_reason
 from tests.support.agent import copy_sample_project, kinds, make_loop, write_script
 
@@ -19,8 +19,8 @@ def project(tmp_path: Path) -> Path:
     return copy_sample_project(tmp_path / "project")
 
 
-def test_whole_job_on_the_scripted_model(project: Path) -> None:
-    model = write_script(project, whole_job_turns("Totals are floats now and discounts round to cents."))
+def test_every_tool_on_the_scripted_model(project: Path) -> None:
+    model = write_script(project, every_tool_turns("Totals are floats now and discounts round to cents."))
     events: list[AgentEvent] = []
     loop = make_loop(project, model, answers=["approve", "approve", "approve"], events=events)
     result = loop.run(TASK)

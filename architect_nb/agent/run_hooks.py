@@ -3,26 +3,26 @@
 What `session_start` hooks say (Claude Code's SessionStart and UserPromptSubmit among them) reaches the model
 with the task, and a UserPromptSubmit hook can refuse the task; a `pre_llm_call` hook can stop the run; when
 the model says it is done, a failed required quality gate or a Claude Code Stop hook that blocks sends it
-back to work. A hook that fails only warns: its problem is a `Warning` event, never an exception.
+back to work. A hook that fails only warns: its problem is a `RunWarning` event, never an exception.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from architect_nb.agent.events import EventSink, Warning
+from architect_nb.agent.events import EventSink, RunWarning
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks.executor import HookDecision, HookEvent, HookResult, TranscriptSource
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
 
-__all__ = ["RunEdges"]
+__all__ = ["RunHooks"]
 
 log = get_logger(__name__)
 _GATE_OUTPUT_CHARS = 2000
 
 
-class RunEdges:
+class RunHooks:
     """The hooks and gates of one agent loop's runs, on its engine.
 
     Args:
@@ -49,7 +49,7 @@ class RunEdges:
             return []
         for r in results:
             if r.warning:
-                self.emit(Warning(run_id=run_id, message=r.report() or str(r.warning), category="hook"))
+                self.emit(RunWarning(run_id=run_id, message=r.report() or str(r.warning), category="hook"))
         return results
 
     def start(self, run_id: str, task: str, agent: str, *, follow_up: bool) -> tuple[str | None, str | None]:
@@ -58,7 +58,7 @@ class RunEdges:
         self.stop_hook_active = False
         settings = self.engine.claude_settings
         for problem in settings.unreadable if settings is not None else ():
-            self.emit(Warning(run_id=run_id, message=f"Claude Code settings: {problem}", category="hook"))
+            self.emit(RunWarning(run_id=run_id, message=f"Claude Code settings: {problem}", category="hook"))
         source = "resume" if follow_up else "startup"  # a follow-up cell continues its thread
         results = self.notify(
             run_id, HookEvent.SESSION_START, {"task": task, "agent": agent, "source": source}
@@ -90,7 +90,7 @@ class RunEdges:
         for r in results:
             if not r.passed:
                 said = f"Quality gate {r.name} failed."
-                self.emit(Warning(run_id=run_id, message=said, category="quality_gate"))
+                self.emit(RunWarning(run_id=run_id, message=said, category="quality_gate"))
         failed = [r for r in results if r.required and not r.passed]
         if not failed:
             return None
@@ -107,6 +107,8 @@ class RunEdges:
         for r in self.notify(run_id, HookEvent.AGENT_COMPLETE, context):
             if r.decision is HookDecision.BLOCK:
                 self.stop_hook_active = True
-                self.emit(Warning(run_id=run_id, message=f"Stop hook {r.name}: {r.reason}", category="hook"))
+                self.emit(
+                    RunWarning(run_id=run_id, message=f"Stop hook {r.name}: {r.reason}", category="hook")
+                )
                 return f"[Stop hook {r.name}]\n{r.reason}"
         return None
