@@ -40,6 +40,12 @@ KERNEL_PYTHONS = {
 }
 
 
+def _late_for_a_closed_comm(msg: dict[str, Any]) -> bool:
+    """ipykernel's "No such comm: ..." on stderr, answering a comm message of the front end's own."""
+    text = str(msg["content"].get("text", ""))
+    return msg["parent_header"].get("msg_type") == "comm_msg" and text.startswith("No such comm: ")
+
+
 def write_kernelspecs(folder: Path) -> Path:
     """Kernel specs for every kernel environment that exists, under `folder/kernels`. Returns that folder."""
     kernels = folder / "kernels"
@@ -133,6 +139,9 @@ class FrontEnd:
         self._seq = 0
         self.clicks: list[tuple[str, float]] = []
         self.stray: list[dict[str, Any]] = []  # output messages whose parent is no cell
+        #: The kernel's log line for a widget message of ours that reached a comm it had just closed (a view
+        #: count sent as the run closed its prompt): a race every front end has, never the run's output.
+        self.late_comm_messages: list[dict[str, Any]] = []
         self.updates: list[tuple[float, str | None, str]] = []  # (time, display id, text/html) of updates
         self.shown_models: set[str] = set()  # widget models displayed in an output
         self.viewed: set[str] = set()  # models whose view this front end has counted
@@ -271,6 +280,8 @@ class FrontEnd:
             cell.outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
         elif kind == "error" and cell is not None:
             cell.outputs.append({"output_type": "error", **content})
+        elif kind == "stream" and _late_for_a_closed_comm(msg):
+            self.late_comm_messages.append(msg)
         elif kind in ("stream", "display_data", "execute_result", "error"):
             self.stray.append(msg)
 
