@@ -11,7 +11,6 @@ never approved, and the denial says which call and why.
 from __future__ import annotations
 
 import html
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -25,7 +24,7 @@ from architect_nb.execution.confirmation.confirmers import (
     show,
     show_block,
 )
-from architect_nb.notebook.asking import Question
+from architect_nb.notebook.asking import OneAnswer, Question
 from architect_nb.notebook.render import code_html, diff_html, status_badge
 from architect_nb.redaction import default_redactor
 
@@ -100,19 +99,17 @@ def _question_html(request: ConfirmationRequest) -> str:
     return "".join(parts)
 
 
-class ApprovalPrompt:
+class ApprovalPrompt(OneAnswer[ConfirmationAnswer]):
     """One question: the request shown safely, four buttons and a reason box.
 
     `click(decision, reason)` is the Python twin of the buttons (tests and keyboard-free use).
     """
 
     def __init__(self, request: ConfirmationRequest) -> None:
+        super().__init__()
         self.request = request
-        self.event = threading.Event()
-        self.answer: ConfirmationAnswer | None = None
         self.approve_all = False
         self.clicked_at: float | None = None
-        self._lock = threading.Lock()
         # Layout and style models are shared where the look allows: fewer comm models to open, close and (in
         # a client that records widget state, like nbclient) save. `button_style` is the Button's own trait.
         # No shrinking and a wrapping row: a narrow cell wraps the buttons instead of cutting their labels.
@@ -161,15 +158,6 @@ class ApprovalPrompt:
                 raise ValueError(f"Unknown decision {decision!r}; use approve, deny, abort or approve_all.")
             self.clicked_at = time.perf_counter()
             self.event.set()
-
-    def resolve(self, default: ConfirmationAnswer) -> ConfirmationAnswer:
-        """Close the question with `default` unless a click got there first; returns the answer that holds."""
-        with self._lock:
-            if not self.event.is_set():
-                self.answer = default
-                self.event.set()
-            assert self.answer is not None
-            return self.answer
 
 
 class WidgetConfirmer:

@@ -34,7 +34,7 @@ from architect_nb.redaction import default_redactor
 if TYPE_CHECKING:
     from architect_nb.notebook.front_ends import FrontEndWatch
 
-__all__ = ["Asked", "Asking", "Ending", "Prompt", "Question", "ending_now", "views"]
+__all__ = ["Asked", "Asking", "Ending", "OneAnswer", "Prompt", "Question", "ending_now", "views"]
 
 A = TypeVar("A")
 Ending = Literal["answered", "headless", "unanswered", "interrupted"]
@@ -52,6 +52,25 @@ class Prompt(Protocol[A]):
     event: threading.Event
 
     def resolve(self, default: A) -> A: ...
+
+
+class OneAnswer(Generic[A]):
+    """The part of a `Prompt` every question shares: the first answer wins, from a click or from `resolve`.
+    A prompt's buttons take `_lock`, check `event` and set `answer` then `event`."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.answer: A | None = None
+        self._lock = threading.Lock()
+
+    def resolve(self, default: A) -> A:
+        """Close the question with `default` unless a click got there first; returns the answer that holds."""
+        with self._lock:
+            if not self.event.is_set():
+                self.answer = default
+                self.event.set()
+            assert self.answer is not None
+            return self.answer
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import html
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from architect_nb.notebook.asking import OneAnswer
 from architect_nb.notebook.magics import UsageError
 from architect_nb.tools.todo import MAX_ITEM_CHARS, MAX_ITEMS, PLAN_MARK, TODO_MARK
 
@@ -83,18 +83,16 @@ class PlanChoice:
     plan: str | None
 
 
-class PlanOffer:
+class PlanOffer(OneAnswer[PlanChoice]):
     """The plan with **Build this plan** and **Edit plan**, asked through `asking` (a `Prompt` of
     `PlanChoice`). `click` is the buttons' Python twin."""
 
     def __init__(self, plan: str) -> None:
         import ipywidgets as widgets
 
+        super().__init__()
         self.plan = plan
-        self.event = threading.Event()
-        self.answer: PlanChoice | None = None
         self.editing = False  # someone opened the editor: the timeout no longer runs
-        self._lock = threading.Lock()
         layout = widgets.Layout(width="auto", flex="0 0 auto")
         self.shown = widgets.HTML(_plan_html(plan))
         self.editor = widgets.Textarea(
@@ -120,14 +118,6 @@ class PlanOffer:
         if text is not None:
             self.editor.value = text
         self.resolve(PlanChoice(str(self.editor.value).strip() or self.plan))
-
-    def resolve(self, default: PlanChoice) -> PlanChoice:
-        with self._lock:
-            if not self.event.is_set():
-                self.answer = default
-                self.event.set()
-            assert self.answer is not None
-            return self.answer
 
     def close(self) -> None:
         """Close the widgets with their layout and style models (the live view's `_close`)."""

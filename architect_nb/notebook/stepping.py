@@ -22,7 +22,7 @@ import ipywidgets as widgets
 from architect_nb.agent.events import Transcript
 from architect_nb.agent.inspector import rebuild
 from architect_nb.agent.stepping import ModelPause, Pause, StepAction, StepDecision, parse_arguments
-from architect_nb.notebook.asking import Question
+from architect_nb.notebook.asking import OneAnswer, Question
 from architect_nb.notebook.inspector_view import inspector_html
 from architect_nb.redaction import default_redactor
 
@@ -85,17 +85,15 @@ def _editable(pause: Pause) -> str:
     return redact(json.dumps(pause.arguments, indent=1, ensure_ascii=False))
 
 
-class StepPrompt:
+class StepPrompt(OneAnswer[StepDecision]):
     """One pause: what comes next, its buttons, a box to edit arguments or results, and the inspector.
 
     `click(action, text)` is the Python twin of the buttons (`text` is the edit box's content)."""
 
     def __init__(self, pause: Pause) -> None:
+        super().__init__()
         self.pause = pause
-        self.event = threading.Event()
-        self.decision: StepDecision | None = None
         self.wants_inspector = threading.Event()
-        self._lock = threading.Lock()
         layout = widgets.Layout(width="auto", flex="0 0 auto", flex_flow="row wrap")
         self.question = widgets.HTML(_question(pause), layout=layout)
         self.problem = widgets.HTML("")
@@ -160,7 +158,7 @@ class StepPrompt:
                 decision = StepDecision.edit_result(results)
             else:
                 decision = StepDecision(action)
-            self.decision = decision
+            self.answer = decision
             self.event.set()
 
     def _results(self, text: str) -> dict[str, str] | None:
@@ -177,14 +175,6 @@ class StepPrompt:
             self.problem.value = f'<div style="color:#cf222e">{said}</div>'
             return None
         return {k: v for k, v in value.items() if k in ids}
-
-    def resolve(self, default: StepDecision) -> StepDecision:
-        with self._lock:
-            if not self.event.is_set():
-                self.decision = default
-                self.event.set()
-            assert self.decision is not None
-            return self.decision
 
 
 class WidgetStepper:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from architect_nb.notebook.asking import Asked, Asking, Question, ending_now, views
+from architect_nb.notebook.asking import Asked, Asking, OneAnswer, Question, ending_now, views
 from architect_nb.notebook.front_ends import FrontEndWatch, current_watch, install, uninstall
 
 
@@ -35,28 +35,18 @@ def test_a_timeout_shorter_than_the_grace_ends_the_wait_first() -> None:
     assert ending_now(waited=1.0, present=False, grace=5.0, timeout=1.0) == "unanswered"
 
 
-class _Prompt:
-    """The shape of a question's widgets: a box that may count its views, the answered event, `resolve`."""
+class _Prompt(OneAnswer[str]):
+    """The shape of a question's widgets: a box that may count its views, and the first answer that wins."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.box = SimpleNamespace(_view_count=None)
-        self.event = threading.Event()
-        self.answer: str | None = None
-        self._lock = threading.Lock()
 
     def click(self, answer: str) -> None:
         with self._lock:
             if not self.event.is_set():
                 self.answer = answer
                 self.event.set()
-
-    def resolve(self, default: str) -> str:
-        with self._lock:
-            if not self.event.is_set():
-                self.answer = default
-                self.event.set()
-            assert self.answer is not None
-            return self.answer
 
 
 class _Interrupted(str):

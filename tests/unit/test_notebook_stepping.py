@@ -54,18 +54,18 @@ def test_the_buttons_a_pause_offers_and_malformed_edits_are_refused_in_the_promp
     with pytest.raises(ValueError, match="not offered"):
         prompt.click("edit_result", "x")
     prompt.click("edit_arguments", '{"path": "b.py"}')
-    assert prompt.decision == StepDecision.edit_arguments({"path": "b.py"})
+    assert prompt.answer == StepDecision.edit_arguments({"path": "b.py"})
     prompt.click("stop")  # answered already: the first answer holds
-    assert prompt.decision is not None and prompt.decision.action == "edit_arguments"
+    assert prompt.answer is not None and prompt.answer.action == "edit_arguments"
     model = StepPrompt(MODEL)
     assert "Edit result" in [b.description for b in model.buttons.values()] and model.editor.value == "old"
     model.click("edit_result", "new text")
-    assert model.decision == StepDecision.edit_result({"c1": "new text"})
+    assert model.answer == StepDecision.edit_result({"c1": "new text"})
     several = StepPrompt(ModelPause(step=2, messages=(), tools=(), results={"a": "1", "b": "2"}))
     several.click("edit_result", "plain text")  # several results: a JSON object is needed
     assert not several.event.is_set()
     several.click("edit_result", '{"a": "x", "zz": "ignored"}')
-    assert several.decision == StepDecision.edit_result({"a": "x"})
+    assert several.answer == StepDecision.edit_result({"a": "x"})
     assert parse_arguments("[]")[0] is None and parse_arguments('{"a": 1}') == ({"a": 1}, None)
 
 
