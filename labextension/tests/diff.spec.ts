@@ -10,7 +10,10 @@ import { languageForPath, tokenize } from '../src/highlight';
 import { buildRunView } from '../src/model';
 import { fixture, texts } from './helpers';
 
-function diffOf(name: 'every_tool_session' | 'long_diff', tool: string): string {
+function diffOf(
+  name: 'every_tool_session' | 'long_diff',
+  tool: string
+): string {
   const view = buildRunView(fixture(name).events);
   const call = view.steps
     .flatMap(step => step.calls)

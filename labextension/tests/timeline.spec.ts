@@ -222,7 +222,9 @@ describe('renderRun', () => {
   });
 
   it('says how many tokens the prompt cache served, as the Python renderer does', async () => {
-    const raw = JSON.parse(JSON.stringify(rawFixture('every_tool_session'))) as {
+    const raw = JSON.parse(
+      JSON.stringify(rawFixture('every_tool_session'))
+    ) as {
       events: Record<string, unknown>[];
     };
     const finished = raw.events[raw.events.length - 1];

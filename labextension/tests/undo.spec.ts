@@ -110,7 +110,10 @@ describe('which runs get an undo button', () => {
   });
 
   it('not a run with a review list: its Revert all is the one control for the whole run', async () => {
-    const { host } = await render(fixture('every_tool_session'), new FakeRunner());
+    const { host } = await render(
+      fixture('every_tool_session'),
+      new FakeRunner()
+    );
     expect(
       host.querySelector('.anb-summary .anb-undo-button')?.textContent
     ).toBe('Revert all');
