@@ -43,7 +43,8 @@ KERNEL_PYTHONS = {
 def _late_for_a_closed_comm(msg: dict[str, Any]) -> bool:
     """ipykernel's "No such comm: ..." on stderr, answering a comm message of the front end's own."""
     text = str(msg["content"].get("text", ""))
-    return msg["parent_header"].get("msg_type") == "comm_msg" and text.startswith("No such comm: ")
+    parent = msg["parent_header"].get("msg_type")  # ipykernel 7 may send it with no parent at all
+    return parent in ("comm_msg", None) and text.startswith("No such comm: ")
 
 
 def write_kernelspecs(folder: Path) -> Path:
