@@ -12,6 +12,7 @@ from architect_nb.agent.gateway import model_client
 from architect_nb.agent.instructions import ProjectInstructions
 from architect_nb.agent.llm import LLMClient
 from architect_nb.agent.loop import AgentLoop
+from architect_nb.agent.prompts import with_read_roots
 from architect_nb.agent.skills import find_skills, skills_prompt
 from architect_nb.agent.stepping import Stepper
 from architect_nb.config.schema import AppConfig, ConfirmMode
@@ -83,6 +84,9 @@ def create_loop(
     )
     warnings: list[tuple[str, str]] = []
     agent_config = _with_skills(agent_config, engine, warnings)
+    agent_config = replace(
+        agent_config, system_prompt=with_read_roots(agent_config.system_prompt, config.workspace.read_roots)
+    )
     if llm is None:
         llm_config = config.llm.model_copy(update={"model": model}) if model else config.llm
         llm = model_client(llm_config, workspace=config.workspace.root)

@@ -42,7 +42,6 @@ from architect_nb.agent.instructions import ProjectInstructions, system_prompt_w
 from architect_nb.agent.llm import LLMClient, LLMError, RunCancelledError
 from architect_nb.agent.model_reply import ToolCall
 from architect_nb.agent.model_turn import ModelClientError, ModelTurn
-from architect_nb.agent.prompts import with_read_roots
 from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_result import RunResult, run_finished, thread_info
 from architect_nb.agent.run_state import RunState
@@ -117,15 +116,15 @@ class AgentLoop:
         self._sink = on_event
         self._cancel = threading.Event()
         self._cancel_reason: StopReason = "interrupted"
-        self._edges = RunHooks(engine, self.emit, self.transcript.to_payload)
+        self._hooks = RunHooks(engine, self.emit, self.transcript.to_payload)
         self.thread: Thread | None = None  # the conversation of the current (or last) run
         self.run_id = ""  # the current (or last) run's
         self.stepper = stepper
-        self._turn = ModelTurn(llm, self.context, self.costs, self.emit, self._edges, self._cancel.is_set)
+        self._turn = ModelTurn(llm, self.context, self.costs, self.emit, self._hooks, self._cancel.is_set)
         self._step_through = (
             StepThrough(stepper, engine.registry, self.emit, self.cancel) if stepper is not None else None
         )
-        self._dispatch = ToolDispatch(engine, self.emit, self._edges, self._cancel.is_set, self._step_through)
+        self._dispatch = ToolDispatch(engine, self.emit, self._hooks, self._cancel.is_set, self._step_through)
 
     @property
     def forked(self) -> Thread | None:
@@ -186,16 +185,16 @@ class AgentLoop:
             stops: dict[str, StopReason] = {"script": "script_error", "refused": "refused"}
             stop = stops.get(exc.kind, "llm_error")
             run.ends(stop, str(exc))
-            self._edges.notify(self.run_id, HookEvent.ON_ERROR, {"error": run.message})
+            self._hooks.notify(self.run_id, HookEvent.ON_ERROR, {"error": run.message})
         except Exception as exc:  # a bug: the run still ends with its summary, saying what broke
             log.exception("run_internal_error", run_id=self.run_id)
             cause = exc.__cause__ if isinstance(exc, ModelClientError) and exc.__cause__ else exc
             where = "in the model client" if isinstance(exc, ModelClientError) else "in the agent loop"
             run.ends("internal_error", f"Internal error {where}: {type(cause).__name__}: {cause}")
-            self._edges.notify(self.run_id, HookEvent.ON_ERROR, {"error": run.message})
+            self._hooks.notify(self.run_id, HookEvent.ON_ERROR, {"error": run.message})
         finally:
             self.engine.end_run()
-        self._edges.notify(self.run_id, HookEvent.SESSION_END, {"stop_reason": run.stop})
+        self._hooks.notify(self.run_id, HookEvent.SESSION_END, {"stop_reason": run.stop})
         return self._finish(run)
 
     def _thread_for(self, task: str, thread: Thread | None) -> Thread:
@@ -220,9 +219,7 @@ class AgentLoop:
         header = thread_info(thread)
         position = (thread.turns, len(thread.runs))
         told = self.instructions.at_start(thread.messages) if self.instructions is not None else []
-        system = with_read_roots(
-            system_prompt_with(self.agent.system_prompt, told), self.engine.config.workspace.read_roots
-        )
+        system = system_prompt_with(self.agent.system_prompt, told)
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
         earlier_end = len(messages)
@@ -262,7 +259,7 @@ class AgentLoop:
         for category, warning in self.startup_warnings:
             self.emit(RunWarning(run_id=self.run_id, message=warning, category=category))
         self._instruction_problems()
-        said, refused = self._edges.start(self.run_id, task, self.agent.name, follow_up=position[1] > 0)
+        said, refused = self._hooks.start(self.run_id, task, self.agent.name, follow_up=position[1] > 0)
         if said is not None:  # what session_start hooks said stays in the conversation
             messages.append({"role": "user", "content": said})
             thread.add(messages[-1:])
@@ -283,13 +280,13 @@ class AgentLoop:
         """One model turn and the tools it asks for. False when the run is over."""
         messages, step = run.messages, run.steps
         self._turn.compress(run)
-        if (blocked := self._edges.llm_call_blocked(self.run_id, step)) is not None:
+        if (blocked := self._hooks.llm_call_blocked(self.run_id, step)) is not None:
             run.ends("aborted", blocked)
             return False
         if self._step_through is not None and not self._step_through.before_model(run):
             return False
         response = self._turn.take(run)
-        self._edges.notify(
+        self._hooks.notify(
             self.run_id, HookEvent.POST_LLM_CALL, {"step": step, "content": response.content or ""}
         )
         if (spent := self.costs.exceeded) is not None:
@@ -301,7 +298,7 @@ class AgentLoop:
             run.final_text = response.content or ""
             self.context.append_assistant(messages, response)
             run.thread.add(messages[mark:], step_done=True)
-            feedback = self._edges.back_to_work(self.run_id, run.final_text)
+            feedback = self._hooks.back_to_work(self.run_id, run.final_text)
             if feedback is None:
                 return False
             messages.append({"role": "user", "content": feedback})

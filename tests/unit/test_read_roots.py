@@ -333,3 +333,31 @@ def test_session_adds_cell_read_roots_and_status_lists_them(
     assert f"read roots (read-only): {data}" in status
     with pytest.raises(ConfigError, match="holds the workspace"):
         session.config(CellArgs(workspace=workspace, read_roots=(workspace.parent,)))
+
+
+def test_the_model_is_told_the_read_roots_in_its_system_prompt(workspace: Path, data: Path) -> None:
+    from architect_nb.agent.factory import create_loop
+    from architect_nb.agent.model_reply import LLMResponse
+
+    class Listener:
+        """A model client that keeps the system prompt it is sent."""
+
+        model = "listener"
+        system = ""
+
+        def complete(self, messages: Any, tools: Any, **_: Any) -> LLMResponse:
+            self.system = str(messages[0]["content"])
+            return LLMResponse(content="seen")
+
+        def context_window(self) -> int:
+            return 8000
+
+        def supports_images(self) -> bool:
+            return False
+
+    told = f"Read-only data folders (read, list and search them by absolute path; never write): {data}"
+    for roots in ([str(data)], []):
+        config = load_config(None, {"workspace.root": str(workspace), "workspace.read_roots": roots})
+        listener = Listener()
+        assert create_loop(config, llm=listener).run("look").final_text == "seen"
+        assert (told in listener.system) is bool(roots)

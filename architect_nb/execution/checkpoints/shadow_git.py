@@ -29,7 +29,7 @@ from architect_nb.execution.checkpoints.shadow_objects import FastTrees, NeedsGi
 from architect_nb.tools.filesystem.file_kinds import BlobFacts
 from architect_nb.tools.filesystem.fileio import describe_size
 
-__all__ = ["EMPTY_TREE", "Entry", "ShadowRepo", "SnapshotError", "forget_runs"]
+__all__ = ["EMPTY_TREE", "Entry", "ShadowRepo", "SnapshotError", "file_stamp", "forget_runs"]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: A ref name written as a file (`refs/runs/<run id>/<step>b`): nothing git would read differently.
@@ -323,12 +323,7 @@ class ShadowRepo:
         wanted = self.too_large if paths is None else self.too_large.intersection(paths)
         stamps: dict[str, tuple[int, int, int] | None] = {}
         for path in sorted(wanted):
-            try:
-                st = os.lstat(self.workspace / path)
-            except OSError:
-                stamps[path] = None
-                continue
-            stamps[path] = (st.st_size, st.st_mtime_ns, st.st_ino)
+            stamps[path] = file_stamp(self.workspace / path)
         return stamps
 
     def blob_facts(self, blobs: Iterable[str], head_bytes: int = 8192) -> dict[str, BlobFacts]:
@@ -368,24 +363,11 @@ class ShadowRepo:
             proc.wait()
 
     def _drop_large(self, paths: Sequence[str]) -> bool:
-        """Files over the limit leave the snapshot: out of the index, and listed in info/exclude so `git add
-        -A` leaves them out from now on (and the run says they are not covered). True if any did."""
-        large = []
-        for path in paths:
-            try:
-                st = os.lstat(self.workspace / path)
-            except OSError:
-                continue
-            if st.st_size > self.max_file_bytes and not os.path.islink(self.workspace / path):
-                large.append(path)
-                limit = describe_size(self.max_file_bytes)
-                self.why_left_out[path] = f"{describe_size(st.st_size)}, over the {limit} limit per file"
-        if not large:
-            return False
-        self.too_large.update(large)
-        self._write_exclude()
-        self._git("update-index", "--force-remove", "-z", "--stdin", stdin="\0".join(large) + "\0")
-        return True
+        """After the fact: files that grew over the limit between the listing and `git add` leave the
+        snapshot as `_leave_out_large` leaves them. True if any did."""
+        known = len(self.too_large)
+        self._leave_out_large(paths, None)
+        return len(self.too_large) > known
 
     def _write_exclude(self) -> None:
         """info/exclude: the configured patterns (at any depth, as the guardrails match them) and the files
@@ -431,6 +413,15 @@ class ShadowRepo:
             message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise SnapshotError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
         return proc
+
+
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """A file's size, change time and inode (None: absent): how a file left out of snapshots is told apart."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _file_blob_id(path: Path) -> str:

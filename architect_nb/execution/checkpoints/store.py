@@ -43,7 +43,7 @@ from architect_nb.execution.checkpoints.records import (
     UndoReport,
 )
 from architect_nb.execution.checkpoints.restore import plan_paths, restore
-from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError, forget_runs
+from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError, file_stamp, forget_runs
 
 if TYPE_CHECKING:
     from architect_nb.config.schema import AppConfig
@@ -406,7 +406,7 @@ class CheckpointStore:
             if rel in run.reverted:
                 continue
             target = self.workspace / rel
-            now = _stamp(target)
+            now = file_stamp(target)
             if first.get("created") and now is not None and list(now) == last.get("after"):
                 try:
                     target.unlink()
@@ -611,14 +611,6 @@ def _left_out_spans(
             first = spans[path][0] if path in spans else facts
             spans[path] = (first, facts)
     return spans
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return None
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def _document_changes(
