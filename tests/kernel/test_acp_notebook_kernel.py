@@ -109,7 +109,9 @@ def notebook_with_kernel(server: Server, name: str) -> tuple[Path, BlockingKerne
     kernel_id = session["kernel"]["id"]
     client = BlockingKernelClient()
     client.load_connection_file(str(server.runtime / f"kernel-{kernel_id}.json"))
-    client.start_channels()
+    # No heartbeat: a client not made by a KernelManager calls the kernel dead after one heartbeat missed by
+    # a second, which a loaded CI machine misses while the kernel starts; kernel_info is retried to the bound.
+    client.start_channels(hb=False)
     client.wait_for_ready(timeout=60)
     for cell in CELLS:
         reply = client.execute_interactive(cell, timeout=60, output_hook=lambda _msg: None)

@@ -37,7 +37,9 @@ class DocumentFrontEnd:
         # Its own client and session, as another browser tab has (km.client() would share the test's session).
         self.kc = BlockingKernelClient(connection_file=km.connection_file)
         self.kc.load_connection_file()
-        self.kc.start_channels()
+        # No heartbeat: a client not made by a KernelManager calls the kernel dead after one heartbeat missed
+        # by a second, which a loaded machine can miss; kernel_info is retried to the bound instead.
+        self.kc.start_channels(hb=False)
         self.kc.wait_for_ready(timeout=60)
         self.comm_id: str | None = None
         self.accepted = False
