@@ -45,7 +45,7 @@ from tests.support.browser import (
     write_notebook,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
 
 GATEWAY = VENV_BIN / "jupyter-kernelgateway"
 NOTEBOOK = "remote.ipynb"
@@ -210,7 +210,15 @@ def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Servers
     with OpenAIStubServer() as model, kernel_gateway(workspace, tmp_path / "kernel-home") as (gateway, proc):
         monkeypatch.setenv("LITELLM_PROXY_API_KEY", KEY)  # JupyterLab's environment, as a hub sets it
         monkeypatch.setenv("LITELLM_PROXY_API_BASE", model.url)
-        args = [*LAB_ARGS, f"--gateway-url={gateway}", f"--GatewayClient.allowed_envs={FORWARDED}"]
+        # A kernel start through the gateway waits on the gateway's own start of it: the client's default
+        # 42 s request timeout is too short when two test workers share two cores.
+        monkeypatch.setenv("KERNEL_LAUNCH_TIMEOUT", "120")
+        args = [
+            *LAB_ARGS,
+            f"--gateway-url={gateway}",
+            f"--GatewayClient.allowed_envs={FORWARDED}",
+            "--GatewayClient.request_timeout=130",
+        ]
         with jupyter_server(tmp_path, lab_root, module="jupyterlab", app_args=args) as (url, artifacts):
             yield Servers(url, workspace, lab_root, artifacts, proc, model)
 
@@ -234,13 +242,38 @@ def _run_cell(page: Any, cell_id: str) -> None:
     )
 
 
-def _wait_idle(page: Any, timeout: float = 90_000) -> None:
-    page.wait_for_function(
-        f"() => {{ const panel = ({_PANEL})();"
-        "const k = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;"
-        "return !!k && k.status === 'idle' && panel.context.isReady; }",
-        timeout=timeout,
-    )
+def _wait_idle(page: Any, servers: Servers, timeout: float = 150_000) -> None:
+    """Wait for the notebook's kernel, started in the gateway, to be idle. On a loaded machine a kernel start
+    through the gateway can take tens of seconds; if it never comes, the kernel's state, any dialog and both
+    servers' logs say why."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            f"() => {{ const panel = ({_PANEL})();"
+            "const k = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;"
+            "return !!k && k.status === 'idle' && panel.context.isReady; }",
+            timeout=timeout,
+        )
+    except PlaywrightTimeout:
+        state = page.evaluate(
+            f"() => {{ const panel = ({_PANEL})(); const s = panel && panel.sessionContext;"
+            "const k = s && s.session && s.session.kernel;"
+            "return {panel: !!panel, ready: !!(panel && panel.context.isReady), kernel: k ? k.status : null,"
+            "connection: k ? k.connectionStatus : null, dialogs: Array.from("
+            "document.querySelectorAll('.jp-Dialog')).map(d => d.innerText)}; }}"
+        )
+        logs = {
+            name: path.read_text(errors="replace")[-4000:] if path.exists() else "(no log)"
+            for name, path in (
+                ("gateway", servers.workspace.parent / "kernelgateway.log"),
+                ("jupyterlab", servers.artifacts.parent / "jupyter-jupyterlab.log"),
+            )
+        }
+        raise AssertionError(
+            f"the gateway's kernel was not idle in {timeout / 1000:.0f} s: {state}\n"
+            + "\n".join(f"--- {name} log ---\n{text}" for name, text in logs.items())
+        ) from None
 
 
 def _cell(page: Any, index: int) -> Any:
@@ -276,7 +309,7 @@ def test_a_kernel_behind_a_gateway_asks_edits_undoes_and_continues_its_thread(
     with open_chromium(profile, servers.url, height=1600) as (page, outside):
         page.goto(f"{servers.url}/lab/tree/{NOTEBOOK}")
         page.wait_for_selector(".jp-Notebook .jp-Cell")
-        _wait_idle(page)
+        _wait_idle(page, servers)
 
         # The kernel is the gateway's child, started in the workspace (not in JupyterLab's folder).
         _run_cell(page, "cell-0")
@@ -284,7 +317,7 @@ def test_a_kernel_behind_a_gateway_asks_edits_undoes_and_continues_its_thread(
         expect(_cell(page, 1).locator(".jp-OutputArea-output")).to_contain_text(MARKER, timeout=60_000)
         words = _cell(page, 1).locator(".jp-OutputArea-output").inner_text().split()
         assert words[-3:] == [str(servers.workspace), str(servers.gateway.pid), "1"], words
-        _wait_idle(page)
+        _wait_idle(page, servers)
         count = _execution_count(page, 1)
         before = _sources(page)
         inserted = [*before[:2], "x = 1\n", *before[2:]]
@@ -315,7 +348,7 @@ def test_a_kernel_behind_a_gateway_asks_edits_undoes_and_continues_its_thread(
         run = architect.locator(".anb-RunRenderer")
         expect(run.locator(".anb-summary .anb-badge").first).to_have_text("success", timeout=90_000)
         page.screenshot(path=str(servers.artifacts / "3-done.png"))
-        _wait_idle(page)
+        _wait_idle(page, servers)
         # run_cell ran cell 1 again and put its outputs in the open notebook, through the front end.
         assert _execution_count(page, 1) > count
         expect(_cell(page, 1).locator(".jp-OutputArea-output")).to_contain_text(MARKER)

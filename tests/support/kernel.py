@@ -176,6 +176,18 @@ class FrontEnd:
         self.wait(lambda: cell.finished, timeout, f"cell {code!r} to finish")
         return cell
 
+    def run_past_abort(self, code: str, tries: int = 20) -> Cell:
+        """Run a cell after an interrupt or an error. ipykernel 6 then aborts every request that reaches it
+        before its `stop_aborting` callback runs (`stop_on_error_timeout`, 0 s, later): on a loaded machine a
+        cell sent at once can land in that window. An aborted reply comes from a live kernel; the cell is sent
+        again."""
+        for _ in range(tries - 1):
+            cell = self.run(code)
+            if cell.status != "aborted":
+                return cell
+            self.stay(0.1)
+        return self.run(code)
+
     def connect_widget_manager(self) -> str:
         """What JupyterLab's widget manager does on connecting to a kernel: open a `jupyter.widget.control`
         comm and ask for the widgets' state (a kernel that has not imported ipywidgets closes it)."""
