@@ -134,10 +134,10 @@ class ToolDispatch:
                 output=result.output,
                 error=result.error,
                 diff=metadata.get("diff"),
-                hooks=tuple(metadata.get("hooks", ())),
+                hooks=tuple(result.hook_results),
                 duration_s=round(time.monotonic() - started, 4),
                 images=tuple(metadata.get("images", ())),
-                changed_files=tuple(metadata.get("changed_files", ())),
+                changed_files=tuple(result.changed_files),
                 sandboxed=ran_sandboxed(result),
             )
         )

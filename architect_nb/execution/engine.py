@@ -470,7 +470,7 @@ class ExecutionEngine:
         results = hooks.run_event(
             HookEvent.POST_TOOL_USE, context, tool=call.tool, transcript=self._transcript
         )
-        result.metadata["hooks"] = [r.to_dict(HookEvent.POST_TOOL_USE.value) for r in results]
+        result.hook_results = [r.to_dict(HookEvent.POST_TOOL_USE.value) for r in results]
         for r in results:
             report = r.report()
             if report:

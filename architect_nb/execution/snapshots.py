@@ -95,7 +95,7 @@ class CallSnapshots:
                 except SnapshotError as exc:
                     call.notes.append(f"[Undo warning: the snapshot after the call failed ({exc})]")
         if mark is not None:
-            result.metadata["changed_files"] = changed
+            result.changed_files = changed
             if notes := self._left_out_notes(mark.run_id, changed):
                 result.output = "\n".join([result.output, *notes]) if result.output else "\n".join(notes)
         document = result.metadata.pop("document_change", None)  # an open notebook's cells: no file changed
@@ -104,7 +104,7 @@ class CallSnapshots:
                 run_id, step=call.step, call_id=call.audit_id, tool=name, path=call.files[0], change=document
             )
             if rel is not None:
-                result.metadata["changed_files"] = sorted({*result.metadata.get("changed_files", ()), rel})
+                result.changed_files = sorted({*result.changed_files, rel})
         return result
 
     def _left_out_notes(self, run_id: str, changed: list[str]) -> list[str]:

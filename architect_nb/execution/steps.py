@@ -160,11 +160,11 @@ def dry_run_result(call: CallState, reasons: list[str]) -> ToolResult:
 
 
 def finish(call: CallState, result: ToolResult) -> ToolResult:
-    """Step 10: append the warnings and hook reports to what the model sees (and to `metadata['notes']`)."""
+    """Step 10: append the warnings and hook reports to what the model sees (and to `result.notes`)."""
     notes = call.rule_notes + call.notes
     if notes:
         result.output = "\n\n".join([result.output, *notes]) if result.output else "\n\n".join(notes)
-        result.metadata["notes"] = notes
+        result.notes = notes
     return result
 
 

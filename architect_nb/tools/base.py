@@ -39,6 +39,10 @@ class ToolResult:
             key typed in `ToolMetadata`. Never sent to the model.
         outcome: How the call ended (`CallOutcome`): `OK` or `FAILED` from the tool itself, anything else
             from the layer that refused or skipped it (`refused`).
+        changed_files: Set by the engine around any tool, never by the tool: the workspace paths the call
+            changed, as its snapshots saw them.
+        hook_results: Set by the engine: the PostToolUse hooks' results (`HookResult.to_dict`).
+        notes: Set by the engine: the warnings and hook reports it appended to `output`.
     """
 
     success: bool
@@ -46,6 +50,9 @@ class ToolResult:
     error: str | None = None
     metadata: ToolMetadata = field(default_factory=lambda: ToolMetadata())  # noqa: PLW0108 - a TypedDict is no factory to mypy
     outcome: CallOutcome = CallOutcome.OK
+    changed_files: list[str] = field(default_factory=list)
+    hook_results: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.success and self.outcome is CallOutcome.OK:

@@ -15,16 +15,15 @@ class ToolMetadata(TypedDict, total=False):
     # How the call ended is `ToolResult.outcome`; what refused it, when that has a name:
     hook: str  # the pre_tool_use hook that blocked it
 
-    # What the call changed (the engine adds changed_files, hooks and notes to any tool's result).
-    changed_files: list[str]  # workspace paths the call changed, as its snapshots saw them
-    hooks: list[dict[str, Any]]  # post_tool_use hook results, as `HookResult.to_dict` gives them
-    notes: list[str]  # warnings and hook reports appended to the result; apply_patch's placement notes
+    # What the call changed. (What the engine adds to any tool's result, the files changed, the hooks' results
+    # and its notes, are `ToolResult`'s own typed fields, not metadata.)
     path: str  # the file the call was about, relative to the workspace
     diff: str  # the unified diff the call made
     created: bool  # the call created the file
     line: int  # edit_file: where the edit starts
     loose: bool  # edit_file: old_str matched only after whitespace was normalised
     engine: str  # apply_patch: which patch engine applied it
+    placement_notes: list[str]  # apply_patch: where hunks landed away from their stated lines
     document_change: dict[str, Any]  # a notebook open in a front end: its cells as changed (for undo)
     open_in: str  # the front end a notebook tool found the notebook open in
 

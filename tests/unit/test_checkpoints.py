@@ -129,10 +129,8 @@ def test_a_formatter_run_by_a_command_is_undone(project: Path) -> None:
 def test_the_tool_result_says_what_the_call_changed(project: Path) -> None:
     engine = engine_for(project)
     result = run(engine, "run_command", command="echo new > n.txt && rm gone.txt")
-    assert result.metadata["changed_files"] == ["gone.txt", "n.txt"]
-    assert (
-        run(engine, "read_file", path="a.py").metadata.get("changed_files") is None
-    )  # read-only: no snapshot
+    assert result.changed_files == ["gone.txt", "n.txt"]
+    assert run(engine, "read_file", path="a.py").changed_files == []  # read-only: no snapshot
 
 
 def test_files_the_person_changed_since_are_conflicts_and_left_alone(project: Path) -> None:

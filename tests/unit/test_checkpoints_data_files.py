@@ -67,7 +67,7 @@ def test_binary_changes_are_described_and_undone_byte_for_byte(data: Path) -> No
         "open('notes.md', 'a').write('b\\n')\n"
     )
     result = run(engine, "run_command", command=python(code))
-    assert set(result.metadata["changed_files"]) == {
+    assert set(result.changed_files) == {
         "sales.db", "model.pkl", "plot.png", "export.csv.gz", "notes.md"
     }  # fmt: skip
     review = {c.path: c for c in engine.checkpoints.review(engine.run_id)}
@@ -118,7 +118,7 @@ def test_a_file_over_the_limit_costs_nothing_in_the_store(data: Path) -> None:
 def test_a_file_that_grows_past_the_limit_is_named_and_kept(data: Path) -> None:
     engine = engine_for(data, **{"checkpoints.max_file_bytes": 100_000})
     result = run(engine, "run_command", command="head -c 200000 /dev/zero >> sales.db")
-    assert "sales.db" in result.metadata["changed_files"]
+    assert "sales.db" in result.changed_files
     assert "Undo cannot restore sales.db" in result.output
     report = engine.checkpoints.undo(engine.run_id)
     assert "Not restored: sales.db (" in str(report) and (data / "sales.db").stat().st_size > 200_000

@@ -20,7 +20,7 @@ def test_post_hook_results_are_in_the_metadata(workspace: Path) -> None:
         "write_file", {"path": "a.py", "content": "x\n"}
     )
     assert result.success
-    by_name = {h["name"]: h for h in result.metadata["hooks"]}
+    by_name = {h["name"]: h for h in result.hook_results}
     assert by_name["lint"]["passed"] is False and by_name["lint"]["exit_code"] == 1
     assert "E1 bad style" in by_name["lint"]["output"] and by_name["lint"]["event"] == "post_tool_use"
     assert by_name["types"]["passed"] is True

@@ -422,7 +422,7 @@ def test_undo_puts_the_open_documents_cells_back_and_keeps_the_persons_edits(
     for step, (tool, args) in enumerate(calls, 1):
         result = engine.execute_tool_call(tool, args, step=step)
         assert result.success, result.error
-        assert result.metadata["changed_files"] == ["analysis.ipynb"]
+        assert result.changed_files == ["analysis.ipynb"]
         assert "document_change" not in result.metadata
     run = engine.run_id
     assert [p.name for p in engine.checkpoints.files(run)] == ["analysis.ipynb"]

@@ -220,7 +220,7 @@ class ApplyPatchTool(WorkspaceTool):
             diff=diff,
             created=plan.view is None,
             engine=outcome.engine,
-            notes=list(outcome.notes),
+            placement_notes=list(outcome.notes),
         )
 
     def _make_parents(self, target: Path, shown: str) -> None:
