@@ -77,11 +77,16 @@ DESCRIBED = {
 
 
 @pytest.fixture(scope="module", params=kernel_params())
-def kernel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
+def shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
     tmp = tmp_path_factory.mktemp(f"data-files-{request.param}")
     with front_end(str(request.param), tmp, tmp) as player:
         assert player.run("%load_ext architect_nb").status == "ok", player.describe()
         yield player
+
+
+@pytest.fixture
+def kernel(shared: FrontEnd) -> FrontEnd:
+    return shared.hand_over()  # as new: no earlier test's names, config or runs
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ def server() -> Iterator[OpenAIStubServer]:
 
 
 @pytest.fixture(scope="module")
-def kernel(
+def shared(
     server: OpenAIStubServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[FrontEnd, Path]]:
     tmp = tmp_path_factory.mktemp("gateway")
@@ -43,6 +43,12 @@ def kernel(
     with front_end("ipk7", tmp, ws, env) as fe:
         assert fe.run("%load_ext architect_nb").status == "ok"
         yield fe, ws
+
+
+@pytest.fixture
+def kernel(shared: tuple[FrontEnd, Path]) -> tuple[FrontEnd, Path]:
+    fe, ws = shared
+    return fe.hand_over(), ws  # as new: no earlier test's names, config or runs
 
 
 def modules(fe: FrontEnd) -> dict[str, bool]:

@@ -42,9 +42,8 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fe(kernel: FrontEnd, ws: Path) -> FrontEnd:
-    kernel.stray = []
-    # past ipykernel 6's abort window, which an earlier test's interrupt can leave open
-    assert kernel.run_past_abort(f"%architect config workspace.root={ws}").status == "ok", kernel.describe()
+    kernel.hand_over()  # as new: no earlier test's names, config or runs
+    assert kernel.run(f"%architect config workspace.root={ws}").status == "ok", kernel.describe()
     return kernel
 
 

@@ -36,9 +36,8 @@ def kernel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 @pytest.fixture
 def fe(kernel: FrontEnd, tmp_path: Path) -> FrontEnd:
     ws = copy_sample_project(tmp_path / "ws")
-    kernel.stray = []
-    # past ipykernel 6's abort window, which an earlier test's interrupt can leave open
-    config = kernel.run_past_abort(f"%architect config workspace.root={ws} notebook.approval_timeout=300")
+    kernel.hand_over()  # as new: no earlier test's names, config or runs
+    config = kernel.run(f"%architect config workspace.root={ws} notebook.approval_timeout=300")
     assert config.status == "ok", kernel.describe()
     assert kernel.run(DATA).status == "ok"
     return kernel

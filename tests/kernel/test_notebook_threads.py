@@ -51,7 +51,9 @@ def _use_stub(player: FrontEnd, server: OpenAIStubServer) -> None:
 @pytest.fixture
 def ws(kernel: FrontEnd, tmp_path: Path, server: OpenAIStubServer) -> Path:
     root = copy_sample_project(tmp_path / "ws")
-    kernel.run(f"%architect config workspace.root={root}")
+    kernel.hand_over()  # as new: no earlier test's names, config, runs or threads
+    _use_stub(kernel, server)
+    assert kernel.run(f"%architect config workspace.root={root}").status == "ok", kernel.describe()
     server.requests.clear()
     return root
 

@@ -17,11 +17,16 @@ PLAN = "1. Make f return 2 in mod.py\n2. Run the tests"
 
 
 @pytest.fixture(scope="module")
-def fe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
     tmp = tmp_path_factory.mktemp("kernel-plan")
     with front_end("ipk7", tmp, tmp) as player:
         assert player.run("%load_ext architect_nb").status == "ok", player.describe()
         yield player
+
+
+@pytest.fixture
+def fe(kernel: FrontEnd) -> FrontEnd:
+    return kernel.hand_over()  # as new: no earlier test's names, config, runs or plans
 
 
 def _workspace(tmp_path: Path, build_turns: list[dict[str, Any]]) -> tuple[Path, str]:

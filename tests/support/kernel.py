@@ -122,6 +122,24 @@ class Comm:
     clicked: bool = False
 
 
+#: Run in a shared kernel between two tests: the person's names and the extension's session go back to a new
+#: kernel's (the extension stays loaded; the environment and imported modules are the process's, as after a
+#: `%reset`).
+_RESET = (
+    "get_ipython().run_line_magic('reset', '-f')\n"
+    "__import__('architect_nb.notebook.state', fromlist=['reset_session']).reset_session()"
+)
+#: A JSON line: the names and session state `FrontEnd.leftovers` reports (one expression: it binds nothing).
+_LEFTOVERS = (
+    "__import__('json').dumps({"
+    "'names': sorted(n for n in get_ipython().user_ns"
+    " if not n.startswith('_') and n not in get_ipython().user_ns_hidden),"
+    "'session': (lambda s: [] if s is None else [k for k, v in vars(s).items()"
+    " if k != 'threads' and v] + (['threads'] if s.threads.threads else []))"
+    "(__import__('architect_nb.notebook.state', fromlist=['_session'])._session)})"
+)
+
+
 class FrontEnd:
     """One kernel and the front end's view of it."""
 
@@ -187,6 +205,31 @@ class FrontEnd:
                 return cell
             self.stay(0.1)
         return self.run(code)
+
+    def leftovers(self) -> dict[str, list[str]]:
+        """What a test left in this kernel that a new kernel would not hold: the person's names (those IPython
+        does not hide, without a leading underscore) and the extension's per-kernel session (config set by
+        `%architect config`, a mode, runs, stale modules). Empty for a kernel as new."""
+        cell = self.run_past_abort(f"print({_LEFTOVERS})")
+        assert cell.status == "ok", self.describe()
+        found: dict[str, list[str]] = json.loads(cell.text().strip().splitlines()[-1])
+        return {what: names for what, names in found.items() if names}
+
+    def hand_over(self) -> FrontEnd:
+        """Give this kernel, shared by a module's tests, to the next test as if new: the person's names are
+        reset (`%reset -f`), the extension's session is a new one, and this front end forgets the cells and
+        messages of earlier tests. The widget manager it connected stays, as a front end's does. Fails if
+        anything is left (`leftovers`), so a shared kernel that leaks state fails the next test's setup."""
+        reset = self.run_past_abort(_RESET)
+        assert reset.status == "ok", self.describe()
+        left = self.leftovers()
+        assert not left, f"a shared kernel kept an earlier test's state: {left}"
+        self.cells.clear()
+        self.order.clear()
+        self.stray = []
+        self.late_comm_messages = []
+        self.updates = []
+        return self
 
     def connect_widget_manager(self) -> str:
         """What JupyterLab's widget manager does on connecting to a kernel: open a `jupyter.widget.control`
