@@ -242,27 +242,43 @@ def _run_cell(page: Any, cell_id: str) -> None:
     )
 
 
+_IDLE = (
+    f"() => {{ const panel = ({_PANEL})();"
+    "const k = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;"
+    "return !!k && k.status === 'idle' && panel.context.isReady; }"
+)
+_STATE = (
+    f"() => {{ const panel = ({_PANEL})(); const s = panel && panel.sessionContext;"
+    "const k = s && s.session && s.session.kernel;"
+    "return {panel: !!panel, ready: !!(panel && panel.context.isReady), kernel: k ? k.status : null,"
+    "connection: k ? k.connectionStatus : null, dialogs: Array.from("
+    "document.querySelectorAll('.jp-Dialog')).map(d => d.innerText)}; }"
+)
+
+
 def _wait_idle(page: Any, servers: Servers, timeout: float = 150_000) -> None:
-    """Wait for the notebook's kernel, started in the gateway, to be idle. On a loaded machine a kernel start
-    through the gateway can take tens of seconds; if it never comes, the kernel's state, any dialog and both
-    servers' logs say why."""
+    """Wait for the notebook's kernel, started in the gateway, to be idle; if it never comes, the kernel's
+    state, any dialog and both servers' logs say why.
+
+    At a kernel's start JupyterLab's server can open its websocket to the gateway twice within milliseconds
+    (two "Connecting to kernel" lines; the gateway logs "Replacing stale connection"). The page's kernel then
+    stays connected with its status "unknown", as no status reaches it. A person reconnects (Kernel >
+    Reconnect to Kernel); so does this wait, once the status has been unknown for 30 s."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    try:
-        page.wait_for_function(
-            f"() => {{ const panel = ({_PANEL})();"
-            "const k = panel && panel.sessionContext.session && panel.sessionContext.session.kernel;"
-            "return !!k && k.status === 'idle' && panel.context.isReady; }",
-            timeout=timeout,
-        )
-    except PlaywrightTimeout:
-        state = page.evaluate(
-            f"() => {{ const panel = ({_PANEL})(); const s = panel && panel.sessionContext;"
-            "const k = s && s.session && s.session.kernel;"
-            "return {panel: !!panel, ready: !!(panel && panel.context.isReady), kernel: k ? k.status : null,"
-            "connection: k ? k.connectionStatus : null, dialogs: Array.from("
-            "document.querySelectorAll('.jp-Dialog')).map(d => d.innerText)}; }}"
-        )
+    deadline = time.monotonic() + timeout / 1000
+    reconnects = 0
+    while True:
+        try:
+            page.wait_for_function(_IDLE, timeout=min(30_000, max(1, deadline - time.monotonic()) * 1000))
+            return
+        except PlaywrightTimeout:
+            state = page.evaluate(_STATE)
+            if time.monotonic() < deadline and state["kernel"] == "unknown" and reconnects < 3:
+                reconnects += 1
+                print(f"the kernel's status stayed unknown for 30 s: reconnect {reconnects}")
+                page.evaluate(f"() => ({_PANEL})().sessionContext.session.kernel.reconnect()")
+                continue
         logs = {
             name: path.read_text(errors="replace")[-4000:] if path.exists() else "(no log)"
             for name, path in (
@@ -273,7 +289,7 @@ def _wait_idle(page: Any, servers: Servers, timeout: float = 150_000) -> None:
         raise AssertionError(
             f"the gateway's kernel was not idle in {timeout / 1000:.0f} s: {state}\n"
             + "\n".join(f"--- {name} log ---\n{text}" for name, text in logs.items())
-        ) from None
+        )
 
 
 def _cell(page: Any, index: int) -> Any:

@@ -124,7 +124,12 @@ def test_fix_with_architect_the_context_and_run_cell(
         )
         fix = page.locator(".anb-fix-button")
         expect(fix).to_have_count(1, timeout=90_000)  # one error output, one button
-        _wait(page, "const k = panel.sessionContext.session.kernel; return k.status === 'idle';")
+        # The kernel's idle status can reach the page before the cell's execute_reply, which sets its count.
+        _wait(
+            page,
+            "const k = panel.sessionContext.session.kernel; const cell = panel.content.model.cells.get(2);"
+            "return k.status === 'idle' && typeof cell.executionCount === 'number';",
+        )
         failing_count = _cells(page)[2]["execution_count"]
         assert isinstance(failing_count, int)
 
