@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.demo-stamp
 CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "architect-nb needs Python 3.11 or later")'
 
-.PHONY: setup setup-ipk6 setup-proxy setup-jupyter-ai demo test lint format pytest pytest-without-bwrap bench clean \
+.PHONY: setup setup-ipk6 setup-proxy setup-jupyter-ai demo test test-unit lint format pytest pytest-without-bwrap bench clean \
 	labextension labextension-test wheel-check
 
 JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
@@ -146,6 +146,12 @@ pytest: $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 test: lint pytest
+
+# The inner loop: the unit layer without its slow tests (those that drive real servers, subprocess corpora or
+# real waits; `slow` says why at each). Pure unit tests and the magics in an in-process IPython.
+test-unit: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not slow" tests/unit \
+		$(PYTEST_ARGS)
 
 # The engine, command and sandbox tests once more as on a machine without bubblewrap (scripts/without-bwrap
 # hides it from PATH), so a test that silently needs it cannot come back: the sandbox tests skip with the

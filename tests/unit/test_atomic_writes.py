@@ -19,7 +19,12 @@ STATES = {b"A" * SIZE: "A", b"B" * SIZE: "B"}
 WRITER = """
 import sys
 from pathlib import Path
+import pytest
+
 from architect_nb.tools.filesystem.file_tools import WriteFileTool
+
+# Slow, left out of `make test-unit`: writers are killed mid-write in real processes while readers watch.
+pytestmark = pytest.mark.slow
 
 tool = WriteFileTool(Path(sys.argv[1]))
 size = int(sys.argv[2])

@@ -22,6 +22,9 @@ from hypothesis import strategies as st
 from architect_nb.tools.commands.rules import SAFE_PROGRAMS, SHELLS
 from architect_nb.tools.commands.run_command import classify_command
 
+# Slow, left out of `make test-unit`: bash really runs what the classifier judged safe.
+pytestmark = pytest.mark.slow
+
 BASH = shutil.which("bash")
 #: What a `safe` command may run: the safe programs, plus wrappers whose inner command was judged too.
 ALLOWED = (

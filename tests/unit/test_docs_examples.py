@@ -28,6 +28,10 @@ from architect_nb.agent.scripted import load_script
 from architect_nb.config import load_config
 from architect_nb.config.reference import reference_rows, render_reference
 
+# Slow, left out of `make test-unit`: each document's examples run in a fresh Python process, as a
+# reader runs them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(

@@ -132,6 +132,7 @@ def test_inspect_bad_paths_fail_clearly(kernel: PlainKernel, name: str, message:
     assert not result.success and message in (result.error or "")
 
 
+@pytest.mark.slow  # left out of `make test-unit`: waits out a repr's real time bound
 def test_inspect_a_slow_repr_is_stopped(kernel: PlainKernel) -> None:
     started = time.monotonic()
     result = InspectVariableTool(kernel).execute(name="slow")

@@ -14,6 +14,9 @@ from architect_nb.execution.build import build_engine
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 from tests.support.agent import copy_sample_project
 
+# Slow, left out of `make test-unit`: LiteLLM over HTTP against a local server, with real retries.
+pytestmark = pytest.mark.slow
+
 TOOLS = [
     {
         "type": "function",

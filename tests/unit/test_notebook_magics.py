@@ -201,6 +201,7 @@ def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # left out of `make test-unit`: imports LiteLLM in a fresh IPython process
 def test_load_ext_warms_up_the_model_client_in_the_background() -> None:
     code = (
         "import sys; from IPython.core.interactiveshell import InteractiveShell; "
@@ -218,6 +219,7 @@ def test_load_ext_warms_up_the_model_client_in_the_background() -> None:
     assert "warm_up_failed" not in done.stderr
 
 
+@pytest.mark.slow  # left out of `make test-unit`: fresh IPython processes
 def test_the_warm_up_can_be_turned_off_and_a_kernel_that_exits_at_once_is_fine() -> None:
     code = (
         "import sys, time; from IPython.core.interactiveshell import InteractiveShell; "

@@ -43,6 +43,10 @@ ADVICE = (
     "Leave the protected",
 )
 
+# Slow, left out of `make test-unit`: every write form is run for real by bash, with the guardrail off
+# and on, and in bubblewrap.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:

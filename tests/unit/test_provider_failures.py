@@ -32,6 +32,10 @@ from tests.support.provider_matrix import (
     run_agent,
 )
 
+# Slow, left out of `make test-unit`: LiteLLM over HTTP against local provider servers; the retry waits
+# and stalled streams are real time.
+pytestmark = pytest.mark.slow
+
 IDS = [p.name for p in PROVIDERS]
 READ = ("read_file", {"path": "shop/cart.py"})
 

@@ -36,6 +36,9 @@ from tests.support.provider_matrix import (
     three_steps,
 )
 
+# Slow, left out of `make test-unit`: LiteLLM over HTTP against local provider servers, several steps per run.
+pytestmark = pytest.mark.slow
+
 IDS = [p.name for p in PROVIDERS]
 
 

@@ -38,6 +38,9 @@ from architect_nb.tools.commands.sandbox import (
 )
 from tests.support.sandbox import require_bwrap
 
+# Slow, left out of `make test-unit`: commands run in real bubblewrap.
+pytestmark = pytest.mark.slow
+
 SECRET = "SECRET-VALUE-7f3a9c"
 SSH_KEY = "SSH-PRIVATE-KEY-5d1e0b"
 AWS_KEY = "AWS-SECRET-KEY-9a8b7c"

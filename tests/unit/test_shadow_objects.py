@@ -88,6 +88,7 @@ def apply(workspace: Path, op: tuple[str, str, object]) -> bool:
     return True
 
 
+@pytest.mark.slow  # left out of `make test-unit`: 60 random trees, each also made by git
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(_op, min_size=1, max_size=12))
 def test_in_process_snapshots_are_the_trees_git_makes(ops: list[tuple[str, str, object]]) -> None:
