@@ -15,7 +15,6 @@ import shlex
 import sqlite3
 import textwrap
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,13 @@ import pytest
 from PIL import Image
 
 from tests.support.agent import write_script
-from tests.support.kernel import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
+from tests.support.kernel import RUN_MIME, Cell, FrontEnd, kernel_params
 
-pytestmark = pytest.mark.slow
+# One kernel per version for the module (conftest's shared_kernel), handed to each test as new.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.parametrize("shared_kernel", kernel_params(), indirect=True, scope="module"),
+]
 
 GIB = 1 << 30
 
@@ -76,17 +79,9 @@ DESCRIBED = {
 }
 
 
-@pytest.fixture(scope="module", params=kernel_params())
-def shared(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
-    tmp = tmp_path_factory.mktemp(f"data-files-{request.param}")
-    with front_end(str(request.param), tmp, tmp) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
-        yield player
-
-
 @pytest.fixture
-def kernel(shared: FrontEnd) -> FrontEnd:
-    return shared.hand_over()  # as new: no earlier test's names, config or runs
+def kernel(kernel_as_new: FrontEnd) -> FrontEnd:
+    return kernel_as_new
 
 
 @pytest.fixture

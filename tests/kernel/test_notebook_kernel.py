@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +16,16 @@ import pytest
 from tests.support.agent import copy_sample_project, write_script
 from tests.support.kernel import RUN_MIME, WIDGET_MIME, Cell, FrontEnd, front_end, kernel_params
 
-pytestmark = pytest.mark.slow
+# One kernel per version for the module (conftest's shared_kernel), handed to each test as new.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.parametrize("shared_kernel", kernel_params(), indirect=True, scope="module"),
+]
 
 EDIT = {
     "name": "edit_file",
     "arguments": {"path": "shop/cart.py", "old_str": "total = 0\n", "new_str": "total = 0.0\n"},
 }
-
-
-@pytest.fixture(scope="module", params=kernel_params())
-def kernel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
-    """One kernel per version for the whole module (its first run pays the model client's import)."""
-    tmp = tmp_path_factory.mktemp(f"kernel-{request.param}")
-    with front_end(str(request.param), tmp, tmp) as player:
-        load = player.run("%load_ext architect_nb")
-        assert load.status == "ok", player.describe()
-        yield player
 
 
 @pytest.fixture
@@ -41,8 +34,12 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def kernel(kernel_as_new: FrontEnd) -> FrontEnd:
+    return kernel_as_new
+
+
+@pytest.fixture
 def fe(kernel: FrontEnd, ws: Path) -> FrontEnd:
-    kernel.hand_over()  # as new: no earlier test's names, config or runs
     assert kernel.run(f"%architect config workspace.root={ws}").status == "ok", kernel.describe()
     return kernel
 

@@ -7,16 +7,19 @@ second, plots go to the run's record (never to a later cell), and the person's v
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.agent import copy_sample_project, write_script
-from tests.support.kernel import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
+from tests.support.kernel import RUN_MIME, Cell, FrontEnd, kernel_params
 
-pytestmark = pytest.mark.slow
+# One kernel per version for the module (conftest's shared_kernel), handed to each test as new.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.parametrize("shared_kernel", kernel_params(), indirect=True, scope="module"),
+]
 
 DATA = "import pandas as pd\ndf = pd.DataFrame({'x': [1, 2, 3], 'y': [2.0, 4.5, 5.0]})"
 PLOT = (
@@ -25,18 +28,10 @@ PLOT = (
 )
 
 
-@pytest.fixture(scope="module", params=kernel_params())
-def kernel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
-    tmp = tmp_path_factory.mktemp(f"kernel-tools-{request.param}")
-    with front_end(str(request.param), tmp, tmp) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
-        yield player
-
-
 @pytest.fixture
-def fe(kernel: FrontEnd, tmp_path: Path) -> FrontEnd:
+def fe(kernel_as_new: FrontEnd, tmp_path: Path) -> FrontEnd:
+    kernel = kernel_as_new
     ws = copy_sample_project(tmp_path / "ws")
-    kernel.hand_over()  # as new: no earlier test's names, config or runs
     config = kernel.run(f"%architect config workspace.root={ws} notebook.approval_timeout=300")
     assert config.status == "ok", kernel.describe()
     assert kernel.run(DATA).status == "ok"

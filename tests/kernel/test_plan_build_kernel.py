@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.support.kernel import RUN_MIME, Cell, FrontEnd, front_end
+from tests.support.kernel import RUN_MIME, Cell, FrontEnd
 
 pytestmark = pytest.mark.slow
 
 PLAN = "1. Make f return 2 in mod.py\n2. Run the tests"
 
 
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
-    tmp = tmp_path_factory.mktemp("kernel-plan")
-    with front_end("ipk7", tmp, tmp) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
-        yield player
-
-
 @pytest.fixture
-def fe(kernel: FrontEnd) -> FrontEnd:
-    return kernel.hand_over()  # as new: no earlier test's names, config, runs or plans
+def fe(kernel_as_new: FrontEnd) -> FrontEnd:
+    return kernel_as_new
 
 
 def _workspace(tmp_path: Path, build_turns: list[dict[str, Any]]) -> tuple[Path, str]:

@@ -3,29 +3,20 @@ and fails when anything is left, so a shared fixture that leaks fails the next t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support import kernel as kernel_support
 from tests.support.agent import copy_sample_project, write_script
-from tests.support.kernel import FrontEnd, front_end
+from tests.support.kernel import FrontEnd
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
-    tmp = tmp_path_factory.mktemp("shared")
-    with front_end("ipk7", tmp, tmp) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
-        yield player
-
-
 @pytest.fixture
-def fe(kernel: FrontEnd) -> FrontEnd:
-    return kernel.hand_over()
+def fe(kernel_as_new: FrontEnd) -> FrontEnd:
+    return kernel_as_new
 
 
 def _leave_state(fe: FrontEnd, tmp_path: Path) -> None:

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.agent import write_script
-from tests.support.kernel import RUN_MIME, FrontEnd, front_end
+from tests.support.kernel import RUN_MIME, FrontEnd
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def fe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FrontEnd]:
-    tmp = tmp_path_factory.mktemp("kernel-todo")
-    with front_end("ipk7", tmp, tmp) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
-        yield player
+@pytest.fixture
+def fe(kernel_as_new: FrontEnd) -> FrontEnd:
+    return kernel_as_new
 
 
 def test_the_todo_list_shows_live_above_the_steps_and_stays_in_the_saved_output(
