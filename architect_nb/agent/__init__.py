@@ -24,11 +24,11 @@ and `tools.todo`.
 """
 
 from architect_nb.agent.config import BUILTIN_AGENTS, AgentConfig, UnknownAgentError, resolve_agent
-from architect_nb.agent.context import ContextBuilder
+from architect_nb.agent.conversation.context import ContextBuilder
 from architect_nb.agent.events import Transcript
 from architect_nb.agent.factory import create_loop
-from architect_nb.agent.llm import LiteLLMClient, LLMError, LLMResponse, ToolCall, Usage
 from architect_nb.agent.loop import AgentLoop, RunResult
+from architect_nb.agent.models.llm import LiteLLMClient, LLMError, LLMResponse, ToolCall, Usage
 from architect_nb.agent.prompts import BUILD_PROMPT
 
 __all__ = [

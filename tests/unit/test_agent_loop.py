@@ -207,7 +207,7 @@ def test_parallel_read_only_calls(project: Path) -> None:
 
 
 def test_invalid_json_arguments_are_flagged_not_guessed(project: Path) -> None:
-    from architect_nb.agent.model_reply import make_call
+    from architect_nb.agent.models.model_reply import make_call
 
     call = make_call("c1", "read_file", '{"path": ')
     assert call.parse_error and "not valid JSON" in call.parse_error

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.agent.scripted import load_script
+from architect_nb.agent.models.scripted import load_script
 from architect_nb.config import load_config
 from architect_nb.config.reference import reference_rows, render_reference
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from architect_nb.agent import LiteLLMClient, LLMError
-from architect_nb.agent.gateway import GatewayClient, model_client, uses_gateway
+from architect_nb.agent.models.gateway import GatewayClient, model_client, uses_gateway
 from architect_nb.config import LLMConfig
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 
@@ -288,8 +288,8 @@ def test_a_whole_run_through_the_gateway_never_imports_litellm(
 
 def test_a_stream_of_thinking_blocks_and_provider_fields_is_rebuilt_as_sent() -> None:
     """What a LiteLLM proxy streams for Claude (signed thinking, a redacted block) and Gemini (signatures)."""
-    from architect_nb.agent.gateway_wire import StreamedAnswer
-    from architect_nb.agent.reply_parsing import parse_reply
+    from architect_nb.agent.models.gateway_wire import StreamedAnswer
+    from architect_nb.agent.models.reply_parsing import parse_reply
 
     def delta(**fields: Any) -> dict[str, Any]:
         return {"choices": [{"index": 0, "delta": fields, "finish_reason": None}]}

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.agent import AgentLoop, resolve_agent
-from architect_nb.agent.llm import LLMResponse
-from architect_nb.agent.thread import Thread
+from architect_nb.agent.conversation.thread import Thread
+from architect_nb.agent.models.llm import LLMResponse
 from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
-from architect_nb.notebook.render import RunOutput
+from architect_nb.notebook.output.render import RunOutput
 from architect_nb.notebook.runner import CellRun
 from tests.support.provider_matrix import project
 

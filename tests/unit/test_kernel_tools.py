@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from architect_nb.agent.context import ContextBuilder, estimate_tokens
-from architect_nb.agent.llm import ToolCall
+from architect_nb.agent.conversation.context import ContextBuilder, estimate_tokens
+from architect_nb.agent.models.llm import ToolCall
 from architect_nb.config import load_config
 from architect_nb.config.schema import QualityGateConfig
 from architect_nb.execution.build import build_engine

@@ -96,7 +96,7 @@ def test_no_key_at_all_names_the_variable_and_is_not_retried(
     server: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch, stream: bool
 ) -> None:
     """LiteLLM reports a missing OpenAI key as a server error; retrying it only made the person wait."""
-    from architect_nb.agent import llm
+    from architect_nb.agent.models import llm
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     waits: list[float] = []
@@ -113,7 +113,7 @@ def test_no_key_at_all_names_the_variable_and_is_not_retried(
 def test_cancel_while_waiting_to_retry(server: OpenAIStubServer) -> None:
     server.queue(Reply.error(429, retry_after=30))
     started = time.monotonic()
-    from architect_nb.agent.llm import RunCancelledError
+    from architect_nb.agent.models.llm import RunCancelledError
 
     with pytest.raises(RunCancelledError):
         client(server, stream=False).complete(USER, [], should_stop=lambda: time.monotonic() - started > 0.2)

@@ -14,7 +14,7 @@ import pytest
 
 from architect_nb.agent import LiteLLMClient
 from architect_nb.config import LLMConfig
-from architect_nb.notebook.render import RunOutput
+from architect_nb.notebook.output.render import RunOutput
 from architect_nb.testing.ollama_server import OllamaStubServer
 from architect_nb.testing.stub_server import Reply
 from tests.support.provider_matrix import BY_NAME, KEY_ENV, config_for, project, run_agent

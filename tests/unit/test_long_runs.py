@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from architect_nb.agent.context import ContextBuilder, estimate_tokens
+from architect_nb.agent.conversation.context import ContextBuilder, estimate_tokens
 from architect_nb.agent.events import (
     CostUpdate,
     RunFinished,
@@ -23,8 +23,8 @@ from architect_nb.agent.events import (
 )
 from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
-from architect_nb.notebook.live import LIVE_STEPS, LiveView
-from architect_nb.notebook.saved_record import SAVED_OUTPUT_CHARS, for_notebook, save_whole
+from architect_nb.notebook.output.live import LIVE_STEPS, LiveView
+from architect_nb.notebook.output.saved_record import SAVED_OUTPUT_CHARS, for_notebook, save_whole
 
 RUN = "0123456789ab"
 
@@ -200,7 +200,7 @@ def test_a_redraw_while_run_python_captures_displays_reaches_the_cell_not_the_ca
 ) -> None:
     from IPython.core.interactiveshell import InteractiveShell
 
-    from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
+    from architect_nb.notebook.kernel.kernel_session import IPythonKernel, MainThreadCalls
 
     shell = InteractiveShell.instance()
     to_cell: list[dict[str, Any]] = []

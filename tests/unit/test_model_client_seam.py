@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from architect_nb.agent.factory import create_loop
-from architect_nb.agent.llm import LLMError, LLMResponse
-from architect_nb.agent.offline import OFFLINE_VARIABLE, offline_refusal
+from architect_nb.agent.models.llm import LLMError, LLMResponse
+from architect_nb.agent.models.offline import OFFLINE_VARIABLE, offline_refusal
 from architect_nb.config import load_config
 from architect_nb.testing import scripted_model
 from tests.support.agent import copy_sample_project, write_script
@@ -101,7 +101,7 @@ def test_the_switch_off_lets_everything_out(monkeypatch: pytest.MonkeyPatch) -> 
     assert offline_refusal("gpt-4o-mini", None) is None
     monkeypatch.setenv(OFFLINE_VARIABLE, "1")
     with pytest.raises(LLMError, match=OFFLINE_VARIABLE):
-        from architect_nb.agent.llm import LiteLLMClient
+        from architect_nb.agent.models.llm import LiteLLMClient
         from architect_nb.config.schema import LLMConfig
 
         LiteLLMClient(LLMConfig(model="gpt-4o-mini")).complete([{"role": "user", "content": "x"}], [])
@@ -109,7 +109,7 @@ def test_the_switch_off_lets_everything_out(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_a_gateway_on_loopback_named_by_its_variable_may_be_called(monkeypatch: pytest.MonkeyPatch) -> None:
     """A hub names the class proxy by LiteLLM's variable, not llm.api_base: its address is what is judged."""
-    from architect_nb.agent.gateway import GatewayClient
+    from architect_nb.agent.models.gateway import GatewayClient
     from architect_nb.config.schema import LLMConfig
 
     monkeypatch.setenv("LITELLM_PROXY_API_BASE", "http://127.0.0.1:9/v1")

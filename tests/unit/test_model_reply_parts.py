@@ -7,17 +7,17 @@ from typing import Any
 
 import pytest
 
-from architect_nb.agent.model_failures import Failure, classify, explain, provider_words, retry_after
-from architect_nb.agent.model_reply import LLMResponse, ToolCall, make_call
-from architect_nb.agent.provider_extras import (
+from architect_nb.agent.models.model_failures import Failure, classify, explain, provider_words, retry_after
+from architect_nb.agent.models.model_reply import LLMResponse, ToolCall, make_call
+from architect_nb.agent.models.provider_extras import (
     call_extras,
     message_extras,
     redacted_message,
     thinking_text,
     without_extras,
 )
-from architect_nb.agent.retry_policy import MAX_WAIT_S, RetryPolicy
-from architect_nb.agent.text_tool_calls import find_text_calls, split_thinking
+from architect_nb.agent.models.retry_policy import MAX_WAIT_S, RetryPolicy
+from architect_nb.agent.models.text_tool_calls import find_text_calls, split_thinking
 from architect_nb.redaction import Redactor
 
 BLOCK = {"type": "thinking", "thinking": "Read a.py first.", "signature": "c2lnbmVk"}
@@ -228,7 +228,7 @@ def test_a_tool_call_message_carries_its_extras_first_and_its_own_fields_last() 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 1000])
 def test_live_text_shows_thinking_as_thinking_and_no_call_as_text(size: int) -> None:
-    from architect_nb.agent.text_tool_calls import LiveText
+    from architect_nb.agent.models.text_tool_calls import LiveText
 
     answer = (
         '<think>plan: read a.py</think>\nReading it.\n<tool_call>{"name": "read_file", '
@@ -245,7 +245,7 @@ def test_live_text_shows_thinking_as_thinking_and_no_call_as_text(size: int) -> 
 
 
 def test_live_text_passes_an_ordinary_answer_through() -> None:
-    from architect_nb.agent.text_tool_calls import LiveText
+    from architect_nb.agent.models.text_tool_calls import LiveText
 
     text: list[str] = []
     live = LiveText(text.append, lambda _: pytest.fail("no thinking here"))

@@ -11,10 +11,16 @@ import pytest
 
 from architect_nb.execution.confirmation.confirmers import Approval, ConfirmationAnswer, ConfirmationRequest
 from architect_nb.execution.confirmation.policy import CommandCheck
-from architect_nb.notebook.approval import BUTTON_LABELS, ApprovalPrompt, WidgetConfirmer, like_key
-from architect_nb.notebook.asking import Asking
-from architect_nb.notebook.event_view import call_view
-from architect_nb.notebook.render import MessageOutput, RunOutput, diff_html, hooks_html, tool_card_html
+from architect_nb.notebook.output.event_view import call_view
+from architect_nb.notebook.output.render import (
+    MessageOutput,
+    RunOutput,
+    diff_html,
+    hooks_html,
+    tool_card_html,
+)
+from architect_nb.notebook.questions.approval import BUTTON_LABELS, ApprovalPrompt, WidgetConfirmer, like_key
+from architect_nb.notebook.questions.asking import Asking
 
 DIFF = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-total = 0\n+total = 0.0\n"
 
@@ -327,7 +333,7 @@ def test_the_review_lists_every_file_and_caps_its_diffs_in_the_html() -> None:
 def test_typed_paths_are_what_the_revert_magic_reads_back(path: str, typed: str) -> None:
     import shlex
 
-    from architect_nb.notebook.render import typed_path
+    from architect_nb.notebook.output.render import typed_path
     from architect_nb.notebook.state import _path_argument
 
     assert typed_path(path) == typed

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from architect_nb.notebook.asking import Asked, Asking, OneAnswer, Question, ending_now, views
-from architect_nb.notebook.front_ends import FrontEndWatch, current_watch, install, uninstall
+from architect_nb.notebook.questions.asking import Asked, Asking, OneAnswer, Question, ending_now, views
+from architect_nb.notebook.questions.front_ends import FrontEndWatch, current_watch, install, uninstall
 
 
 @pytest.mark.parametrize(

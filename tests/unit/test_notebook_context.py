@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from architect_nb.notebook.context import KernelFacts, NotebookView, context_note, find_notebook
+from architect_nb.notebook.context.execution_log import Execution
 from architect_nb.notebook.context.names import cell_names
 from architect_nb.notebook.context.outline import CHARS_PER_TOKEN
 from architect_nb.notebook.context.references import resolve_references
 from architect_nb.notebook.context.staleness import stale_marks
 from architect_nb.notebook.context.view import CellView, cells_of
-from architect_nb.notebook.execution_log import Execution
 from architect_nb.testing.open_notebooks import OpenNotebooks
 
 KEY_ERROR = {

@@ -20,7 +20,7 @@ from architect_nb.execution.build import build_engine
 from architect_nb.execution.checkpoints.document_steps import inverse_ops
 from architect_nb.execution.confirmation.confirmers import ConfirmationRequest, ScriptedConfirmer
 from architect_nb.execution.engine import ExecutionEngine
-from architect_nb.notebook.approval import ApprovalPrompt
+from architect_nb.notebook.questions.approval import ApprovalPrompt
 from architect_nb.redaction import default_redactor
 from architect_nb.testing.open_notebooks import OpenDocument, OpenNotebooks
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply

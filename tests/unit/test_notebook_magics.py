@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from architect_nb.notebook.context_vars import describe, task_with_context
+from architect_nb.notebook.context.context_vars import describe, task_with_context
 from architect_nb.notebook.extension import transform_cell
 from architect_nb.notebook.magics import (
     CellArgs,
@@ -207,7 +207,7 @@ def test_load_ext_warms_up_the_model_client_in_the_background() -> None:
         "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'architect_nb'); "
         "from architect_nb.notebook.warm_up import warm_up_thread; t = warm_up_thread(); "
         "print(t.daemon, 'litellm' in sys.modules); t.join(120); "
-        "from architect_nb.agent import llm; "
+        "from architect_nb.agent.models import llm; "
         "print(t.is_alive(), llm._litellm is not None, 'architect_nb.agent.factory' in sys.modules, "
         "'ipywidgets' in sys.modules)"
     )

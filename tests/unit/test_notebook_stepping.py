@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
+from architect_nb.agent.conversation.inspector import rebuild
 from architect_nb.agent.events import Transcript
-from architect_nb.agent.inspector import rebuild
 from architect_nb.agent.stepping import ModelPause, StepDecision, ToolPause, parse_arguments
-from architect_nb.notebook.asking import Asking
-from architect_nb.notebook.inspector_view import INSPECT_MIME_TYPE, InspectorOutput, inspector_html
 from architect_nb.notebook.magics import LineCommand, UsageError, parse_cell_line, parse_line
-from architect_nb.notebook.render import RunOutput
-from architect_nb.notebook.saved_record import for_notebook
+from architect_nb.notebook.output.inspector_view import INSPECT_MIME_TYPE, InspectorOutput, inspector_html
+from architect_nb.notebook.output.render import RunOutput
+from architect_nb.notebook.output.saved_record import for_notebook
+from architect_nb.notebook.questions.asking import Asking
+from architect_nb.notebook.questions.stepping import StepPrompt, WidgetStepper
 from architect_nb.notebook.state import KernelRun, Session
-from architect_nb.notebook.stepping import StepPrompt, WidgetStepper
 from tests.support.agent import copy_sample_project, make_loop, write_script
 
 TOOL = ToolPause(step=1, call_id="c1", tool="read_file", arguments={"path": "a.py"}, schema=None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from architect_nb.notebook.render import diff_html
+from architect_nb.notebook.output.render import diff_html
 from architect_nb.tools.base import BaseTool
 from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,

@@ -144,7 +144,7 @@ def test_the_layers_and_the_execution_families_import_one_way() -> None:
     [
         ("architect_nb.tools.search.results", "architect_nb.execution.validators"),  # tools -> execution
         ("architect_nb.execution.engine", "architect_nb.agent.loop"),  # execution -> agent
-        ("architect_nb.agent.llm", "architect_nb.testing.scripted"),  # agent -> testing
+        ("architect_nb.agent.models.llm", "architect_nb.testing.scripted"),  # agent -> testing
         ("architect_nb.execution.steps", "architect_nb.mcp.adapter"),  # a sibling of the same layer
         ("architect_nb.paths.validators", "architect_nb.log"),  # the leaf reaching up
         ("architect_nb.execution.hooks.executor", "architect_nb.execution.guardrails.rails"),  # family upward

@@ -7,10 +7,17 @@ from typing import Any
 
 import pytest
 
-from architect_nb.notebook.asking import Asking
 from architect_nb.notebook.extension import await_undo
 from architect_nb.notebook.magics import UsageError, parse_line
-from architect_nb.notebook.plans import PlanChoice, PlanOffer, build_task, plan_items, plan_of, plan_question
+from architect_nb.notebook.questions.asking import Asking
+from architect_nb.notebook.questions.plans import (
+    PlanChoice,
+    PlanOffer,
+    build_task,
+    plan_items,
+    plan_of,
+    plan_question,
+)
 from architect_nb.tools.todo import MAX_ITEMS, todo_in_messages
 
 

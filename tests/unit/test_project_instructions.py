@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from architect_nb.agent.conversation.instructions import MAX_FILE_BYTES, ProjectInstructions
 from architect_nb.agent.events import AgentEvent, RunStarted, RunWarning
-from architect_nb.agent.instructions import MAX_FILE_BYTES, ProjectInstructions
 from architect_nb.config import ConfigError, InstructionsConfig, load_config
-from architect_nb.notebook.event_view import Header, run_view
-from architect_nb.notebook.text_render import view_lines
+from architect_nb.notebook.output.event_view import Header, run_view
+from architect_nb.notebook.output.text_render import view_lines
 from tests.support.agent import make_loop, write_script
 
 

@@ -12,11 +12,11 @@ import pytest
 
 from architect_nb.agent import AgentLoop, LiteLLMClient, LLMError, resolve_agent
 from architect_nb.agent.events import AgentEvent, CostUpdate, RunFinished
-from architect_nb.agent.llm import import_litellm
-from architect_nb.agent.prompt_cache import needs_markers, with_markers
+from architect_nb.agent.models.llm import import_litellm
+from architect_nb.agent.models.prompt_cache import needs_markers, with_markers
 from architect_nb.config import LLMConfig, load_config
 from architect_nb.execution.build import build_engine
-from architect_nb.notebook.render import RunOutput, summary_html
+from architect_nb.notebook.output.render import RunOutput, summary_html
 from architect_nb.testing.anthropic_server import AnthropicStubServer
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from architect_nb.agent.events import AgentEvent, RunWarning
-from architect_nb.notebook.render import RunOutput
+from architect_nb.notebook.output.render import RunOutput
 from architect_nb.testing.stub_server import Reply
 from tests.support.provider_matrix import (
     BY_NAME,

@@ -337,7 +337,7 @@ def test_session_adds_cell_read_roots_and_status_lists_them(
 
 def test_the_model_is_told_the_read_roots_in_its_system_prompt(workspace: Path, data: Path) -> None:
     from architect_nb.agent.factory import create_loop
-    from architect_nb.agent.model_reply import LLMResponse
+    from architect_nb.agent.models.model_reply import LLMResponse
 
     class Listener:
         """A model client that keeps the system prompt it is sent."""

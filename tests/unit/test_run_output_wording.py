@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from architect_nb.notebook.event_view import ChangeView, Code, RunView, Summary, View, Words, run_view
-from architect_nb.notebook.render import RunOutput, events_html, run_html, view_html
-from architect_nb.notebook.text_render import run_text, view_lines
+from architect_nb.notebook.output.event_view import ChangeView, Code, RunView, Summary, View, Words, run_view
+from architect_nb.notebook.output.render import RunOutput, events_html, run_html, view_html
+from architect_nb.notebook.output.text_render import run_text, view_lines
 
 RUN = "r9"
 

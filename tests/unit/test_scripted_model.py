@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from architect_nb.agent.scripted import (
+from architect_nb.agent.models.scripted import (
     Script,
     ScriptDivergenceError,
     ScriptError,

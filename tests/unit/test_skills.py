@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from architect_nb.agent.conversation.skills import MAX_SKILL_BYTES, find_skills
 from architect_nb.agent.factory import create_loop
-from architect_nb.agent.skills import MAX_SKILL_BYTES, find_skills
 from architect_nb.config import load_config
 from architect_nb.execution.confirmation.confirmers import ScriptedConfirmer
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from architect_nb.notebook.render import RunOutput
+from architect_nb.notebook.output.render import RunOutput
 from architect_nb.redaction import default_redactor
 from tests.support.agent import make_loop, write_script
 from tests.support.provider_matrix import project
@@ -76,7 +76,7 @@ def test_the_live_view_shows_thinking_as_it_streams_and_holds_back_a_secret_arri
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from architect_nb.agent.events import CostUpdate, RunStarted, StepStarted, ThinkingDelta
-    from architect_nb.notebook.live import LiveView
+    from architect_nb.notebook.output.live import LiveView
 
     secret = "tok-live-9f8e7d6c5b4a"
     monkeypatch.setenv("LIVE_TOKEN", secret)

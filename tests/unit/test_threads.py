@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from architect_nb.agent.context import ContextBuilder
+from architect_nb.agent.conversation.context import ContextBuilder
+from architect_nb.agent.conversation.thread import Thread, ThreadError
+from architect_nb.agent.conversation.thread_store import THREAD_FORMAT_VERSION, ThreadStore
 from architect_nb.agent.events import RunStarted
-from architect_nb.agent.scripted import ScriptError, load_script
-from architect_nb.agent.thread import Thread, ThreadError
-from architect_nb.agent.thread_store import THREAD_FORMAT_VERSION, ThreadStore
+from architect_nb.agent.models.scripted import ScriptError, load_script
 from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.notebook.threads import undo_note
 from tests.support.agent import copy_sample_project, make_loop, write_script

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from architect_nb.agent.events import AgentEvent, RunStarted
-from architect_nb.notebook.event_view import Summary, Todo, run_view
-from architect_nb.notebook.render import RunOutput
-from architect_nb.notebook.text_render import run_text
+from architect_nb.notebook.output.event_view import Summary, Todo, run_view
+from architect_nb.notebook.output.render import RunOutput
+from architect_nb.notebook.output.text_render import run_text
 from architect_nb.tools.todo import MAX_ITEMS, TodoTool, todo_in_messages
 from tests.support.agent import make_loop, write_script
 

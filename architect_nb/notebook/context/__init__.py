@@ -9,7 +9,7 @@
 
 Only `kernel_facts` reads the kernel (it is handed the shell); the rest works on plain data.
 
-Depends on `notebook.execution_log` (what the kernel ran) and `tools.notebook_files` (notebooks as the
+Depends on `notebook.context.execution_log` (what the kernel ran) and `tools.notebook_files` (notebooks as the
 notebook tools read them).
 """
 

@@ -32,7 +32,7 @@ from architect_nb.execution.confirmation.confirmers import show
 from architect_nb.redaction import default_redactor
 
 if TYPE_CHECKING:
-    from architect_nb.notebook.front_ends import FrontEndWatch
+    from architect_nb.notebook.questions.front_ends import FrontEndWatch
 
 __all__ = ["Asked", "Asking", "Ending", "OneAnswer", "Prompt", "Question", "ending_now", "views"]
 

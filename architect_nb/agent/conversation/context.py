@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from architect_nb.agent.model_reply import LLMResponse, ToolCall
+from architect_nb.agent.models.model_reply import LLMResponse, ToolCall
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
 

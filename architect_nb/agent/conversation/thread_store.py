@@ -26,8 +26,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from architect_nb.agent.provider_extras import redacted_message
-from architect_nb.agent.thread import ForkPoint, Thread, ThreadError, ThreadRun
+from architect_nb.agent.conversation.thread import ForkPoint, Thread, ThreadError, ThreadRun
+from architect_nb.agent.models.provider_extras import redacted_message
 from architect_nb.config import AppConfig
 from architect_nb.redaction import Redactor, default_redactor
 

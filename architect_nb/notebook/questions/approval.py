@@ -24,12 +24,12 @@ from architect_nb.execution.confirmation.confirmers import (
     show,
     show_block,
 )
-from architect_nb.notebook.asking import OneAnswer, Question
-from architect_nb.notebook.render import code_html, diff_html, status_badge
+from architect_nb.notebook.output.render import code_html, diff_html, status_badge
+from architect_nb.notebook.questions.asking import OneAnswer, Question
 from architect_nb.redaction import default_redactor
 
 if TYPE_CHECKING:
-    from architect_nb.notebook.asking import Asking
+    from architect_nb.notebook.questions.asking import Asking
 
 __all__ = [
     "BUTTON_LABELS",

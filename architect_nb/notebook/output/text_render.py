@@ -6,7 +6,7 @@ belong to a tool call or to the summary's review list are indented under it.
 
 from __future__ import annotations
 
-from architect_nb.notebook.event_view import (
+from architect_nb.notebook.output.event_view import (
     TODO_MARKS,
     CallView,
     Decision,

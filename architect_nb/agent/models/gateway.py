@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.agent.context_meter import estimate_request_tokens
-from architect_nb.agent.gateway_wire import (
+from architect_nb.agent.conversation.context_meter import estimate_request_tokens
+from architect_nb.agent.models.gateway_wire import (
     APIConnectionError,
     StreamedAnswer,
     Timeout,
@@ -34,13 +34,19 @@ from architect_nb.agent.gateway_wire import (
     event_data,
     http_error,
 )
-from architect_nb.agent.llm import SCRIPTED_PREFIX, LiteLLMClient, LLMClient, LLMError, RunCancelledError
-from architect_nb.agent.model_failures import Failure, explain
-from architect_nb.agent.model_reply import Usage
-from architect_nb.agent.price_list import model_entry, price
-from architect_nb.agent.prompt_cache import needs_markers, with_markers
-from architect_nb.agent.retry_policy import MAX_WAIT_S, RetryPolicy
-from architect_nb.agent.text_tool_calls import LiveText
+from architect_nb.agent.models.llm import (
+    SCRIPTED_PREFIX,
+    LiteLLMClient,
+    LLMClient,
+    LLMError,
+    RunCancelledError,
+)
+from architect_nb.agent.models.model_failures import Failure, explain
+from architect_nb.agent.models.model_reply import Usage
+from architect_nb.agent.models.price_list import model_entry, price
+from architect_nb.agent.models.prompt_cache import needs_markers, with_markers
+from architect_nb.agent.models.retry_policy import MAX_WAIT_S, RetryPolicy
+from architect_nb.agent.models.text_tool_calls import LiveText
 from architect_nb.config.schema import LLMConfig
 
 if TYPE_CHECKING:

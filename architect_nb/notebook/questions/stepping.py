@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from architect_nb.agent.conversation.inspector import rebuild
 from architect_nb.agent.events import Transcript
-from architect_nb.agent.inspector import rebuild
 from architect_nb.agent.stepping import ModelPause, Pause, StepAction, StepDecision, parse_arguments
-from architect_nb.notebook.asking import OneAnswer, Question
-from architect_nb.notebook.inspector_view import inspector_html
+from architect_nb.notebook.output.inspector_view import inspector_html
+from architect_nb.notebook.questions.asking import OneAnswer, Question
 from architect_nb.redaction import default_redactor
 
 if TYPE_CHECKING:
-    from architect_nb.notebook.asking import Asking
+    from architect_nb.notebook.questions.asking import Asking
 
 __all__ = ["STEP_LABELS", "StepPrompt", "WidgetStepper", "pause_question"]
 

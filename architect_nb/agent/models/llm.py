@@ -24,14 +24,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from architect_nb.agent.length_cuts import added, cut_where, more_room_for, told_cut
-from architect_nb.agent.model_failures import Failure, classify, explain
-from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_call
-from architect_nb.agent.offline import offline_refusal
-from architect_nb.agent.prompt_cache import needs_markers, with_markers
-from architect_nb.agent.reply_parsing import parse_reply, refusal_words
-from architect_nb.agent.retry_policy import MAX_WAIT_S, RetryPolicy
-from architect_nb.agent.text_tool_calls import LiveText
+from architect_nb.agent.models.length_cuts import added, cut_where, more_room_for, told_cut
+from architect_nb.agent.models.model_failures import Failure, classify, explain
+from architect_nb.agent.models.model_reply import LLMResponse, ToolCall, Usage, make_call
+from architect_nb.agent.models.offline import offline_refusal
+from architect_nb.agent.models.prompt_cache import needs_markers, with_markers
+from architect_nb.agent.models.reply_parsing import parse_reply, refusal_words
+from architect_nb.agent.models.retry_policy import MAX_WAIT_S, RetryPolicy
+from architect_nb.agent.models.text_tool_calls import LiveText
 from architect_nb.config.schema import LLMConfig
 from architect_nb.log import get_logger
 
@@ -121,7 +121,7 @@ def import_litellm() -> Any:
             LITELLM_IMPORT_SECONDS = time.perf_counter() - started
             litellm.suppress_debug_info = True
             litellm.telemetry = False
-            from architect_nb.agent.scripted_provider import scripted_provider
+            from architect_nb.agent.models.scripted_provider import scripted_provider
 
             litellm.custom_provider_map = [
                 entry for entry in litellm.custom_provider_map if entry.get("provider") != "scripted"
@@ -154,7 +154,7 @@ class LiteLLMClient:
             self._resolve_script()
 
     def _resolve_script(self) -> None:
-        from architect_nb.agent.scripted import load_script, resolve_script_path
+        from architect_nb.agent.models.scripted import load_script, resolve_script_path
 
         path = resolve_script_path(self.model[len(SCRIPTED_PREFIX) :], self.workspace)
         self.model = f"{SCRIPTED_PREFIX}{path}"

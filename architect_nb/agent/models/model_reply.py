@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from architect_nb.agent.provider_extras import thinking_text
+from architect_nb.agent.models.provider_extras import thinking_text
 
 __all__ = ["LLMResponse", "ToolCall", "Usage", "make_call"]
 

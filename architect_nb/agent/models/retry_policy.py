@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from architect_nb.agent.model_failures import Failure
+from architect_nb.agent.models.model_failures import Failure
 
 __all__ = ["MAX_WAIT_S", "RetryPolicy"]
 

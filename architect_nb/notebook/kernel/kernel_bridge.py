@@ -42,7 +42,7 @@ def forget(run: str) -> None:
 def _tool(run: str, tool: str, workspace: str, timeout: float) -> Any:
     from IPython import get_ipython
 
-    from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
+    from architect_nb.notebook.kernel.kernel_session import IPythonKernel, MainThreadCalls
     from architect_nb.tools.kernel.kernel_tools import InspectVariableTool, ListVariablesTool, RunPythonTool
 
     shell = get_ipython()

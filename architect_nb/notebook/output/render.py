@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from architect_nb.agent.events import RUN_MIME_TYPE
-from architect_nb.notebook.event_view import (
+from architect_nb.notebook.output.event_view import (
     TODO_MARKS,
     CallView,
     Code,
@@ -39,7 +39,7 @@ from architect_nb.notebook.event_view import (
     tokens_text,
     typed_path,
 )
-from architect_nb.notebook.text_render import run_text
+from architect_nb.notebook.output.text_render import run_text
 from architect_nb.redaction import default_redactor
 
 __all__ = [

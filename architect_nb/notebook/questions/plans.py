@@ -18,13 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.notebook.asking import OneAnswer
 from architect_nb.notebook.magics import UsageError
+from architect_nb.notebook.questions.asking import OneAnswer
 from architect_nb.tools.todo import MAX_ITEM_CHARS, MAX_ITEMS, PLAN_MARK, TODO_MARK
 
 if TYPE_CHECKING:
     from architect_nb.config.schema import NotebookConfig
-    from architect_nb.notebook.asking import Question
+    from architect_nb.notebook.questions.asking import Question
 
 __all__ = [
     "BUILD_LABELS",
@@ -121,14 +121,14 @@ class PlanOffer(OneAnswer[PlanChoice]):
 
     def close(self) -> None:
         """Close the widgets with their layout and style models (the live view's `_close`)."""
-        from architect_nb.notebook.live import _close
+        from architect_nb.notebook.output.live import _close
 
         _close(self.box)
 
 
 def plan_question(offer: PlanOffer, thread_name: str) -> Question[PlanChoice]:
     """The offer as a question: nobody answering builds nothing."""
-    from architect_nb.notebook.asking import Question
+    from architect_nb.notebook.questions.asking import Question
 
     return Question(
         title="Build this plan?",
@@ -160,9 +160,9 @@ def _plan_html(plan: str) -> str:
 async def offer_build(plan: str, thread_name: str, notebook: NotebookConfig) -> str | None:
     """Show the plan with its buttons in the running cell and wait: the plan to build (as approved, maybe
     edited), or None. The runner builds it in this cell (so this module never imports the runner)."""
-    from architect_nb.notebook.asking import Asking
-    from architect_nb.notebook.front_ends import current_watch
-    from architect_nb.notebook.render import MessageOutput
+    from architect_nb.notebook.output.render import MessageOutput
+    from architect_nb.notebook.questions.asking import Asking
+    from architect_nb.notebook.questions.front_ends import current_watch
 
     offer = PlanOffer(plan)
     # The plan as text first; the question's buttons replace it when it is asked (counting their views).
@@ -189,7 +189,7 @@ async def offer_build(plan: str, thread_name: str, notebook: NotebookConfig) -> 
 def plan_to_build(line: str) -> tuple[str, str] | Any:
     """`%architect build [RUN]`'s plan and thread: the last plan run's (or RUN's), or the message saying why
     there is none."""
-    from architect_nb.notebook.render import MessageOutput
+    from architect_nb.notebook.output.render import MessageOutput
     from architect_nb.notebook.state import get_session
 
     words = line.split()[1:]

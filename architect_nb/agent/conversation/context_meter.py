@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from architect_nb.agent.context import estimate_tokens
+from architect_nb.agent.conversation.context import estimate_tokens
 
 __all__ = ["PARTS", "ContextMeter", "Counter", "estimate_request_tokens"]
 

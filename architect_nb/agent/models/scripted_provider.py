@@ -10,7 +10,7 @@ from typing import Any
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import GenericStreamingChunk, ModelResponse
 
-from architect_nb.agent.scripted import Script, ScriptedReply, load_script, next_reply
+from architect_nb.agent.models.scripted import Script, ScriptedReply, load_script, next_reply
 
 __all__ = ["ScriptedLLM", "scripted_provider"]
 

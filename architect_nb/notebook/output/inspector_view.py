@@ -3,7 +3,8 @@ the model's raw reply and its usage, drawn as HTML.
 
 `%architect inspect RUN:STEP` shows it for a run of this kernel (`InspectorOutput`, with the JSON under
 `INSPECT_MIME_TYPE` for the labextension); the step-through prompt shows it for the step it pauses at. The
-data comes from the run's transcript (`agent.inspector.rebuild`) and is redacted before it is drawn.
+data comes from the run's transcript (`agent.conversation.inspector.rebuild`) and is redacted before it is
+drawn.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from architect_nb.notebook.event_view import meter_text
+from architect_nb.notebook.output.event_view import meter_text
 from architect_nb.redaction import default_redactor
 
 __all__ = ["INSPECT_MIME_TYPE", "InspectorOutput", "inspector_html"]

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from architect_nb.agent.model_reply import Usage
+from architect_nb.agent.models.model_reply import Usage
 
 __all__ = ["model_entry", "price"]
 

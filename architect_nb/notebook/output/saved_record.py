@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from architect_nb.agent.inspector import compact
+from architect_nb.agent.conversation.inspector import compact
 from architect_nb.execution.checkpoints.files import RUN_ID_PATTERN
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.log import get_logger

@@ -23,7 +23,7 @@ from architect_nb.tools.kernel.namespace import ScratchNamespace
 from architect_nb.tools.kernel.session import NO_FRONT_END, CellExecution, OwnNotebook
 
 if TYPE_CHECKING:
-    from architect_nb.notebook.cell_execution import CellRunner
+    from architect_nb.notebook.kernel.cell_execution import CellRunner
     from architect_nb.tools.notebook_files.backend import DocumentBackend
 
 __all__ = ["IPythonKernel", "MainThreadCalls"]
@@ -148,7 +148,7 @@ class IPythonKernel:
     @property
     def documents(self) -> DocumentBackend | None:
         """The extension's document channel (`live_documents`): notebooks open in a front end."""
-        from architect_nb.notebook.live_documents import current_channel
+        from architect_nb.notebook.kernel.live_documents import current_channel
 
         return current_channel()
 
@@ -166,7 +166,7 @@ class IPythonKernel:
         return own
 
     def _locate(self) -> OwnNotebook | str:
-        from architect_nb.notebook.live_documents import current_channel
+        from architect_nb.notebook.kernel.live_documents import current_channel
 
         channel = current_channel()
         if channel is None or self.cell_id is None:
@@ -183,7 +183,7 @@ class IPythonKernel:
         )
 
     def run_cell(self, source: str, cell_id: str | None) -> CellExecution:
-        from architect_nb.notebook.cell_execution import CellRunner
+        from architect_nb.notebook.kernel.cell_execution import CellRunner
 
         with self._lock:
             if self._cells is None:

@@ -12,10 +12,10 @@ import secrets
 from dataclasses import replace
 from typing import Any
 
-from architect_nb.agent.model_reply import LLMResponse, ToolCall, Usage, make_call
-from architect_nb.agent.prompt_cache import cache_counts
-from architect_nb.agent.provider_extras import call_extras, message_extras
-from architect_nb.agent.text_tool_calls import find_text_calls, split_thinking
+from architect_nb.agent.models.model_reply import LLMResponse, ToolCall, Usage, make_call
+from architect_nb.agent.models.prompt_cache import cache_counts
+from architect_nb.agent.models.provider_extras import call_extras, message_extras
+from architect_nb.agent.models.text_tool_calls import find_text_calls, split_thinking
 
 __all__ = ["parse_reply", "refusal_words", "usage_counts"]
 

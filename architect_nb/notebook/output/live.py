@@ -40,8 +40,8 @@ from architect_nb.agent.events import (
     ToolCallRequested,
     Transcript,
 )
-from architect_nb.notebook.event_view import Todo, TodoTracker, meter_text
-from architect_nb.notebook.render import events_html, status_badge, todo_html, tokens_text
+from architect_nb.notebook.output.event_view import Todo, TodoTracker, meter_text
+from architect_nb.notebook.output.render import events_html, status_badge, todo_html, tokens_text
 from architect_nb.redaction import default_redactor
 
 _show: Callable[..., Any] = _display  # IPython has no annotations

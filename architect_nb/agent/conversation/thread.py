@@ -6,7 +6,7 @@ It also remembers where each run and each of its steps ended, so a fork can star
 conversation as it was after any run, or any step of it.
 
 The thread keeps the messages whole; the loop compresses its own working copy when it nears the model's
-context window. Saving threads to disk is `architect_nb.agent.thread_store`.
+context window. Saving threads to disk is `architect_nb.agent.conversation.thread_store`.
 """
 
 from __future__ import annotations

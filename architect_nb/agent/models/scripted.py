@@ -26,7 +26,8 @@ replays the N-th entry::
       - task: "Now add a test for it."
         turns: [...]
 
-This module has no LiteLLM import; `architect_nb.agent.llm` registers it as the LiteLLM provider `scripted/`.
+This module has no LiteLLM import; `architect_nb.agent.models.llm` registers it as the LiteLLM provider
+`scripted/`.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from architect_nb.agent.provider_extras import thinking_text
-from architect_nb.agent.thread import Thread, message_text
+from architect_nb.agent.conversation.thread import Thread, message_text
+from architect_nb.agent.models.provider_extras import thinking_text
 from architect_nb.redaction import default_redactor
 
 __all__ = [

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from architect_nb.agent.model_reply import LLMResponse, Usage
+from architect_nb.agent.models.model_reply import LLMResponse, Usage
 
 __all__ = ["added", "cut_where", "more_room_for", "told_cut"]
 

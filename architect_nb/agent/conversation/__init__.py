@@ -1,0 +1,1 @@
+"""The conversation: threads, the context window, instructions and skills."""

@@ -1,0 +1,1 @@
+"""The model clients and wire formats."""

@@ -1,0 +1,1 @@
+"""The live kernel as the kernel tools see it."""

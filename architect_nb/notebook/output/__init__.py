@@ -1,0 +1,1 @@
+"""What a run shows: the live view and the static output."""

@@ -1,0 +1,1 @@
+"""How a run asks the person: approvals, `--step` pauses, the plan's Build offer."""
