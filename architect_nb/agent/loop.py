@@ -28,6 +28,7 @@ from architect_nb.agent.confirming import EventedConfirmer
 from architect_nb.agent.conversation.context import ContextBuilder
 from architect_nb.agent.conversation.context_meter import ContextMeter
 from architect_nb.agent.conversation.instructions import ProjectInstructions, system_prompt_with
+from architect_nb.agent.conversation.recording import record_thread
 from architect_nb.agent.conversation.thread import Thread, ThreadError
 from architect_nb.agent.costs import CostTracker
 from architect_nb.agent.dispatch import ToolDispatch
@@ -43,7 +44,6 @@ from architect_nb.agent.events import (
 from architect_nb.agent.model_turn import ModelClientError, ModelTurn
 from architect_nb.agent.models.llm import LLMClient, LLMError, RunCancelledError
 from architect_nb.agent.models.model_reply import ToolCall
-from architect_nb.agent.models.scripted import record_thread
 from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_result import RunResult, run_finished, thread_info
 from architect_nb.agent.run_state import RunState

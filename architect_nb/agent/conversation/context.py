@@ -14,12 +14,12 @@ thread, the earlier runs' messages are steps like any other; only the current ru
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from architect_nb.agent.models.model_reply import LLMResponse, ToolCall
+from architect_nb.agent.models.token_estimate import estimate_tokens, message_chars
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import ToolResult
 
@@ -30,31 +30,6 @@ TRIMMED_OUTPUT_CHARS = 300
 MAX_IMAGES = 4  # images sent to the model per tool result
 # The scripted model counts the steps a summary stands for, so keep this wording in step with it.
 SUMMARY_HEADER = "[Summary of {n} earlier steps, compressed to save context]"
-
-
-IMAGE_TOKENS = 800  # about what providers bill for a small image, whatever its base64 length
-
-
-def estimate_tokens(messages: Sequence[Message]) -> int:
-    """About four characters per token: cheap, and close enough to decide when to compress."""
-    return _chars(messages) // 4
-
-
-def _chars(messages: Sequence[Message]) -> int:
-    chars = 0
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, list):  # text and image parts
-            chars += sum(
-                IMAGE_TOKENS * 4 if part.get("type") == "image_url" else len(str(part.get("text", "")))
-                for part in content
-                if isinstance(part, dict)
-            )
-            rest = {k: v for k, v in message.items() if k != "content"}
-            chars += len(json.dumps(rest, default=str, ensure_ascii=False))
-        else:
-            chars += len(json.dumps(message, default=str, ensure_ascii=False))
-    return chars
 
 
 def cut_middle(text: str, limit: int, hint: str = "") -> str:
@@ -100,11 +75,11 @@ class ContextBuilder:
         memo = self._measured
         if memo is not None and memo[0] is messages and 0 < memo[1] <= len(messages):
             if messages[memo[1] - 1] is memo[2]:
-                chars = memo[3] + _chars(messages[memo[1] :])
+                chars = memo[3] + message_chars(messages[memo[1] :])
             else:
-                chars = _chars(messages)
+                chars = message_chars(messages)
         else:
-            chars = _chars(messages)
+            chars = message_chars(messages)
         self._measured = (messages, len(messages), messages[-1] if messages else None, chars)
         return chars // 4
 

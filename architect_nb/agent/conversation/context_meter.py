@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from architect_nb.agent.conversation.context import estimate_tokens
+from architect_nb.agent.models.token_estimate import estimate_request_tokens
 
 __all__ = ["PARTS", "ContextMeter", "Counter", "estimate_request_tokens"]
 
@@ -21,11 +21,6 @@ PARTS = ("system", "tools", "earlier", "messages", "tool_results")
 
 #: Tokens of `messages` and `tools` (either may be empty), as the model's provider would count them.
 Counter = Callable[[Sequence[Mapping[str, Any]], Sequence[Mapping[str, Any]]], int]
-
-
-def estimate_request_tokens(messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> int:
-    """A request's tokens at four characters a token, for a model without a counter of its own."""
-    return estimate_tokens([*(dict(m) for m in messages), *({"tool": t} for t in tools)])
 
 
 class ContextMeter:

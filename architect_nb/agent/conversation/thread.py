@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from architect_nb.execution.checkpoints.records import UndoReport
 
-__all__ = ["ForkPoint", "Thread", "ThreadError", "ThreadRun", "message_text", "new_thread_id", "undo_note"]
+__all__ = ["ForkPoint", "Thread", "ThreadError", "ThreadRun", "new_thread_id", "undo_note"]
 
 Message = dict[str, Any]
 
@@ -228,15 +228,6 @@ class Thread:
 
 def _size(message: Mapping[str, Any]) -> int:
     return len(json.dumps(message, default=str, ensure_ascii=False)) + 2
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """A message's text and its tool calls' names and arguments, for checks that search the history."""
-    parts = [str(message.get("content") or "")]
-    for call in message.get("tool_calls") or ():
-        function = call.get("function", {}) if isinstance(call, Mapping) else {}
-        parts.append(f"{function.get('name', '')} {function.get('arguments', '')}")
-    return "\n".join(p for p in parts if p)
 
 
 def undo_note(report: UndoReport) -> str:

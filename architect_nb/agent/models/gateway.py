@@ -25,7 +25,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.agent.conversation.context_meter import estimate_request_tokens
 from architect_nb.agent.models.gateway_wire import (
     APIConnectionError,
     StreamedAnswer,
@@ -47,6 +46,7 @@ from architect_nb.agent.models.price_list import model_entry, price
 from architect_nb.agent.models.prompt_cache import needs_markers, with_markers
 from architect_nb.agent.models.retry_policy import MAX_WAIT_S, RetryPolicy
 from architect_nb.agent.models.text_tool_calls import LiveText
+from architect_nb.agent.models.token_estimate import estimate_request_tokens
 from architect_nb.config.schema import LLMConfig
 
 if TYPE_CHECKING:

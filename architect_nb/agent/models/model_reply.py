@@ -15,7 +15,7 @@ from typing import Any
 
 from architect_nb.agent.models.provider_extras import thinking_text
 
-__all__ = ["LLMResponse", "ToolCall", "Usage", "make_call"]
+__all__ = ["LLMResponse", "ToolCall", "Usage", "make_call", "message_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +119,12 @@ def _json_type(value: object) -> str:
     if value is None:
         return "null"
     return "number"
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """A message's text and its tool calls' names and arguments, for checks that search the history."""
+    parts = [str(message.get("content") or "")]
+    for call in message.get("tool_calls") or ():
+        function = call.get("function", {}) if isinstance(call, Mapping) else {}
+        parts.append(f"{function.get('name', '')} {function.get('arguments', '')}")
+    return "\n".join(p for p in parts if p)

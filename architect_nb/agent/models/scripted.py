@@ -41,9 +41,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from architect_nb.agent.conversation.thread import Thread, message_text
+from architect_nb.agent.models.model_reply import message_text
 from architect_nb.agent.models.provider_extras import thinking_text
-from architect_nb.redaction import default_redactor
 
 __all__ = [
     "Script",
@@ -54,10 +53,8 @@ __all__ = [
     "Turn",
     "load_script",
     "next_reply",
-    "record_thread",
     "resolve_script_path",
     "script_from_messages",
-    "script_from_thread",
 ]
 
 
@@ -286,15 +283,6 @@ def _check_history(expect: Expect, messages: Sequence[Mapping[str, Any]], index:
             )
 
 
-def script_from_thread(thread: Thread) -> dict[str, Any]:
-    """Record mode for a thread: one entry per run (its task and assistant turns), replayed run by run."""
-    runs = []
-    for run in thread.runs:
-        end = run.end or len(thread.messages)
-        runs.append({"task": run.task, **script_from_messages(thread.messages[run.start : end])})
-    return {"runs": runs}
-
-
 def script_from_messages(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Record mode: the assistant turns of a real conversation, as a script that replays it."""
     turns: list[dict[str, Any]] = []
@@ -319,10 +307,3 @@ def script_from_messages(messages: Iterable[Mapping[str, Any]]) -> dict[str, Any
             turn["tool_calls"] = calls
         turns.append(turn)
     return {"turns": turns}
-
-
-def record_thread(thread: Thread, path: Path) -> None:
-    """Write the thread's runs to `path` as a script that replays them run by run (redacted)."""
-    script = default_redactor().redact_data(script_from_thread(thread))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(script, sort_keys=False, allow_unicode=True), encoding="utf-8")

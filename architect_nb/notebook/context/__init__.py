@@ -13,10 +13,16 @@ Depends on `notebook.context.execution_log` (what the kernel ran) and `tools.not
 notebook tools read them).
 """
 
-from architect_nb.notebook.context.kernel_facts import KernelFacts, gather_facts
-from architect_nb.notebook.context.opening_note import context_note
-from architect_nb.notebook.context.sources import Found, Locator, find_notebook
-from architect_nb.notebook.context.view import CellView, NotebookView
+from __future__ import annotations
+
+from architect_nb._lazy import lazy_exports
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from architect_nb.notebook.context.kernel_facts import KernelFacts, gather_facts
+    from architect_nb.notebook.context.opening_note import context_note
+    from architect_nb.notebook.context.sources import Found, Locator, find_notebook
+    from architect_nb.notebook.context.view import CellView, NotebookView
 
 __all__ = [
     "CellView",
@@ -28,3 +34,17 @@ __all__ = [
     "find_notebook",
     "gather_facts",
 ]
+
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "CellView": ".view",
+        "Found": ".sources",
+        "KernelFacts": ".kernel_facts",
+        "Locator": ".sources",
+        "NotebookView": ".view",
+        "context_note": ".opening_note",
+        "find_notebook": ".sources",
+        "gather_facts": ".kernel_facts",
+    },
+)
