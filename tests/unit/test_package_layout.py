@@ -1,6 +1,6 @@
-"""The package's shape holds: its layers and the execution families import one way only, the notebook layer
-alone imports IPython, and tool families meet only at public names (a family's modules may use each other's
-underscored names; a sibling family may not).
+"""The package's shape holds: its layers and the execution and agent families import one way only, the
+notebook layer alone imports IPython, and tool families meet only at public names (a family's modules may use
+each other's underscored names; a sibling family may not).
 
 Every import counts, the lazy ones inside functions and those only for type checkers included: an arrow
 that points the wrong way is a cycle waiting for its first eager import.
@@ -30,6 +30,8 @@ from tests.support.layout import (
 PACKAGE = Path(architect_nb.__file__).parent
 TOOLS = PACKAGE / "tools"
 EXECUTION = PACKAGE / "execution"
+AGENT = PACKAGE / "agent"
+NOTEBOOK = PACKAGE / "notebook"
 FAMILIES = sorted(p.name for p in TOOLS.iterdir() if (p / "__init__.py").is_file())
 IPYTHON_LIBRARIES = {"IPython", "ipykernel", "ipywidgets", "jupyter_ui_poll", "comm"}
 
@@ -53,6 +55,13 @@ EXECUTION_LAYERS: list[set[str]] = [
     {"hooks"},
     {"guardrails"},
     {"<pipeline>"},
+]
+# The agent package: the model clients know nothing of a run or its conversation, the conversation knows the
+# models only, and the run (the package's own modules) uses both.
+AGENT_LAYERS: list[set[str]] = [
+    {"models"},
+    {"conversation"},
+    {"<run>"},
 ]
 
 
@@ -85,6 +94,16 @@ def execution_part(module: str) -> str | None:
     if len(parts) > 3 or (len(parts) == 3 and (EXECUTION / parts[2] / "__init__.py").is_file()):
         return parts[2]
     return "<pipeline>"
+
+
+def agent_part(module: str) -> str | None:
+    """The agent family of a module (`models`, `conversation`), `<run>` for the package's own modules."""
+    parts = module.split(".")
+    if parts[:2] != ["architect_nb", "agent"]:
+        return None
+    if len(parts) > 3 or (len(parts) == 3 and (AGENT / parts[2] / "__init__.py").is_file()):
+        return parts[2]
+    return "<run>"
 
 
 def rank(layers: list[set[str]], part: str) -> int:
@@ -123,6 +142,7 @@ def all_wrong_arrows() -> list[str]:
         targets = [module for module, _ in imports(path)]
         offenders += wrong_arrows(source, targets, LAYERS, part_of)
         offenders += wrong_arrows(source, targets, EXECUTION_LAYERS, execution_part)
+        offenders += wrong_arrows(source, targets, AGENT_LAYERS, agent_part)
     return offenders
 
 
@@ -133,6 +153,8 @@ def test_every_part_of_the_package_has_a_layer() -> None:
     assert parts == set().union(*LAYERS)
     families = {p.name for p in EXECUTION.iterdir() if (p / "__init__.py").is_file()}
     assert families == {"checkpoints", "confirmation", "gates", "guardrails", "hooks"}
+    families = {p.name for p in AGENT.iterdir() if (p / "__init__.py").is_file()}
+    assert families == set().union(*AGENT_LAYERS) - {"<run>"}
 
 
 def test_the_layers_and_the_execution_families_import_one_way() -> None:
@@ -155,14 +177,20 @@ def test_the_layers_and_the_execution_families_import_one_way() -> None:
         ("architect_nb.execution.checkpoints.store", "architect_nb.execution.engine"),  # family -> pipeline
         ("architect_nb.checks.api", "architect_nb.execution.checkpoints.store"),  # checks -> execution
         ("architect_nb.checks.sides", "architect_nb.tools.kernel.session"),  # a sibling of the same layer
+        ("architect_nb.agent.models.gateway", "architect_nb.agent.conversation.context_meter"),  # models up
+        ("architect_nb.agent.models.scripted", "architect_nb.agent.conversation.thread"),
+        ("architect_nb.agent.models.llm", "architect_nb.agent.events"),  # models -> the run
+        ("architect_nb.agent.conversation.thread", "architect_nb.agent.loop"),  # conversation -> the run
     ],
 )
 def test_the_layout_check_catches_a_wrong_arrow(tmp_path: Path, source: str, target: str) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text(f"def lazy():\n    from {target} import something\n")
     found = [module for module, _ in imports(sample)]
-    caught = wrong_arrows(source, found, LAYERS, part_of) + wrong_arrows(
-        source, found, EXECUTION_LAYERS, execution_part
+    caught = (
+        wrong_arrows(source, found, LAYERS, part_of)
+        + wrong_arrows(source, found, EXECUTION_LAYERS, execution_part)
+        + wrong_arrows(source, found, AGENT_LAYERS, agent_part)
     )
     assert caught == [f"{source} -> {target}"]
 
@@ -177,10 +205,14 @@ def test_the_layout_check_lets_downward_arrows_pass() -> None:
         ("architect_nb.execution.hooks.transcript", "architect_nb.execution.checkpoints.files"),
         ("architect_nb.tools.workspace", "architect_nb.paths.validators"),
         ("architect_nb.notebook.state", "architect_nb.execution.engine"),
+        ("architect_nb.agent.conversation.context", "architect_nb.agent.models.model_reply"),
+        ("architect_nb.agent.loop", "architect_nb.agent.conversation.recording"),
+        ("architect_nb.agent", "architect_nb.agent.models.llm"),
     ]
     for source, target in allowed:
         assert wrong_arrows(source, [target], LAYERS, part_of) == []
         assert wrong_arrows(source, [target], EXECUTION_LAYERS, execution_part) == []
+        assert wrong_arrows(source, [target], AGENT_LAYERS, agent_part) == []
 
 
 def family_of(module: str) -> str | None:
@@ -203,8 +235,13 @@ def test_the_families_are_the_documented_ones() -> None:
     ]
     top = sorted(p.stem for p in TOOLS.glob("*.py"))
     assert top == ["__init__", "base", "metadata", "outcome", "registry", "setup", "workspace"]
+    notebook = sorted(p.name for p in NOTEBOOK.iterdir() if (p / "__init__.py").is_file())
+    assert notebook == ["context", "kernel", "output", "questions"]
     packages = [TOOLS / family for family in FAMILIES] + [
-        p for p in EXECUTION.iterdir() if (p / "__init__.py").is_file()
+        p
+        for folder in (EXECUTION, AGENT, NOTEBOOK)
+        for p in folder.iterdir()
+        if (p / "__init__.py").is_file()
     ]
     for package in [*packages, PACKAGE / "paths"]:
         doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text()))
@@ -337,4 +374,50 @@ def test_the_layout_check_catches_a_planted_false_depends_on_line(tmp_path: Path
     assert claims(tree, "planted.core")[1] == ["gone"]  # a module that does not exist
     assert undeclared(tree, "planted.core") == ["planted.core.base -> planted.extra.thing"]
     assert unnamed_modules(tree, "planted.extra") == []
+    assert module_cycles(tree) == [] and family_cycles(tree) == []
+
+
+def test_the_layout_check_catches_a_planted_cycle_between_sibling_families(tmp_path: Path) -> None:
+    """Two families of one package (as `agent.models` and `agent.conversation` are) that import each other,
+    each doc saying so: the "Depends on" lines are true, and the cycle is still caught."""
+    tree = _planted(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "agent/__init__.py": '"""Agent: `loop`, `models`, `conversation`.\n\nDepends on nothing."""\n',
+            "agent/loop.py": "from planted.agent.models.llm import call\n",
+            "agent/models/__init__.py": '"""Models.\n\n- `llm`: l.\n\nDepends on `agent.conversation`."""\n',
+            "agent/models/llm.py": "def call():\n    from planted.agent.conversation.thread import Thread\n",
+            "agent/conversation/__init__.py": '"""Talk.\n\n- `thread`: t.\n\nDepends on `agent.models`."""\n',
+            "agent/conversation/thread.py": "from planted.agent.models.llm import call\n",
+        },
+    )
+    assert undeclared(tree, "planted.agent.models") == []
+    assert undeclared(tree, "planted.agent.conversation") == []
+    assert module_cycles(tree) == [["planted.agent.conversation.thread", "planted.agent.models.llm"]]
+    assert family_cycles(tree) == [["planted.agent.conversation", "planted.agent.models"]]
+
+
+def test_the_layout_check_catches_a_planted_false_depends_on_line_in_a_family(tmp_path: Path) -> None:
+    """In a family's doc a bare name is its parent's module first: `config` in `agent.models` is
+    `agent.config`, so a family that imports the top-level `config` must say `planted.config`."""
+    tree = _planted(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "config/__init__.py": '"""Config.\n\n- `schema`: s.\n\nDepends on nothing."""\n',
+            "config/schema.py": "x = 1\n",
+            "agent/__init__.py": '"""Agent.\n\n- `config`: c.\n- `models`.\n\nDepends on `config`."""\n',
+            "agent/config.py": "y = 2\n",
+            "agent/models/__init__.py": '"""Models: `llm`.\n\nDepends on `config` and `agent.gone`."""\n',
+            "agent/models/llm.py": "from planted.config.schema import x\n",
+        },
+    )
+    assert claims(tree, "planted.agent.models") == ({"planted.agent.config"}, ["agent.gone"])
+    assert undeclared(tree, "planted.agent.models") == ["planted.agent.models.llm -> planted.config.schema"]
+    (tree.root / "agent/models/__init__.py").write_text(
+        '"""Models.\n\n- `llm`: l.\n\nDepends on `planted.config`."""\n'
+    )
+    assert claims(tree, "planted.agent.models") == ({"planted.config"}, [])
+    assert undeclared(tree, "planted.agent.models") == []
     assert module_cycles(tree) == [] and family_cycles(tree) == []

@@ -4,6 +4,8 @@ Besides the text, the calls and the tokens, a turn carries what the provider att
 Claude's thinking blocks and their signatures, Gemini's thought signatures, a reasoning text, the
 provider-specific fields LiteLLM exposes. They go back unchanged in the assistant message of the next
 request (`to_message`), which is why the message is built from these objects and nothing else.
+
+`message_text` reads a message of the conversation back as text: its content and its calls.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ turn, so a replay needs no hidden state and the same script always drives the sa
 
 In a thread (follow-up cells), each run's script starts at its own first turn: the turns of the earlier runs
 are not counted. `expect: {history_contains: ...}` checks the whole conversation, earlier runs included. A
-recording of a thread (`record_to`) holds one entry per run under `runs:`, and the N-th run of a thread
-replays the N-th entry::
+recording of a thread (`record_to`, written by `agent.conversation.recording`) holds one entry per run under
+`runs:`, and the N-th run of a thread replays the N-th entry::
 
     runs:
       - task: "Make total() return a float."
