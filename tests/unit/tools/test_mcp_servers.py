@@ -24,7 +24,7 @@ from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.mcp import MCPManager, MCPToolAdapter, inject_mcp_tools, register_mcp_tools
 from architect_nb.tools.registry import ToolRegistry
 
-TOY = str(Path(__file__).resolve().parents[1] / "support" / "mcp_toy_server.py")
+TOY = str(Path(__file__).resolve().parents[2] / "support" / "mcp_toy_server.py")
 GIT_SERVER = shutil.which("mcp-server-git", path=str(Path(sys.executable).parent)) or "mcp-server-git"
 
 

@@ -269,7 +269,7 @@ def test_the_mcp_servers_the_client_offers_join_the_session_and_ask_like_any_sen
 
     from acp.schema import EnvVariable, McpServerStdio, SseMcpServer
 
-    toy = str(Path(__file__).resolve().parents[1] / "support" / "mcp_toy_server.py")
+    toy = str(Path(__file__).resolve().parents[2] / "support" / "mcp_toy_server.py")
     workspace = workspace_with(
         tmp_path,
         [

@@ -348,7 +348,8 @@ def test_protected_files_are_read_only(project: Path) -> None:
     engine = engine_for(project)
     assert "1,2" in run(engine, "cat data/raw/a.csv").output
     # Written so that the guardrail leaves them to the sandbox (it names no protected file plainly); only the
-    # sandbox stops them. Without it, the guardrail refuses each (tests/test_protected_writes.py).
+    # sandbox stops them. Without it, the guardrail refuses each
+    # (tests/unit/execution/test_protected_writes.py).
     for command in [
         "for f in data/raw/*; do echo 3,4 >> $f; done",
         "find data -name '*.csv' -delete",

@@ -25,7 +25,7 @@ TOOLS = [
 ]
 USER = [{"role": "user", "content": "hi"}]
 KEY = "sk-student-0123456789"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")

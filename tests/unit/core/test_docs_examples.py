@@ -28,7 +28,7 @@ from architect_nb.agent.models.scripted import load_script
 from architect_nb.config import load_config
 from architect_nb.config.reference import reference_rows, render_reference
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(
     r"^(?P<indent> *)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARK = Path(__file__).resolve().parents[2] / "benchmarks" / "search.py"
+BENCHMARK = Path(__file__).resolve().parents[3] / "benchmarks" / "search.py"
 
 
 @pytest.mark.slow

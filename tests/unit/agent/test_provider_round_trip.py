@@ -229,7 +229,7 @@ def test_a_secret_in_the_thinking_is_shown_redacted_and_not_saved(
 
 def test_the_edit_call_arguments_reach_the_tool_unchanged_everywhere() -> None:
     """The fixture's edit must match the sample project, or the runs above would not edit anything."""
-    cart = Path(__file__).resolve().parents[2] / "notebooks" / "sample_project" / "shop" / "cart.py"
+    cart = Path(__file__).resolve().parents[3] / "notebooks" / "sample_project" / "shop" / "cart.py"
     assert cart.read_text().count(EDIT["old_str"]) == 1
 
 

@@ -22,7 +22,7 @@ from architect_nb.tools.outcome import CallOutcome
 from tests.support.claude import RECORD, claude_config, claude_workspace, command_hook, seen
 from tests.support.engine import NoopTool
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WS = "{ws}"  # stands for the workspace's absolute path in the rows below
 ONE_HUNK = "@@ -1 +1 @@\n-a\n+b\n"
 TWO_HUNKS = "@@ -1,2 +1,2 @@\n-a\n+b\n c\n@@ -9 +9 @@\n-x\n+y\n"

@@ -16,7 +16,7 @@ from architect_nb.checks.kernel_helper import VALUE_MIME
 from architect_nb.checks.normalise import normalise_text, split_warnings
 from architect_nb.checks.outputs import Item
 from architect_nb.checks.rules import Tolerance, compare_items
-from tests.unit.test_checkpoints import engine_for, run
+from tests.unit.execution.test_checkpoints import engine_for, run
 
 TOL = Tolerance()
 

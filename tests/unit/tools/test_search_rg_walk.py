@@ -29,7 +29,7 @@ from architect_nb.tools.search.walk_cache import clear_walk_cache
 RG = find_rg()
 pytestmark = pytest.mark.skipif(RG is None, reason="rg is missing: pip install ripgrep")
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 #: Paths a tree may hold, each with what it says ("hit" is what the searches look for).
 CATALOG = [
