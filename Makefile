@@ -156,8 +156,9 @@ test-unit: $(STAMP)
 # The engine, command and sandbox tests once more as on a machine without bubblewrap (scripts/without-bwrap
 # hides it from PATH), so a test that silently needs it cannot come back: the sandbox tests skip with the
 # install hint, the rest must pass. CI runs it after `make test`; bubblewrap stays installed.
-WITHOUT_BWRAP_TESTS := tests/unit/test_engine*.py tests/unit/test_commands*.py tests/unit/test_sandbox*.py tests/unit/test_agent*.py \
-	tests/unit/test_guardrails.py tests/unit/test_policies.py tests/unit/test_quality_gates.py
+WITHOUT_BWRAP_TESTS := tests/unit/execution/test_engine*.py tests/unit/tools/test_commands*.py \
+	tests/unit/tools/test_sandbox*.py tests/unit/agent/test_agent*.py tests/unit/execution/test_guardrails.py \
+	tests/unit/execution/test_policies.py tests/unit/execution/test_quality_gates.py
 pytest-without-bwrap: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" scripts/without-bwrap $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
 		$(WITHOUT_BWRAP_TESTS) $(PYTEST_ARGS)

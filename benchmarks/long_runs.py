@@ -9,7 +9,8 @@ Each step of the scripted run reads a 2 KB module and says a line of text (yolo,
    through the Python API and in a kernel (nbclient, the cell timed after a warm-up cell): the ratio
    kernel / API (goal <= 1.5), then a 1,000-step run in the kernel, which must finish.
 3. The bytes the run's cell adds to the notebook, per step (long outputs stay whole in the run's
-   transcript file, `<checkpoints.dir>/<run_id>/transcript.json`; see `architect_nb.notebook.saved_record`).
+   transcript file, `<checkpoints.dir>/<run_id>/transcript.json`; see
+   `architect_nb.notebook.output.saved_record`).
 4. The bytes of that transcript per step, and how many of them are the inspector's records of what the model
    was sent and said (`model_request`, `model_reply`: each message stored once, so a late step's record is
    the size of an early one's).
@@ -40,8 +41,8 @@ from nbclient import NotebookClient  # noqa: E402
 
 from architect_nb.agent import create_loop  # noqa: E402
 from architect_nb.agent.config import resolve_agent  # noqa: E402
-from architect_nb.agent.llm import LLMResponse, ToolCall, Usage  # noqa: E402
 from architect_nb.agent.loop import AgentLoop  # noqa: E402
+from architect_nb.agent.models.llm import LLMResponse, ToolCall, Usage  # noqa: E402
 from architect_nb.config import load_config  # noqa: E402
 from architect_nb.execution.build import build_engine  # noqa: E402
 from tests.support.kernel import kernel_env, write_kernelspecs  # noqa: E402

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from architect_nb.agent import AgentLoop, LiteLLMClient, resolve_agent  # noqa: E402
-from architect_nb.agent.scripted import load_script  # noqa: E402
+from architect_nb.agent.models.scripted import load_script  # noqa: E402
 from architect_nb.config import LLMConfig, load_config  # noqa: E402
 from architect_nb.execution.build import build_engine  # noqa: E402
 from architect_nb.testing.anthropic_server import AnthropicStubServer, Reply  # noqa: E402

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.agent.config import resolve_agent
-from architect_nb.agent.llm import LLMResponse, ToolCall, Usage
+from architect_nb.agent.conversation.thread import Thread
+from architect_nb.agent.conversation.thread_store import ThreadStore
 from architect_nb.agent.loop import AgentLoop
-from architect_nb.agent.thread import Thread
-from architect_nb.agent.thread_store import ThreadStore
+from architect_nb.agent.models.llm import LLMResponse, ToolCall, Usage
 from architect_nb.config import load_config
 from architect_nb.execution.build import build_engine
 

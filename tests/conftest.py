@@ -8,14 +8,15 @@ import tempfile
 
 import pytest
 
-from architect_nb.agent.offline import OFFLINE_VARIABLE
+from architect_nb.agent.models.offline import OFFLINE_VARIABLE
 from tests.support.sandbox import check_bwrap_is_hidden
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Saved checkpoints go to the user's state folder; tests (and the kernels they start) use a fresh one.
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="architect-test-state-")
-    # No test may call a paid provider: only scripted models and servers on loopback (agent/offline.py).
+    # No test may call a paid provider: only scripted models and servers on loopback
+    # (agent/models/offline.py).
     os.environ[OFFLINE_VARIABLE] = "1"
     check_bwrap_is_hidden()
 

@@ -50,8 +50,8 @@ from architect_nb.acp.outbox import Outbox
 from architect_nb.acp.permissions import AcpConfirmer
 from architect_nb.acp.session import NO_KERNEL_NOTE, AcpSession, SessionOptions
 from architect_nb.acp.updates import tool_kind, tool_title
-from architect_nb.agent.thread import Thread, ThreadError
-from architect_nb.agent.thread_store import thread_store
+from architect_nb.agent.conversation.thread import Thread, ThreadError
+from architect_nb.agent.conversation.thread_store import thread_store
 from architect_nb.config import AppConfig, ConfigError, load_config
 from architect_nb.log import get_logger
 from architect_nb.redaction import default_redactor
@@ -277,7 +277,7 @@ def _warm_up() -> None:
     def warm() -> None:
         try:
             import architect_nb.agent.factory  # noqa: F401 - the engine, the tools, the shell grammar
-            from architect_nb.agent.llm import import_litellm
+            from architect_nb.agent.models.llm import import_litellm
 
             import_litellm()
         except Exception as exc:  # the first prompt imports them itself, and says what is wrong

@@ -1,6 +1,6 @@
 """The kernel tools of an ACP session connected to a notebook's kernel: the same names, schemas and rules
 (run_python runs code, so it always asks unless yolo, and its code is checked by the guardrails), but each
-call runs in that kernel through `architect_nb.notebook.kernel_bridge`."""
+call runs in that kernel through `architect_nb.notebook.kernel.kernel_bridge`."""
 
 from __future__ import annotations
 

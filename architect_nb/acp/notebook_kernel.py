@@ -5,7 +5,7 @@ Jupyter AI says which notebook the person has open by attaching it to the prompt
 folder (`jpserver-<pid>.json`: its URL, token and root folder; its parent's first), asks the server's REST
 API which kernel the notebook's session runs, and connects to that kernel's connection file with
 `jupyter_client`, as a second client beside the notebook's own. The kernel tools then run in that kernel
-(`architect_nb.notebook.kernel_bridge`), and the server's API interrupts them when the chat cancels.
+(`architect_nb.notebook.kernel.kernel_bridge`), and the server's API interrupts them when the chat cancels.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ log = get_logger(__name__)
 NOTEBOOK_MIME = "application/x-ipynb+json"
 _CONNECT_SECONDS = 10.0
 _BUSY_MARGIN = 30.0  # seconds beyond a tool's own bound: the person's own cell may be running first
-_BRIDGE = "__import__('architect_nb.notebook.kernel_bridge', fromlist=['call'])"
+_BRIDGE = "__import__('architect_nb.notebook.kernel.kernel_bridge', fromlist=['call'])"
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,11 +33,11 @@ from architect_nb.acp.notebook_kernel import NotebookKernel, connect_notebook_ke
 from architect_nb.acp.outbox import Outbox
 from architect_nb.acp.permissions import AcpConfirmer
 from architect_nb.acp.updates import event_updates
+from architect_nb.agent.conversation.thread import Thread, undo_note
+from architect_nb.agent.conversation.thread_store import thread_store
 from architect_nb.agent.events import AgentEvent
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.agent.run_result import RunResult
-from architect_nb.agent.thread import Thread, undo_note
-from architect_nb.agent.thread_store import thread_store
 from architect_nb.config import AppConfig
 from architect_nb.config.schema import ConfirmMode
 from architect_nb.execution.checkpoints.records import CheckpointError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from architect_nb.agent.model_reply import Usage
+from architect_nb.agent.models.model_reply import Usage
 
 __all__ = ["CostTracker"]
 

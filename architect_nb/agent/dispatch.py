@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from architect_nb.agent.events import EventSink, ToolCallRequested, ToolResultEvent
-from architect_nb.agent.model_reply import ToolCall
+from architect_nb.agent.models.model_reply import ToolCall
 from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_result import ran_sandboxed
 from architect_nb.agent.run_state import RunState

@@ -202,12 +202,13 @@ class CostUpdate(AgentEvent):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelRequest(AgentEvent):
-    """What the model is sent at a step, for the inspector and the context meter (`agent.inspector`).
+    """What the model is sent at a step, for the inspector and the context meter
+    (`agent.conversation.inspector`).
 
     `request` holds content hashes: `tools`, `keep` (messages kept from the previous request), `add` (the
     hashes after those) and `messages` (how many in all); `parts` the contents not sent in an earlier request.
-    `meter` is the context by part (`agent.context_meter`), with `compressed` saying what compression removed
-    just before, if it ran.
+    `meter` is the context by part (`agent.conversation.context_meter`), with `compressed` saying what
+    compression removed just before, if it ran.
     """
 
     kind: ClassVar[str] = "model_request"

@@ -25,8 +25,11 @@ from typing import Any
 
 from architect_nb.agent.config import AgentConfig
 from architect_nb.agent.confirming import EventedConfirmer
-from architect_nb.agent.context import ContextBuilder
-from architect_nb.agent.context_meter import ContextMeter
+from architect_nb.agent.conversation.context import ContextBuilder
+from architect_nb.agent.conversation.context_meter import ContextMeter
+from architect_nb.agent.conversation.instructions import ProjectInstructions, system_prompt_with
+from architect_nb.agent.conversation.recording import record_thread
+from architect_nb.agent.conversation.thread import Thread, ThreadError
 from architect_nb.agent.costs import CostTracker
 from architect_nb.agent.dispatch import ToolDispatch
 from architect_nb.agent.events import (
@@ -38,17 +41,14 @@ from architect_nb.agent.events import (
     StopReason,
     Transcript,
 )
-from architect_nb.agent.instructions import ProjectInstructions, system_prompt_with
-from architect_nb.agent.llm import LLMClient, LLMError, RunCancelledError
-from architect_nb.agent.model_reply import ToolCall
 from architect_nb.agent.model_turn import ModelClientError, ModelTurn
+from architect_nb.agent.models.llm import LLMClient, LLMError, RunCancelledError
+from architect_nb.agent.models.model_reply import ToolCall
 from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_result import RunResult, run_finished, thread_info
 from architect_nb.agent.run_state import RunState
-from architect_nb.agent.scripted import record_thread
 from architect_nb.agent.step_through import StepThrough
 from architect_nb.agent.stepping import Stepper
-from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.config.schema import CostsConfig
 from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.execution.engine import ExecutionEngine

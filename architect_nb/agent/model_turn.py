@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from architect_nb.agent.context import ContextBuilder, estimate_tokens
+from architect_nb.agent.conversation.context import ContextBuilder, estimate_tokens
+from architect_nb.agent.conversation.inspector import reply_record
 from architect_nb.agent.costs import CostTracker
 from architect_nb.agent.events import (
     CostUpdate,
@@ -20,8 +21,7 @@ from architect_nb.agent.events import (
     TextDelta,
     ThinkingDelta,
 )
-from architect_nb.agent.inspector import reply_record
-from architect_nb.agent.llm import LLMClient, LLMError, LLMResponse, RunCancelledError
+from architect_nb.agent.models.llm import LLMClient, LLMError, LLMResponse, RunCancelledError
 from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_state import RunState
 from architect_nb.execution.hooks.executor import HookEvent

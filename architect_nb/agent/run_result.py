@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from architect_nb.agent.conversation.thread import Thread
 from architect_nb.agent.costs import CostTracker
 from architect_nb.agent.events import RunFinished, RunStatus, StopReason, ThreadInfo, Transcript
 from architect_nb.agent.run_state import RunState
-from architect_nb.agent.thread import Thread
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.log import get_logger
 from architect_nb.tools.base import ToolResult

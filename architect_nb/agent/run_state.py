@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from architect_nb.agent.context_meter import ContextMeter
+from architect_nb.agent.conversation.context_meter import ContextMeter
+from architect_nb.agent.conversation.inspector import RequestLog
+from architect_nb.agent.conversation.thread import Thread
 from architect_nb.agent.events import StopReason
-from architect_nb.agent.inspector import RequestLog
-from architect_nb.agent.model_reply import ToolCall
-from architect_nb.agent.thread import Thread
+from architect_nb.agent.models.model_reply import ToolCall
 
 __all__ = ["RunState"]
 

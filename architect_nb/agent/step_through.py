@@ -11,8 +11,9 @@ import dataclasses
 import json
 from collections.abc import Callable
 
+from architect_nb.agent.conversation.thread import Thread, ThreadError
 from architect_nb.agent.events import EventSink, RunWarning, StopReason
-from architect_nb.agent.model_reply import ToolCall
+from architect_nb.agent.models.model_reply import ToolCall
 from architect_nb.agent.run_state import RunState
 from architect_nb.agent.stepping import (
     SKIPPED,
@@ -23,7 +24,6 @@ from architect_nb.agent.stepping import (
     ToolPause,
     check_arguments,
 )
-from architect_nb.agent.thread import Thread, ThreadError
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import CallOutcome, ToolResult
 from architect_nb.tools.registry import ToolRegistry

@@ -11,7 +11,7 @@ The loop asks its `Stepper` (`AgentLoop(stepper=...)`, `%%architect --step`) at 
 Fork here stops the run at the end of the previous step and leaves `AgentLoop.forked`, a new thread from that
 point (in a notebook, `%%architect --fork RUN:STEP` carries on from it, with another model if you like).
 `Stepper` is one method; `StepScript` answers from a list (what notebook 03 and 05 use), and the notebook's
-buttons are `notebook.stepping.WidgetStepper`.
+buttons are `notebook.questions.stepping.WidgetStepper`.
 """
 
 from __future__ import annotations

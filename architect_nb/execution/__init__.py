@@ -21,7 +21,7 @@ their entry points:
 Arrows point one way: the pipeline uses the families; `guardrails` uses `hooks` (Claude Code's settings),
 `hooks` uses `checkpoints` (where a run's transcript is kept); `confirmation`, `checkpoints` and `gates` use
 no other family. The families use `architect_nb.tools`, never the other way round
-(`tests/unit/test_package_layout.py` pins it).
+(`tests/unit/core/test_package_layout.py` pins it).
 
 Depends on `architect_nb.config`, `architect_nb.paths`, and the tools it runs: `tools.base`,
 `tools.registry`, `tools.workspace`, `tools.setup`, `tools.commands`, `tools.filesystem` and

@@ -72,7 +72,7 @@ def architect(line: str) -> Any:
     """%architect status | tools | config [key=value ...] | model M | mode MODE | history | undo [RUN] |
     transcript [RUN]"""
     from architect_nb.config import ConfigError
-    from architect_nb.notebook.render import MessageOutput
+    from architect_nb.notebook.output.render import MessageOutput
     from architect_nb.notebook.state import get_session
 
     try:
@@ -82,9 +82,9 @@ def architect(line: str) -> Any:
 
 
 def load(ipython: Any) -> None:
-    from architect_nb.notebook.execution_log import install as keep_execution_log
-    from architect_nb.notebook.front_ends import install as watch_front_ends
-    from architect_nb.notebook.live_documents import install
+    from architect_nb.notebook.context.execution_log import install as keep_execution_log
+    from architect_nb.notebook.kernel.live_documents import install
+    from architect_nb.notebook.questions.front_ends import install as watch_front_ends
     from architect_nb.notebook.warm_up import start_warm_up
 
     if transform_cell not in ipython.input_transformers_cleanup:
@@ -99,9 +99,9 @@ def load(ipython: Any) -> None:
 
 
 def unload(ipython: Any) -> None:
-    from architect_nb.notebook.execution_log import uninstall as drop_execution_log
-    from architect_nb.notebook.front_ends import uninstall as stop_watching_front_ends
-    from architect_nb.notebook.live_documents import uninstall
+    from architect_nb.notebook.context.execution_log import uninstall as drop_execution_log
+    from architect_nb.notebook.kernel.live_documents import uninstall
+    from architect_nb.notebook.questions.front_ends import uninstall as stop_watching_front_ends
 
     while transform_cell in ipython.input_transformers_cleanup:
         ipython.input_transformers_cleanup.remove(transform_cell)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from architect_nb.notebook.execution_log import current_log
+from architect_nb.notebook.context.execution_log import current_log
 
 __all__ = ["fix_task"]
 

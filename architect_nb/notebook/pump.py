@@ -17,7 +17,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from architect_nb.notebook.kernel_session import MainThreadCalls
+    from architect_nb.notebook.kernel.kernel_session import MainThreadCalls
 
 __all__ = ["abort_stashed_requests", "kernel_of", "native_concurrent_comms", "pump_until"]
 

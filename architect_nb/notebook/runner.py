@@ -24,15 +24,15 @@ from collections.abc import Callable
 from typing import Any
 
 from architect_nb.agent.config import UnknownAgentError
+from architect_nb.agent.conversation.thread import Thread
 from architect_nb.agent.events import RunFinished, StopReason
 from architect_nb.agent.loop import AgentLoop, RunResult
-from architect_nb.agent.thread import Thread
 from architect_nb.config import AppConfig, ConfigError
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
-from architect_nb.notebook.plans import build_task, offer_build, plan_of, plan_to_build
-from architect_nb.notebook.render import MessageOutput, RunOutput
-from architect_nb.notebook.saved_record import for_notebook, save_whole
+from architect_nb.notebook.output.render import MessageOutput, RunOutput
+from architect_nb.notebook.output.saved_record import for_notebook, save_whole
+from architect_nb.notebook.questions.plans import build_task, offer_build, plan_of, plan_to_build
 from architect_nb.notebook.state import KernelRun, Session, get_session
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.commands.process import kill_running_processes
@@ -162,7 +162,7 @@ class CellRun:
 def _prepare(
     session: Session, line: str, body: str, namespace: dict[str, Any]
 ) -> tuple[CellArgs, str, AppConfig, Thread]:
-    from architect_nb.notebook.context_vars import task_with_context
+    from architect_nb.notebook.context.context_vars import task_with_context
 
     args = parse_cell_line(_expand(line, namespace))
     task = body.strip("\n")
@@ -224,12 +224,12 @@ async def run_cell(line: str, body: str) -> None:
         display(MessageOutput(str(exc)))
         return
     configure_logging(_notebook_logging(config), console=False)
-    from architect_nb.notebook.approval import WidgetConfirmer
-    from architect_nb.notebook.asking import Asking
-    from architect_nb.notebook.front_ends import current_watch
-    from architect_nb.notebook.kernel_session import IPythonKernel, MainThreadCalls
-    from architect_nb.notebook.live import LiveView
-    from architect_nb.notebook.live_documents import for_run, running_cell_id
+    from architect_nb.notebook.kernel.kernel_session import IPythonKernel, MainThreadCalls
+    from architect_nb.notebook.kernel.live_documents import for_run, running_cell_id
+    from architect_nb.notebook.output.live import LiveView
+    from architect_nb.notebook.questions.approval import WidgetConfirmer
+    from architect_nb.notebook.questions.asking import Asking
+    from architect_nb.notebook.questions.front_ends import current_watch
 
     live = LiveView(headless_grace=config.notebook.headless_grace)
     asking = Asking(
@@ -242,7 +242,7 @@ async def run_cell(line: str, body: str) -> None:
     confirmer = WidgetConfirmer(asking)
     stepper = None
     if args.step:
-        from architect_nb.notebook.stepping import WidgetStepper
+        from architect_nb.notebook.questions.stepping import WidgetStepper
 
         stepper = WidgetStepper(asking)
     calls = MainThreadCalls()
@@ -349,7 +349,7 @@ def _context_prelude(
     """The facts now (main thread); the notebook read and its outline written later, in the worker."""
     from architect_nb.notebook.context import context_note, find_notebook, gather_facts
     from architect_nb.notebook.context.opening_note import forget_outlines
-    from architect_nb.notebook.live_documents import current_channel
+    from architect_nb.notebook.kernel.live_documents import current_channel
     from architect_nb.tools.kernel.session import OwnNotebook
 
     facts = gather_facts(shell, cell_id, raw_cell)

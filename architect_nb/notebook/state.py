@@ -22,7 +22,7 @@ from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.guardrails.claude_permissions import claude_status
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, CheckArgs, LineCommand, UsageError, parse_check
-from architect_nb.notebook.render import MessageOutput, RunOutput
+from architect_nb.notebook.output.render import MessageOutput, RunOutput
 from architect_nb.notebook.threads import KernelThreads
 from architect_nb.redaction import default_redactor
 
@@ -103,7 +103,7 @@ class Session:
         The id must be whole: undo is destructive, and a button in a notebook from elsewhere must not reach
         one of your runs with a short prefix.
         """
-        from architect_nb.notebook.live_documents import current_channel
+        from architect_nb.notebook.kernel.live_documents import current_channel
 
         what = "revert" if path is not None else "undo"
         store, run_id, record = self._store_for(run, what)
@@ -118,8 +118,8 @@ class Session:
 
     def inspect(self, point: str) -> Any:
         """What the model was sent and said at `RUN:STEP` (a run of this kernel), from its transcript."""
-        from architect_nb.agent.inspector import rebuild
-        from architect_nb.notebook.inspector_view import InspectorOutput
+        from architect_nb.agent.conversation.inspector import rebuild
+        from architect_nb.notebook.output.inspector_view import InspectorOutput
 
         run, step = _inspect_point(point)
         record = self.find(run)
@@ -257,7 +257,7 @@ class Session:
 
     def _skills(self) -> MessageOutput:
         """The skills the model is told of, and those left out with why."""
-        from architect_nb.agent.skills import find_skills
+        from architect_nb.agent.conversation.skills import find_skills
 
         skills, problems = find_skills(self.config().workspace.root)
         lines = [f"{s.name} ({s.where}): {s.description}" for s in skills] or [
@@ -443,7 +443,7 @@ def _sandbox_line(config: AppConfig) -> str:
 
 def _front_end_line(grace: float) -> str:
     """Whether one has shown itself to this kernel (the headless policy of `asking` reads the same watch)."""
-    from architect_nb.notebook.front_ends import current_watch
+    from architect_nb.notebook.questions.front_ends import current_watch
 
     watch = current_watch()
     if watch is not None and watch.seen:

@@ -17,8 +17,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from architect_nb.agent.thread import Thread, ThreadError, ThreadRun, undo_note
-from architect_nb.agent.thread_store import ThreadStore, thread_store
+from architect_nb.agent.conversation.thread import Thread, ThreadError, ThreadRun, undo_note
+from architect_nb.agent.conversation.thread_store import ThreadStore, thread_store
 from architect_nb.config import AppConfig
 from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.notebook.magics import CellArgs, UsageError

@@ -51,7 +51,7 @@ def _warm(pause: float) -> None:
         if _through_gateway():
             _warm_gateway()
             return
-        from architect_nb.agent.llm import import_litellm
+        from architect_nb.agent.models.llm import import_litellm
 
         litellm = import_litellm()
         import architect_nb.agent.factory
@@ -84,7 +84,7 @@ def _through_gateway() -> bool:
     """Whether the kernel's configuration (the file found from its folder, the `ARCHITECT_*` variables a hub
     sets) calls a gateway: then LiteLLM is never imported, and its client is warmed up instead."""
     try:
-        from architect_nb.agent.gateway import uses_gateway
+        from architect_nb.agent.models.gateway import uses_gateway
         from architect_nb.config import load_config
 
         return uses_gateway(load_config().llm)
@@ -95,6 +95,6 @@ def _through_gateway() -> bool:
 def _warm_gateway() -> None:
     import architect_nb.agent.factory
     import architect_nb.notebook.runner  # noqa: F401 - what the first cell imports next
-    from architect_nb.agent.gateway import warm_up_http
+    from architect_nb.agent.models.gateway import warm_up_http
 
     warm_up_http()

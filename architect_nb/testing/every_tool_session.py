@@ -1,7 +1,8 @@
 """The whole job, as a scripted-model conversation: read, search, edit, patch, run the tests, finish.
 
-One script for the agent test (`tests/unit/test_agent_every_tool_session.py`) and the labextension's fixtures
-(`labextension/scripts/make_fixtures.py`), so the renderer is tested on the run the agent test checks.
+One script for the agent test (`tests/unit/agent/test_agent_every_tool_session.py`) and the labextension's
+fixtures (`labextension/scripts/make_fixtures.py`), so the renderer is tested on the run the agent test
+checks.
 It fits a copy of `notebooks/sample_project`.
 """
 

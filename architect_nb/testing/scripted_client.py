@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from architect_nb.agent.llm import SCRIPTED_PREFIX, LiteLLMClient, LLMClient
+from architect_nb.agent.models.llm import SCRIPTED_PREFIX, LiteLLMClient, LLMClient
 from architect_nb.config.schema import LLMConfig
 
 __all__ = ["scripted_model"]

@@ -303,7 +303,7 @@ def thinking(tmp: Path) -> dict[str, Any]:
     payload: dict[str, Any] = (
         _loop(tmp, "thinking", turns, workspace).run("Make the total a float.").transcript.to_payload()
     )
-    from architect_nb.notebook.render import RunOutput  # redacted, as the cell saves it
+    from architect_nb.notebook.output.render import RunOutput  # redacted, as the cell saves it
 
     return dict(RunOutput.from_payload(payload).payload)
 

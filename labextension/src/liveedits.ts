@@ -1,7 +1,7 @@
 /**
  * Live edits: the kernel's notebook tools read and change the notebooks open
  * here, through their document model, instead of writing the file under the
- * editor (`architect_nb/notebook/live_documents.py` is the kernel's end).
+ * editor (`architect_nb/notebook/kernel/live_documents.py` is the kernel's end).
  *
  * For each kernel a notebook here is connected to, one comm (target
  * `architect-nb-documents`) says which front end this is and where its

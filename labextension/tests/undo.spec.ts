@@ -234,7 +234,7 @@ describe('the code each action sends', () => {
     expect(typedPath('two\nlines')).toBe(
       `b64:${Buffer.from('two\nlines').toString('base64url')}`
     );
-    // As the Python renderer types them (tests/test_notebook_approval.py): invisible characters go as base64.
+    // As the Python renderer types them (tests/unit/notebook/test_notebook_approval.py): invisible characters go as base64.
     expect(typedPath('evil\u202etxt.py')).toBe('b64:ZXZpbOKArnR4dC5weQ');
     expect(typedPath('zero\u200bwidth')).toBe('b64:emVyb-KAi3dpZHRo');
     expect(visiblePath('evil\u202etxt.py\n')).toBe('evil\\u202etxt.py\\x0a');

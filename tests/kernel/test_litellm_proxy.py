@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from architect_nb.agent import LLMError
-from architect_nb.agent.gateway import GatewayClient
+from architect_nb.agent.models.gateway import GatewayClient
 from architect_nb.config import LLMConfig
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 from tests.support.kernel import FrontEnd, front_end

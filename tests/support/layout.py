@@ -1,5 +1,5 @@
 """What a package's top doc claims about its layout, and what its imports say: the checks of
-tests/unit/test_package_layout.py, on any tree (a planted one included).
+tests/unit/core/test_package_layout.py, on any tree (a planted one included).
 
 Every import counts, the lazy ones inside functions and those only for type checkers too: an arrow that is
 not declared, or that closes a circle, is a cycle waiting for its first eager import.

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from architect_nb.agent import AgentLoop, create_loop
+from architect_nb.agent.conversation.thread import Thread
 from architect_nb.agent.events import AgentEvent
-from architect_nb.agent.thread import Thread
 from architect_nb.config import AppConfig, load_config
 from architect_nb.testing.anthropic_server import AnthropicStubServer
 from architect_nb.testing.gemini_server import GeminiStubServer

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from architect_nb.notebook.execution_log import Execution, current_log, error_output
+from architect_nb.notebook.context.execution_log import Execution, current_log, error_output
 
 __all__ = ["KernelFacts", "gather_facts", "running_count"]
 

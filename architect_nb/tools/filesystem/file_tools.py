@@ -60,7 +60,7 @@ class ReadFileArgs(ToolArgs):
     limit: int | None = Field(None, ge=1, le=100_000, description="Number of lines to read from offset.")
 
 
-SKILL_PREFIX = "skill:"  # `agent.skills.SKILL_PREFIX`
+SKILL_PREFIX = "skill:"  # `agent.conversation.skills.SKILL_PREFIX`
 
 
 class ReadFileTool(WorkspaceTool):
@@ -71,7 +71,8 @@ class ReadFileTool(WorkspaceTool):
     def __init__(self, workspace_root: Path, max_bytes: int = DEFAULT_READ_LIMIT_BYTES) -> None:
         super().__init__(workspace_root)
         self.max_bytes = max_bytes
-        #: The skills' folders by name (`agent.skills`): `skill:NAME[/FILE]` reads inside that folder only.
+        #: The skills' folders by name (`agent.conversation.skills`): `skill:NAME[/FILE]` reads inside that
+        #: folder only.
         self.skill_folders: dict[str, Path] = {}
 
     def _skill_file(self, path: str) -> tuple[Path, str]:

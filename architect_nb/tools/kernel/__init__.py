@@ -9,7 +9,7 @@
 
 Depends on the core, and for run_cell on `notebook_files` (the open notebook's documents and cells),
 `filesystem.fileio` and `search.scan` (a notebook's text); nothing here imports IPython (the IPython session
-is `architect_nb.notebook.kernel_session`).
+is `architect_nb.notebook.kernel.kernel_session`).
 """
 
 from architect_nb.tools.kernel.kernel_tools import (

@@ -1,7 +1,7 @@
 """`KernelSession`: what the kernel tools need from the live kernel, and `PlainKernel`, a namespace alone.
 
 The tools never import IPython. A session hands them the person's namespace and runs their work where the
-person's code runs: `architect_nb.notebook.kernel_session.IPythonKernel` does that on the kernel's main
+person's code runs: `architect_nb.notebook.kernel.kernel_session.IPythonKernel` does that on the kernel's main
 thread (so a kernel interrupt stops it as it stops a cell) and captures rich display output; `PlainKernel`,
 for the Python API and tests, runs on the calling thread.
 """

@@ -14,8 +14,9 @@ JupyterLab's side. It is named by the front end's path, and only its open docume
 never a file (`own_document`); any other path outside the workspace is refused as before (`validate_path`
 runs first), and a workspace file at that path wins.
 
-The tools never import IPython: a `DocumentBackend` is handed to them. `architect_nb.notebook.live_documents`
-is the one that talks to front ends over the kernel's comm channel; with none, every notebook is a file.
+The tools never import IPython: a `DocumentBackend` is handed to them.
+`architect_nb.notebook.kernel.live_documents` is the one that talks to front ends over the kernel's comm
+channel; with none, every notebook is a file.
 """
 
 from __future__ import annotations

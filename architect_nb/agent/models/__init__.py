@@ -1,0 +1,18 @@
+"""The model clients and wire formats: one model turn asked for, and its answer read.
+
+- `llm`: `LLMClient` (what the loop calls) and `LiteLLMClient`, LiteLLM's client: streamed, retried, priced.
+- `gateway` and `gateway_wire`: a model behind an OpenAI-compatible gateway (a LiteLLM proxy), called over
+  HTTP without LiteLLM, and that wire read.
+- `model_reply`: `LLMResponse`, its `ToolCall`s and `Usage`; `reply_parsing`: a LiteLLM response read as one;
+  `text_tool_calls`: calls and thinking a local model wrote into its text; `provider_extras`: what a
+  provider attaches to an answer, sent back unchanged.
+- `prompt_cache` (the markers, the cached share), `price_list` (prices and limits, without LiteLLM),
+  `retry_policy` (what is tried again, and when), `model_failures` (what went wrong, explained),
+  `length_cuts` (an answer cut at the length limit), `token_estimate` (tokens at four characters a token).
+- `offline`: the switch that makes a real provider call impossible (the tests set it).
+- `scripted` and `scripted_provider`: the scripted model, and the LiteLLM provider behind `scripted/`.
+
+Nothing here knows of a run or its conversation: the family imports no other part of the agent.
+
+Depends on `architect_nb.config` (the `llm:` section).
+"""
