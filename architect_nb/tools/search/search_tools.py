@@ -179,7 +179,7 @@ class _SearchTool(WorkspaceTool):
         """rg's walk of `start` (`rg_listing`), or None if rg failed (the Python walk then answers)."""
         select = file_filter(self.workspace_root, start, file_pattern)
         try:
-            return rg_listing(
+            listing = rg_listing(
                 base,
                 [*rg_name_glob(file_pattern), *mode],
                 self.workspace_root,
@@ -189,6 +189,22 @@ class _SearchTool(WorkspaceTool):
                 scope=self.scope or None,
                 notebooks=notebooks,
             )
+            if "-c" in mode and listing.searched and not listing.files and not listing.notebooks:
+                # rg's count of files searched includes those in virtualenvs, which are left out only on its
+                # answer: with no match anywhere, the files the walk sees are counted, so that a pattern no
+                # file matches is told as such and not as "no matches in N files".
+                seen = rg_listing(
+                    base,
+                    [*rg_name_glob(file_pattern), "--files"],
+                    self.workspace_root,
+                    start,
+                    deadline,
+                    select=select,
+                    scope=self.scope or None,
+                )
+                listing.searched = len(seen.files)
+                listing.timed_out |= seen.timed_out
+            return listing
         except ProgramError:
             return None
 
