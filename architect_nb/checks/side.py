@@ -50,6 +50,11 @@ async def _run(request: dict[str, Any], result: dict[str, Any], started: float) 
         kernel_name=kernel_name,
         allow_errors=True,
         resources={"metadata": {"path": request["cwd"]}},
+        # nbclient's default gives a cell's last outputs 4 s after its reply and then drops them silently: on
+        # a loaded machine that reads as a difference. Wait longer; a cell whose outputs never come is told
+        # as a timeout.
+        iopub_timeout=60,
+        raise_on_iopub_timeout=True,
     )
     deadline = started + request["notebook_timeout"]
     # The helper cells go in the notebook itself (nbclient writes each executed cell back into it by index).

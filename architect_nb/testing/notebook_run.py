@@ -24,7 +24,20 @@ from typing import IO, Any
 from architect_nb.agent import events as ev
 from architect_nb.agent.console import ConsolePrinter
 
-__all__ = ["RUN_MIME", "TranscriptPrinter", "kernel_environment", "print_cell", "replay", "run_notebook"]
+__all__ = [
+    "PATIENT_OUTPUTS",
+    "RUN_MIME",
+    "TranscriptPrinter",
+    "kernel_environment",
+    "print_cell",
+    "replay",
+    "run_notebook",
+]
+
+#: nbclient waits 4 s after a cell's reply for the cell's last outputs, then goes on without them and says
+#: nothing: on a loaded machine a cell's printout went missing so. Wait longer, and fail the cell if they
+#: never come rather than return a notebook without them.
+PATIENT_OUTPUTS: dict[str, Any] = {"iopub_timeout": 60, "raise_on_iopub_timeout": True}
 
 RUN_MIME = ev.RUN_MIME_TYPE
 _EVENT_TYPES: dict[str, type[ev.AgentEvent]] = {
@@ -134,6 +147,7 @@ def run_notebook(
         "kernel_name": "python3",
         "resources": {"metadata": {"path": folder}},
         "store_widget_state": False,
+        **PATIENT_OUTPUTS,
         "extra_arguments": ["--IPKernelApp.log_level=ERROR"],  # no start-up chatter in the transcript
     }
     if on_cell is not None:

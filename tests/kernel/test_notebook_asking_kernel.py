@@ -16,6 +16,7 @@ import pytest
 import yaml
 from nbclient import NotebookClient
 
+from architect_nb.testing.notebook_run import PATIENT_OUTPUTS
 from tests.support.agent import copy_sample_project, write_script
 from tests.support.kernel import (
     RUN_MIME,
@@ -101,7 +102,11 @@ def test_headless_every_kind_of_question_ends_within_seconds_saying_which_and_wh
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
     client = NotebookClient(
-        nb, timeout=120, kernel_name=f"architect-{kernel}", resources={"metadata": {"path": str(ws)}}
+        nb,
+        timeout=120,
+        kernel_name=f"architect-{kernel}",
+        resources={"metadata": {"path": str(ws)}},
+        **PATIENT_OUTPUTS,
     )
     asyncio.run(client.async_execute())
     approval, step, plan, code, after = nb.cells[3:]

@@ -29,6 +29,7 @@ from typing import Any
 import nbformat
 import pytest
 
+from architect_nb.testing.notebook_run import PATIENT_OUTPUTS
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 from tests.support.kernel import Cell, FrontEnd, front_end, kernel_env, kernel_params, write_kernelspecs
 from tests.support.live_frontend import DocumentFrontEnd
@@ -274,6 +275,7 @@ def test_under_nbclient_the_cells_and_the_last_error_come_from_the_kernel(
         kernel_name=f"architect-{kernel}",
         allow_errors=True,
         resources={"metadata": {"path": str(ws)}},
+        **PATIENT_OUTPUTS,
     )
     asyncio.run(client.async_execute())
     _check_headless(server, nb)

@@ -16,6 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from architect_nb.testing.notebook_run import PATIENT_OUTPUTS
 from tests.support.agent import copy_sample_project, write_script
 from tests.support.kernel import RUN_MIME, WIDGET_MIME, available_kernels, kernel_env, write_kernelspecs
 
@@ -38,7 +39,11 @@ def _run(tmp: Path, ws: Path, kernel: str, cells: list[str], monkeypatch: pytest
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(source) for source in ["%load_ext architect_nb", *cells]]
     client = NotebookClient(
-        nb, timeout=60, kernel_name=f"architect-{kernel}", resources={"metadata": {"path": str(ws)}}
+        nb,
+        timeout=60,
+        kernel_name=f"architect-{kernel}",
+        resources={"metadata": {"path": str(ws)}},
+        **PATIENT_OUTPUTS,
     )
     # asyncio.run closes its event loop; client.execute() would leave one open for a later test's GC to flag.
     asyncio.run(client.async_execute())

@@ -12,6 +12,7 @@ import pytest
 from nbclient import NotebookClient
 
 from architect_nb.agent.events import AgentEvent, ConfirmationAsked, ToolResultEvent
+from architect_nb.testing.notebook_run import PATIENT_OUTPUTS
 from tests.support.agent import make_loop, write_script
 from tests.support.kernel import kernel_env, write_kernelspecs
 
@@ -48,7 +49,11 @@ def run_notebook(path: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> list
         monkeypatch.setenv(key, value)
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        nb, timeout=60, kernel_name="architect-ipk7", resources={"metadata": {"path": str(path.parent)}}
+        nb,
+        timeout=60,
+        kernel_name="architect-ipk7",
+        resources={"metadata": {"path": str(path.parent)}},
+        **PATIENT_OUTPUTS,
     )
     # asyncio.run closes its loop; client.execute() would leave one open for a later test's GC to complain of.
     asyncio.run(client.async_execute())
