@@ -98,7 +98,7 @@ def build(data: dict[str, Any]) -> str:
 def measure(cells: int, repeat: int = 7) -> tuple[int, int, float, float]:
     """(characters, tokens, cold ms, warm ms) of a `cells`-cell notebook's outline; medians of `repeat`."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from architect_nb.agent.models.llm import import_litellm
+    from architect_nb.agent.models.litellm_import import import_litellm
 
     data = notebook(cells)
     cold, warm = [], []

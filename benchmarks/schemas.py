@@ -24,7 +24,7 @@ KERNEL_RUN_GOAL = 2800
 def schema_tokens(*, kernel: bool = False) -> dict[str, int]:
     """Tokens per tool schema: the tools every run has, and with `kernel` those of a run in a kernel."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    from architect_nb.agent.models.llm import import_litellm
+    from architect_nb.agent.models.litellm_import import import_litellm
 
     litellm = import_litellm()
     registry = ToolRegistry()

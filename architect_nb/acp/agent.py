@@ -277,7 +277,7 @@ def _warm_up() -> None:
     def warm() -> None:
         try:
             import architect_nb.agent.factory  # noqa: F401 - the engine, the tools, the shell grammar
-            from architect_nb.agent.models.llm import import_litellm
+            from architect_nb.agent.models.litellm_import import import_litellm
 
             import_litellm()
         except Exception as exc:  # the first prompt imports them itself, and says what is wrong

@@ -42,7 +42,7 @@ from architect_nb.agent.events import (
     Transcript,
 )
 from architect_nb.agent.model_turn import ModelClientError, ModelTurn
-from architect_nb.agent.models.llm import LLMClient, LLMError, RunCancelledError
+from architect_nb.agent.models.client import LLMClient, LLMError, RunCancelledError
 from architect_nb.agent.models.model_reply import ToolCall
 from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_result import RunResult, run_finished, thread_info

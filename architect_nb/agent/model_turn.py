@@ -21,7 +21,8 @@ from architect_nb.agent.events import (
     TextDelta,
     ThinkingDelta,
 )
-from architect_nb.agent.models.llm import LLMClient, LLMError, LLMResponse, RunCancelledError
+from architect_nb.agent.models.client import LLMClient, LLMError, RunCancelledError
+from architect_nb.agent.models.model_reply import LLMResponse
 from architect_nb.agent.run_hooks import RunHooks
 from architect_nb.agent.run_state import RunState
 from architect_nb.execution.hooks.executor import HookEvent

@@ -51,7 +51,7 @@ def _warm(pause: float) -> None:
         if _through_gateway():
             _warm_gateway()
             return
-        from architect_nb.agent.models.llm import import_litellm
+        from architect_nb.agent.models.litellm_import import import_litellm
 
         litellm = import_litellm()
         import architect_nb.agent.factory

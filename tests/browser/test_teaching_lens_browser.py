@@ -124,7 +124,7 @@ def test_step_edit_inspect_and_meter(app: tuple[str, str, Path, OpenAIStubServer
         assert shown == {"messages": received["messages"], "tools": received["tools"]}
         sent = [m for m in shown["messages"] if m.get("tool_calls")]
         assert json.loads(sent[0]["tool_calls"][0]["function"]["arguments"]) == {"path": "shop/cart.py"}
-        from architect_nb.agent.models.llm import import_litellm
+        from architect_nb.agent.models.litellm_import import import_litellm
 
         counted = import_litellm().token_counter(
             model=MODEL, messages=received["messages"], tools=received["tools"]

@@ -1,6 +1,9 @@
 """The model clients and wire formats: one model turn asked for, and its answer read.
 
-- `llm`: `LLMClient` (what the loop calls) and `LiteLLMClient`, LiteLLM's client: streamed, retried, priced.
+- `client`: `LLMClient`, what the loop calls (the seam a test or a caller fills), and how a call fails
+  (`LLMError`, `RunCancelledError`).
+- `llm`: `LiteLLMClient`, LiteLLM's client: streamed, retried, priced; `litellm_import`: LiteLLM imported
+  once, offline, on first use.
 - `gateway` and `gateway_wire`: a model behind an OpenAI-compatible gateway (a LiteLLM proxy), called over
   HTTP without LiteLLM, and that wire read.
 - `model_reply`: `LLMResponse`, its `ToolCall`s and `Usage`; `reply_parsing`: a LiteLLM response read as one;

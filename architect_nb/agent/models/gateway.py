@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from architect_nb.agent.models.client import LLMClient, LLMError, RunCancelledError
 from architect_nb.agent.models.gateway_wire import (
     APIConnectionError,
     StreamedAnswer,
@@ -33,13 +34,7 @@ from architect_nb.agent.models.gateway_wire import (
     event_data,
     http_error,
 )
-from architect_nb.agent.models.llm import (
-    SCRIPTED_PREFIX,
-    LiteLLMClient,
-    LLMClient,
-    LLMError,
-    RunCancelledError,
-)
+from architect_nb.agent.models.llm import SCRIPTED_PREFIX, LiteLLMClient
 from architect_nb.agent.models.model_failures import Failure, explain
 from architect_nb.agent.models.model_reply import Usage
 from architect_nb.agent.models.price_list import model_entry, price

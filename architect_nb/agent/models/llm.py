@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from architect_nb.agent.models.client import LLMClient, LLMError, RunCancelledError
 from architect_nb.agent.models.length_cuts import added, cut_where, more_room_for, told_cut
+from architect_nb.agent.models.litellm_import import import_litellm
 from architect_nb.agent.models.model_failures import Failure, classify, explain
 from architect_nb.agent.models.model_reply import LLMResponse, ToolCall, Usage, make_call
 from architect_nb.agent.models.offline import offline_refusal
@@ -51,83 +51,6 @@ log = get_logger(__name__)
 
 SCRIPTED_PREFIX = "scripted/"
 _SIGNED_CALL_IDS = ("gemini/", "vertex_ai/")  # LiteLLM would put Gemini's thought signatures in call ids
-_litellm_lock = threading.Lock()
-_litellm: Any = None
-LITELLM_IMPORT_SECONDS: float | None = None
-
-
-class LLMError(RuntimeError):
-    """The model could not be called. The message says what to do (set a key, fix the model name, ...).
-
-    `kind` is "script" when a scripted run left its script, "context_window" when the conversation is longer
-    than the model's window, "refused" when the provider refused to answer, otherwise "llm".
-    """
-
-    def __init__(self, message: str, kind: str = "llm") -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class RunCancelledError(RuntimeError):
-    """The run was cancelled while waiting for the model."""
-
-
-class LLMClient(Protocol):
-    """What the agent loop needs from a model: `LiteLLMClient`, or `GatewayClient` behind a gateway."""
-
-    model: str
-
-    def complete(
-        self,
-        messages: Sequence[Mapping[str, Any]],
-        tools: Sequence[Mapping[str, Any]],
-        *,
-        on_text: Callable[[str], None] | None = None,
-        on_thinking: Callable[[str], None] | None = None,
-        on_notice: Callable[[str], None] | None = None,
-        should_stop: Callable[[], bool] | None = None,
-        thread_position: tuple[int, int] = (0, 0),
-    ) -> LLMResponse:
-        """One model turn. `on_text` and `on_thinking` get the answer and the thinking as they arrive,
-        `on_notice` what the person should know meanwhile (a wait before a retry). `thread_position` is
-        (assistant turns, runs) the thread held before this run, so the scripted model answers a follow-up
-        run from the first turn of its own script."""
-        ...
-
-    def context_window(self) -> int: ...
-
-    def supports_images(self) -> bool:
-        """Whether the model accepts images (plots made by run_python are then sent to it)."""
-        ...
-
-
-def import_litellm() -> Any:
-    """Import LiteLLM once, offline: bundled price map, no telemetry, no banner; register `scripted/`."""
-    global _litellm, LITELLM_IMPORT_SECONDS  # noqa: PLW0603 - one lazy import per process
-    with _litellm_lock:
-        if _litellm is None:
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            os.environ.setdefault("LITELLM_TELEMETRY", "False")
-            started = time.perf_counter()
-            import litellm
-
-            # LiteLLM touches a Pydantic attribute deprecated in 2.11, and its Gemini types make Pydantic warn
-            # about `ReadOnly` items on the first Gemini call; keep both out of notebook cells.
-            warnings.filterwarnings("ignore", message="Accessing the 'model_", module="litellm")
-            warnings.filterwarnings(
-                "ignore", message=".* using the `ReadOnly` qualifier", category=UserWarning
-            )
-
-            LITELLM_IMPORT_SECONDS = time.perf_counter() - started
-            litellm.suppress_debug_info = True
-            litellm.telemetry = False
-            from architect_nb.agent.models.scripted_provider import scripted_provider
-
-            litellm.custom_provider_map = [
-                entry for entry in litellm.custom_provider_map if entry.get("provider") != "scripted"
-            ] + [{"provider": "scripted", "custom_handler": scripted_provider()}]
-            _litellm = litellm
-        return _litellm
 
 
 class LiteLLMClient:

@@ -12,7 +12,7 @@ import pytest
 
 from architect_nb.agent import AgentLoop, LiteLLMClient, LLMError, resolve_agent
 from architect_nb.agent.events import AgentEvent, CostUpdate, RunFinished
-from architect_nb.agent.models.llm import import_litellm
+from architect_nb.agent.models.litellm_import import import_litellm
 from architect_nb.agent.models.prompt_cache import needs_markers, with_markers
 from architect_nb.config import LLMConfig, load_config
 from architect_nb.execution.build import build_engine

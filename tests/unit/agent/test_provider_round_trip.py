@@ -18,7 +18,7 @@ import pytest
 from architect_nb.agent import AgentLoop, LiteLLMClient, resolve_agent
 from architect_nb.agent.conversation.context import ContextBuilder
 from architect_nb.agent.conversation.thread_store import ThreadStore
-from architect_nb.agent.models.llm import import_litellm
+from architect_nb.agent.models.litellm_import import import_litellm
 from architect_nb.execution.build import build_engine
 from architect_nb.notebook.output.render import RunOutput
 from architect_nb.redaction import default_redactor

@@ -13,7 +13,7 @@ import pytest
 from architect_nb.agent import AgentLoop, LiteLLMClient, resolve_agent
 from architect_nb.agent.conversation.inspector import RequestLog, compact, part_hash, rebuild
 from architect_nb.agent.conversation.thread import Thread
-from architect_nb.agent.models.llm import import_litellm
+from architect_nb.agent.models.litellm_import import import_litellm
 from architect_nb.agent.stepping import SKIPPED, ModelPause, StepDecision, StepScript, ToolPause
 from architect_nb.config import LLMConfig, load_config
 from architect_nb.execution.build import build_engine
