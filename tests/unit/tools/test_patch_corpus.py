@@ -42,6 +42,7 @@ def check_corpus(cases: list[Case]) -> Counter[str]:
     return tally
 
 
+@pytest.mark.slow  # left out of `make test-unit`: a corpus built by diff and git in subprocesses
 def test_corpus_in_process() -> None:
     cases = build_corpus(n_files=150)
     tally = check_corpus(cases)
@@ -56,6 +57,7 @@ def test_large_corpus_in_process() -> None:
     check_corpus(cases)
 
 
+@pytest.mark.slow  # left out of `make test-unit`: a corpus built by diff and git in subprocesses
 def test_corpus_through_the_tool(tmp_path: Path) -> None:
     """A sample through ApplyPatchTool: bytes on disk, permission bits kept, stale files untouched."""
     tool = ApplyPatchTool(tmp_path)

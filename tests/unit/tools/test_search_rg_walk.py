@@ -222,6 +222,7 @@ def check_nothing_hidden(output: str, sensitive: list[str], state: bool) -> None
 EXAMPLES = 25
 
 
+@pytest.mark.slow  # left out of `make test-unit`: rg walks hundreds of random trees
 def test_rg_walk_sees_the_python_walks_files() -> None:
     """rg's walk lists what the Python walk lists, in generated trees, cold and with a kept walk. A walk rg
     declines compares nothing, so the walks rg really did are counted: in these trees it has no reason to
