@@ -72,6 +72,9 @@ MAX_LITERAL = 1000
 DEFAULT_MAX_FILES = 200
 #: The largest file that is not UTF-8 whose encoding is detected to show its matching lines.
 _MAX_DETECT_BYTES = 10 * 1024 * 1024
+#: A search with no match that rg's walk counted at most this many files for is counted again without the
+#: virtualenvs' files (one more walk; see `_listing`).
+_RECOUNT_UP_TO = 100
 
 _SEARCH_PATH = "Folder or file to search."
 _FILE_PATTERN = "Glob on file names ('*.py', '*.{js,ts}'), or on paths below `path` if it contains '/'."
@@ -189,10 +192,18 @@ class _SearchTool(WorkspaceTool):
                 scope=self.scope or None,
                 notebooks=notebooks,
             )
-            if "-c" in mode and listing.searched and not listing.files and not listing.notebooks:
+            if (
+                "-c" in mode
+                and 0 < listing.searched <= _RECOUNT_UP_TO
+                and not listing.files
+                and not listing.notebooks
+            ):
                 # rg's count of files searched includes those in virtualenvs, which are left out only on its
-                # answer: with no match anywhere, the files the walk sees are counted, so that a pattern no
-                # file matches is told as such and not as "no matches in N files".
+                # answer. With no match anywhere and few files searched, they may all have been in one: the
+                # files the walk sees are counted, so that a file pattern no file matches is told as such and
+                # not as "no matches in N files". Past that bound the second walk is not paid for: a
+                # virtualenv not named as one (`env/`, not `.venv`) whose files alone match the pattern then
+                # reads as "no matches in N files".
                 seen = rg_listing(
                     base,
                     [*rg_name_glob(file_pattern), "--files"],
