@@ -208,9 +208,9 @@ def test_load_ext_warms_up_the_model_client_in_the_background() -> None:
         "ip = InteractiveShell.instance(); ip.run_line_magic('load_ext', 'architect_nb'); "
         "from architect_nb.notebook.warm_up import warm_up_thread; t = warm_up_thread(); "
         "print(t.daemon, 'litellm' in sys.modules); t.join(120); "
-        "from architect_nb.agent.models import llm; "
-        "print(t.is_alive(), llm._litellm is not None, 'architect_nb.agent.factory' in sys.modules, "
-        "'ipywidgets' in sys.modules)"
+        "from architect_nb.agent.models import litellm_import; "
+        "print(t.is_alive(), litellm_import._litellm is not None, "
+        "'architect_nb.agent.factory' in sys.modules, 'ipywidgets' in sys.modules)"
     )
     done = _python(code)
     assert done.returncode == 0, done.stderr
