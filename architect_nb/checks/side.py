@@ -20,7 +20,12 @@ from typing import Any
 
 from architect_nb.checks.kernel_helper import SETUP_CODE, compare_code
 
-__all__ = ["run_side"]
+__all__ = ["PATIENT_OUTPUTS", "run_side"]
+
+#: nbclient waits 4 s after a cell's reply for the cell's last outputs, then goes on without them and says
+#: nothing: on a loaded machine a cell's printout went missing so. Wait longer, and fail the cell if they
+#: never come (a timeout) rather than return a notebook without them.
+PATIENT_OUTPUTS: dict[str, Any] = {"iopub_timeout": 60, "raise_on_iopub_timeout": True}
 
 
 def run_side(request: dict[str, Any]) -> dict[str, Any]:
@@ -50,11 +55,7 @@ async def _run(request: dict[str, Any], result: dict[str, Any], started: float) 
         kernel_name=kernel_name,
         allow_errors=True,
         resources={"metadata": {"path": request["cwd"]}},
-        # nbclient's default gives a cell's last outputs 4 s after its reply and then drops them silently: on
-        # a loaded machine that reads as a difference. Wait longer; a cell whose outputs never come is told
-        # as a timeout.
-        iopub_timeout=60,
-        raise_on_iopub_timeout=True,
+        **PATIENT_OUTPUTS,  # a dropped output would read as a difference
     )
     deadline = started + request["notebook_timeout"]
     # The helper cells go in the notebook itself (nbclient writes each executed cell back into it by index).

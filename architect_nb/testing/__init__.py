@@ -7,7 +7,8 @@ Tests, notebooks and users share them. Nothing here calls a paid API.
   local HTTP servers that answer as those providers do, for tests over real HTTP.
 - `notebook_run`, `open_notebooks`, `every_tool_session`: runs and notebooks the tests and the docs share.
 
-Depends on `architect_nb.agent`, `architect_nb.config` and `tools.notebook_files`.
+Depends on `architect_nb.agent`, `architect_nb.checks` (how long a notebook run waits for outputs),
+`architect_nb.config` and `tools.notebook_files`.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from architect_nb.agent import events as ev
 from architect_nb.agent.console import ConsolePrinter
+from architect_nb.checks.side import PATIENT_OUTPUTS  # the notebook check's wait for a cell's outputs
 
 __all__ = [
     "PATIENT_OUTPUTS",
@@ -34,10 +35,6 @@ __all__ = [
     "run_notebook",
 ]
 
-#: nbclient waits 4 s after a cell's reply for the cell's last outputs, then goes on without them and says
-#: nothing: on a loaded machine a cell's printout went missing so. Wait longer, and fail the cell if they
-#: never come rather than return a notebook without them.
-PATIENT_OUTPUTS: dict[str, Any] = {"iopub_timeout": 60, "raise_on_iopub_timeout": True}
 
 RUN_MIME = ev.RUN_MIME_TYPE
 _EVENT_TYPES: dict[str, type[ev.AgentEvent]] = {
