@@ -475,6 +475,20 @@ class KernelConfig(_Section):
     )
 
 
+#: What `checkpoints.others` holds by default: files that Python, test runners, linters and Jupyter write
+#: beside the agent's (running the tests writes `__pycache__`), none of them the agent's work.
+OTHER_PROGRAMS_FILES = (
+    "__pycache__/",
+    "*.py[cod]",
+    ".pytest_cache/",
+    ".mypy_cache/",
+    ".ruff_cache/",
+    ".hypothesis/",
+    ".ipynb_checkpoints/",
+    ".jupyter_ystore.db",
+)
+
+
 class CheckpointsConfig(_Section):
     persist: bool = Field(
         True,
@@ -512,6 +526,14 @@ class CheckpointsConfig(_Section):
     include: list[str] = Field(
         default_factory=list,
         description="Paths `.gitignore` hides that snapshots should cover anyway (globs, e.g. `data/*.csv`).",
+    )
+    others: list[str] = Field(
+        default_factory=lambda: list(OTHER_PROGRAMS_FILES),
+        description=(
+            "Files other programs write in the workspace (bytecode and tool caches, notebook checkpoints, "
+            "the collaboration store; gitignore patterns at any depth): never taken for the agent's "
+            "changes, snapshotted or restored by undo, unless a file tool names one."
+        ),
     )
 
 

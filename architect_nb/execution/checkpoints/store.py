@@ -102,7 +102,8 @@ class CheckpointStore:
     @classmethod
     def for_config(cls, config: AppConfig) -> CheckpointStore:
         """The store `config` asks for (`checkpoints:`), after removing saved runs older than `keep_days`
-        and the snapshots only they needed. Sensitive files are never snapshotted."""
+        and the snapshots only they needed. Sensitive files, and other programs' files (`others`), are never
+        snapshotted."""
         files = checkpoint_files(config)
         if files is not None:
             with contextlib.suppress(OSError):
@@ -113,7 +114,7 @@ class CheckpointStore:
             max_bytes=config.checkpoints.max_file_bytes,
             max_run_bytes=config.checkpoints.max_run_bytes,
             include=config.checkpoints.include,
-            exclude=config.guardrails.sensitive_files,
+            exclude=[*config.guardrails.sensitive_files, *config.checkpoints.others],
         )
 
     # ------------------------------------------------------------------ during a run

@@ -100,6 +100,45 @@ def test_undo_restores_edits_and_what_commands_did(project: Path) -> None:
         engine.checkpoints.undo(rid)
 
 
+_CACHES = (
+    "mkdir -p pkg/__pycache__ .pytest_cache/v .ipynb_checkpoints"
+    " && printf 'o' > pkg/__pycache__/mod.cpython-311.pyc && printf 'c' > .pytest_cache/v/lastfailed"
+    " && printf 'k' > .ipynb_checkpoints/nb-checkpoint.ipynb && printf 'y' > .jupyter_ystore.db"
+)
+
+
+def test_what_other_programs_write_is_not_the_agents_change_and_undo_leaves_it(project: Path) -> None:
+    """Running the tests writes `__pycache__` and `.pytest_cache`; a Jupyter server writes checkpoints and its
+    collaboration store. None is the agent's change: not listed, not snapshotted, left as it is by undo."""
+    engine = engine_for(project)
+    result = run(engine, "run_command", 1, command=f"{_CACHES} && printf 'mine' > a.py")
+    assert list(result.changed_files) == ["a.py"]
+    assert {p.relative_to(project).as_posix() for p in engine.checkpoints.files(engine.run_id)} == {"a.py"}
+    report = engine.checkpoints.undo(engine.run_id)
+    assert report.ok and "restored 1 file(s)" in str(report) and "removed" not in str(report), str(report)
+    assert (project / "a.py").read_text() == "original\n"
+    assert (project / "pkg/__pycache__/mod.cpython-311.pyc").read_bytes() == b"o"
+    assert (project / ".jupyter_ystore.db").read_bytes() == b"y"
+
+
+def test_a_file_tool_that_names_another_programs_file_is_undone_and_the_list_can_be_emptied(
+    project: Path,
+) -> None:
+    engine = engine_for(project)
+    run(engine, "write_file", 1, path="pkg/__pycache__/note.txt", content="written by the agent\n")
+    assert engine.checkpoints.undo(engine.run_id).ok
+    assert not (project / "pkg/__pycache__").exists()
+
+    everything = engine_for(project, **{"checkpoints.others": []})
+    result = run(everything, "run_command", 1, command=_CACHES)
+    assert set(result.changed_files) == {
+        "pkg/__pycache__/mod.cpython-311.pyc",
+        ".pytest_cache/v/lastfailed",
+        ".ipynb_checkpoints/nb-checkpoint.ipynb",
+        ".jupyter_ystore.db",
+    }
+
+
 def test_permission_bits_of_a_changed_file_are_kept_and_the_executable_bit_restored(project: Path) -> None:
     (project / "a.py").chmod(0o640)
     (project / "tool.sh").write_text("#!/bin/sh\n")
