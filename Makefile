@@ -32,7 +32,7 @@ endef
 # upgraded in the same step: the development tools are pyproject's dependency groups, which pip installs from
 # 25.1 on (`--group`), and a new venv gets the pip its Python bundles, which can be older (23.2.1 in 3.11.7).
 # `--no-compile`: Python compiles a module to bytecode when it is first imported, so only what is used is ever
-# compiled. That needs Python to be allowed to write its bytecode cache: see `unexport` below.
+# compiled. That needs Python to be allowed to write its bytecode cache: see `unexport` above.
 PIP_INSTALL := $(PY) -m pip install --quiet --disable-pip-version-check --no-compile
 BUILD_REQUIRES := $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))'
 # The extension (Node, in labextension/) builds in the background while pip installs the Python packages, since
