@@ -9,7 +9,9 @@ ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,26 +28,62 @@ from tests.support.notebooks import write_v45
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
-@pytest.fixture(params=kernel_params())
-def kernel(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[FrontEnd, Path]]:
-    """A kernel started in tmp/root (the server's root) for root/driver.ipynb, architect_nb loaded, with a
-    workspace root/ws holding analysis.ipynb."""
-    root = tmp_path / "root"
+def _fresh_folders(root: Path) -> Path:
+    """root/driver.ipynb and a workspace root/ws holding analysis.ipynb, as new; returns the workspace."""
     ws = root / "ws"
+    shutil.rmtree(ws, ignore_errors=True)
     ws.mkdir(parents=True)
     write_v45(root / "driver.ipynb")
     write_v45(ws / "analysis.ipynb")
     (ws / ".architect.yaml").write_text(yaml.safe_dump({"workspace": {"allow_delete": True}}))
+    return ws
+
+
+@contextlib.contextmanager
+def _kernel_in(kernel_name: str, tmp: Path) -> Iterator[tuple[FrontEnd, Path]]:
+    """A kernel started in tmp/root (the server's root) for root/driver.ipynb, architect_nb loaded."""
+    root = tmp / "root"
+    _fresh_folders(root)
     env = {"JPY_SESSION_NAME": str(root / "driver.ipynb")}
-    with front_end(str(request.param), tmp_path, root, env) as player:
+    with front_end(kernel_name, tmp, root, env) as player:
         assert player.run("%load_ext architect_nb").status == "ok", player.describe()
-        player.run(f"%architect config workspace.root={ws} notebook.frontend_timeout=3")
+        yield player, root
+
+
+@pytest.fixture(scope="module", params=kernel_params())
+def module_kernel(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[FrontEnd, Path]]:
+    """One kernel per ipykernel version for this module's tests (starting one and importing the agent costs
+    seconds of CPU); each test takes it through `kernel`."""
+    with _kernel_in(str(request.param), tmp_path_factory.mktemp(f"live-{request.param}")) as started:
+        yield started
+
+
+@pytest.fixture
+def kernel(module_kernel: tuple[FrontEnd, Path]) -> tuple[FrontEnd, Path]:
+    """The module's kernel as new (`FrontEnd.hand_over`: no names, session or front end of an earlier test),
+    with root/driver.ipynb and a new workspace root/ws holding analysis.ipynb."""
+    player, root = module_kernel
+    player.hand_over()
+    ws = _fresh_folders(root)
+    player.run(f"%architect config workspace.root={ws} notebook.frontend_timeout=3")
+    return player, root
+
+
+@pytest.fixture(params=kernel_params())
+def own_kernel(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[FrontEnd, Path]]:
+    """A kernel of the test's own, for a test that restarts it."""
+    with _kernel_in(str(request.param), tmp_path) as (player, root):
+        player.run(f"%architect config workspace.root={root / 'ws'} notebook.frontend_timeout=3")
         yield player, root
 
 
 @pytest.fixture
-def browser(kernel: tuple[FrontEnd, Path]) -> Iterator[DocumentFrontEnd]:
-    player, root = kernel
+def browser(request: pytest.FixtureRequest) -> Iterator[DocumentFrontEnd]:
+    """A front end with driver.ipynb open, on the test's kernel (`kernel`, or `own_kernel`)."""
+    started = "own_kernel" if "own_kernel" in request.fixturenames else "kernel"
+    player, root = request.getfixturevalue(started)
     tab = DocumentFrontEnd(player.km, root, "driver.ipynb")
     try:
         _wait(lambda: tab.accepted, "the front end's comm to be accepted")
@@ -333,9 +371,9 @@ def test_two_front_ends_with_the_notebook_open(
 
 
 def test_after_a_kernel_restart_undo_puts_the_cells_back_through_the_front_end(
-    kernel: tuple[FrontEnd, Path], browser: DocumentFrontEnd
+    own_kernel: tuple[FrontEnd, Path], browser: DocumentFrontEnd
 ) -> None:
-    player, root = kernel
+    player, root = own_kernel
     nb = root / "ws" / "analysis.ipynb"
     doc = browser.open(nb)
     before = json.loads(json.dumps(doc.cells))

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import re
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,19 +58,52 @@ def _use_stub(player: FrontEnd, server: OpenAIStubServer, workspace: Path) -> No
     assert setup.status == "ok", setup.text()
 
 
+@contextlib.contextmanager
+def _kernel_in(kernel_name: str, tmp: Path, server: OpenAIStubServer) -> Iterator[tuple[FrontEnd, Path]]:
+    """A kernel in tmp/ws, architect_nb loaded; yields it and the workspace."""
+    ws = tmp / "ws"
+    ws.mkdir()
+    with front_end(kernel_name, tmp, ws, {"JPY_SESSION_NAME": str(ws / "nb.ipynb")}) as player:
+        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
+        yield player, ws
+
+
+def _on_the_stub(player: FrontEnd, ws: Path, server: OpenAIStubServer) -> tuple[FrontEnd, Path]:
+    _use_stub(player, server, ws)
+    server.requests.clear()
+    server.replies.clear()  # what an interrupted run of another test left
+    return player, ws
+
+
+@pytest.fixture(scope="module", params=kernel_params())
+def module_kernel(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, server: OpenAIStubServer
+) -> Iterator[tuple[FrontEnd, Path]]:
+    """One kernel per ipykernel version for the tests that cannot see what earlier tests ran."""
+    with _kernel_in(
+        str(request.param), tmp_path_factory.mktemp(f"context-{request.param}"), server
+    ) as started:
+        yield started
+
+
+@pytest.fixture
+def kernel(module_kernel: tuple[FrontEnd, Path], server: OpenAIStubServer) -> tuple[FrontEnd, Path]:
+    """The module's kernel as new (`FrontEnd.hand_over`), an empty workspace, on the stub model."""
+    player, ws = module_kernel
+    player.hand_over()
+    for entry in ws.iterdir():
+        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    return _on_the_stub(player, ws, server)
+
+
 @pytest.fixture(params=kernel_params())
-def kernel(
+def own_kernel(
     request: pytest.FixtureRequest, tmp_path: Path, server: OpenAIStubServer
 ) -> Iterator[tuple[FrontEnd, Path]]:
-    """A kernel in tmp/ws, architect_nb loaded and on the stub model; yields it and the workspace."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    with front_end(str(request.param), tmp_path, ws, {"JPY_SESSION_NAME": str(ws / "nb.ipynb")}) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
-        _use_stub(player, server, ws)
-        server.requests.clear()
-        server.replies.clear()  # what an interrupted run of another test left
-        yield player, ws
+    """A kernel of the test's own: for what a reset does not undo (what the kernel ran, its imported
+    modules and extensions)."""
+    with _kernel_in(str(request.param), tmp_path, server) as (player, ws):
+        yield _on_the_stub(player, ws, server)
 
 
 def _architect(player: FrontEnd, task: str, options: str = "--mode yolo", cell_id: str | None = None) -> Cell:
@@ -184,9 +219,9 @@ def test_the_outline_of_a_large_notebook_stays_within_its_budget(
 
 
 def test_stale_marks_from_what_this_kernel_ran(
-    kernel: tuple[FrontEnd, Path], server: OpenAIStubServer
+    own_kernel: tuple[FrontEnd, Path], server: OpenAIStubServer
 ) -> None:
-    player, ws = kernel
+    player, ws = own_kernel
     path = ws / "stale.ipynb"
     player.run(f"__vsc_ipynb_file__ = {str(path)!r}")
     x1 = player.run("x = 1")
@@ -228,6 +263,8 @@ def test_stale_marks_from_what_this_kernel_ran(
 def _headless(
     tmp: Path, ws: Path, kernel: str, server: OpenAIStubServer, monkeypatch: pytest.MonkeyPatch
 ) -> list[Any]:
+    server.requests.clear()
+    server.replies.clear()  # what an earlier test's interrupted run left unasked
     write_kernelspecs(tmp / "jupyter")
     monkeypatch.setenv("JUPYTER_PATH", str(tmp / "jupyter"))
     for key, value in kernel_env({"STUB_API_KEY": KEY}).items():
@@ -267,7 +304,6 @@ def test_under_nbclient_the_cells_and_the_last_error_come_from_the_kernel(
     ws.mkdir()
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(s) for s in _headless(tmp_path, ws, kernel, server, monkeypatch)]
-    server.requests.clear()
     server.queue(Reply.calls(("run_cell", {"cell": "index:3"})), Reply.text("It divides by zero."))
     client = NotebookClient(
         nb,
@@ -294,7 +330,6 @@ def test_under_papermill_the_cells_and_the_last_error_come_from_the_kernel(
     nb.cells[3].metadata["tags"] = ["raises-exception"]  # papermill goes on past a cell tagged so
     source, output = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
     source.write_text(nbformat.writes(nb))
-    server.requests.clear()
     server.queue(Reply.calls(("run_cell", {"cell": "index:3"})), Reply.text("It divides by zero."))
     # It runs on past the tagged cell, then reports its error, as papermill does; the output is written.
     with pytest.raises(papermill.PapermillExecutionError, match="ZeroDivisionError"):
@@ -308,9 +343,9 @@ def test_under_papermill_the_cells_and_the_last_error_come_from_the_kernel(
 
 
 def test_a_module_the_run_changed_is_named_and_reloaded(
-    kernel: tuple[FrontEnd, Path], server: OpenAIStubServer
+    own_kernel: tuple[FrontEnd, Path], server: OpenAIStubServer
 ) -> None:
-    player, ws = kernel
+    player, ws = own_kernel
     (ws / "mymod.py").write_text("def answer():\n    return 1\n")
     player.run(f"import sys; sys.path.insert(0, {str(ws)!r})")
     imported = player.run("from mymod import answer")

@@ -20,13 +20,14 @@ def fe(kernel_as_new: FrontEnd) -> FrontEnd:
 
 
 def _leave_state(fe: FrontEnd, tmp_path: Path) -> None:
-    """A name, an import, a config override, a run and its thread: what any test may leave behind."""
+    """A name, an import, a config override, a run and its thread, a failed cell: what any test may leave."""
     ws = copy_sample_project(tmp_path / "ws")
     model = write_script(ws, [{"content": "Hello."}])
     assert fe.run("import os\ndf = [1, 2]").status == "ok"
     assert fe.run(f"%architect config workspace.root={ws}").status == "ok"
     run = fe.run(f"%%architect --mode yolo --model {model} --no-notebook\nSay hello", timeout=90)
     assert run.status == "ok", fe.describe()
+    assert fe.run("{}['missing']").status == "error"  # `%architect fix` would offer to fix it
 
 
 def test_state_a_test_leaves_is_seen_and_the_hand_over_clears_it(fe: FrontEnd, tmp_path: Path) -> None:
@@ -35,9 +36,11 @@ def test_state_a_test_leaves_is_seen_and_the_hand_over_clears_it(fe: FrontEnd, t
     left = fe.leftovers()
     assert left["names"] == ["df", "os"]
     assert {"overrides", "history", "threads"} <= set(left["session"]), left
+    assert len(left["errors"]) == 2, left  # the failed cell in the execution log, and sys.last_value
     fe.hand_over()
     assert fe.order == [] and fe.cells == {}  # the front end forgot the earlier cells too
     assert fe.leftovers() == {}
+    assert "No cell has failed" in fe.run("%architect fix").text()
     assert fe.run("df").status == "error"
     assert "'os'" not in fe.run("print(sorted(dir()))").text()
 
@@ -51,6 +54,6 @@ def test_a_reset_that_misses_some_state_fails_the_hand_over(
     with pytest.raises(AssertionError, match="a shared kernel kept an earlier test's state") as failed:
         fe.hand_over()
     assert "overrides" in str(failed.value) and "history" in str(failed.value)
-    assert "names" not in str(failed.value)
+    assert "errors" in str(failed.value) and "names" not in str(failed.value)
     monkeypatch.undo()
     assert fe.hand_over().leftovers() == {}

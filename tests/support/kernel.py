@@ -127,7 +127,11 @@ class Comm:
 #: `%reset`).
 _RESET = (
     "get_ipython().run_line_magic('reset', '-f')\n"
-    "__import__('architect_nb.notebook.state', fromlist=['reset_session']).reset_session()"
+    "__import__('architect_nb.notebook.state', fromlist=['reset_session']).reset_session()\n"
+    "(lambda log: log is None or log.entries.clear())"
+    "(__import__('architect_nb.notebook.context.execution_log', fromlist=['_log'])._log)\n"
+    "[vars(__import__('sys')).pop(n, None)"
+    " for n in ('last_type', 'last_value', 'last_traceback', 'last_exc')]"
 )
 #: A JSON line: the names and session state `FrontEnd.leftovers` reports (one expression: it binds nothing).
 _LEFTOVERS = (
@@ -136,7 +140,13 @@ _LEFTOVERS = (
     " if not n.startswith('_') and n not in get_ipython().user_ns_hidden),"
     "'session': (lambda s: [] if s is None else [k for k, v in vars(s).items()"
     " if k != 'threads' and v] + (['threads'] if s.threads.threads else []))"
-    "(__import__('architect_nb.notebook.state', fromlist=['_session'])._session)})"
+    "(__import__('architect_nb.notebook.state', fromlist=['_session'])._session),"
+    "'documents': (lambda c: [] if c is None else [f'front end {a}' for a in c.clients]"
+    " + [f'pending request {n}' for n in c._pending] + [f'running cell {r}' for r in c.running_cells])"
+    "(__import__('architect_nb.notebook.kernel.live_documents', fromlist=['_channel'])._channel),"
+    "'errors': (lambda log: [] if log is None else [f'[{n}]' for n, e in log.entries.items() if e.error])"
+    "(__import__('architect_nb.notebook.context.execution_log', fromlist=['_log'])._log)"
+    " + (['sys.last_value'] if hasattr(__import__('sys'), 'last_value') else [])})"
 )
 
 
@@ -208,8 +218,10 @@ class FrontEnd:
 
     def leftovers(self) -> dict[str, list[str]]:
         """What a test left in this kernel that a new kernel would not hold: the person's names (those IPython
-        does not hide, without a leading underscore) and the extension's per-kernel session (config set by
-        `%architect config`, a mode, runs, stale modules). Empty for a kernel as new."""
+        does not hide, without a leading underscore), the extension's per-kernel session (config set by
+        `%architect config`, a mode, runs, stale modules), the document channel's front ends, requests
+        and running cells, and the failed cells the execution log and `sys.last_value` hold (what
+        `%architect fix` and the notebook outline read). Empty for a kernel as new."""
         cell = self.run_past_abort(f"print({_LEFTOVERS})")
         assert cell.status == "ok", self.describe()
         found: dict[str, list[str]] = json.loads(cell.text().strip().splitlines()[-1])
@@ -217,9 +229,10 @@ class FrontEnd:
 
     def hand_over(self) -> FrontEnd:
         """Give this kernel, shared by a module's tests, to the next test as if new: the person's names are
-        reset (`%reset -f`), the extension's session is a new one, and this front end forgets the cells and
-        messages of earlier tests. The widget manager it connected stays, as a front end's does. Fails if
-        anything is left (`leftovers`), so a shared kernel that leaks state fails the next test's setup."""
+        reset (`%reset -f`), the extension's session is a new one, the execution log and the last error are
+        emptied, and this front end forgets the cells and messages of earlier tests. The widget manager it
+        connected stays, as a front end's does. Fails if anything is left (`leftovers`), so a shared kernel
+        that leaks state fails the next test's setup."""
         reset = self.run_past_abort(_RESET)
         assert reset.status == "ok", self.describe()
         left = self.leftovers()

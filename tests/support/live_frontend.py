@@ -120,6 +120,13 @@ class DocumentFrontEnd:
         self.connect()
 
     def close(self) -> None:
+        """The tab closes: its comm is closed, as the labextension's `dispose` does, so the kernel forgets
+        this front end (a kernel shared by several tests then holds no earlier test's front end)."""
         self._stop.set()
         self._thread.join(timeout=5)
+        if self.comm_id is not None:
+            self.kc.shell_channel.send(
+                self.kc.session.msg("comm_close", {"comm_id": self.comm_id, "data": {}})
+            )
+            self.comm_id, self.accepted = None, False
         self.kc.stop_channels()
