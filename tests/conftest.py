@@ -1,4 +1,5 @@
-"""Set up for every layer: saved checkpoints go to a fresh state folder, never the user's."""
+"""Set up for every layer: saved checkpoints go to a fresh state folder, never the user's; the layers with the
+longest files start first."""
 
 from __future__ import annotations
 
@@ -25,3 +26,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = os.environ.get("XDG_STATE_HOME", "")
     if os.path.basename(state).startswith("architect-test-state-"):
         shutil.rmtree(state, ignore_errors=True)
+
+
+#: The layers by how long their files take, longest first (docs/development.md).
+_LAYERS = ("browser", "kernel", "unit")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser files first, then the kernel files, then the unit files. The workers take a file at a time
+    (`--dist loadfile`), so a long file handed out last kept one worker busy alone at the end: in a random
+    order the suite took from 12 to 16 minutes. The sort is stable, so pytest-randomly's order (it shuffles
+    before this hook) holds within each layer."""
+
+    def layer(item: pytest.Item) -> int:
+        parts = item.path.parts
+        for rank, name in enumerate(_LAYERS):
+            if "tests" in parts and name in parts:
+                return rank
+        return len(_LAYERS)
+
+    items.sort(key=layer)
