@@ -147,17 +147,21 @@ format: $(STAMP)
 
 # The venv's bin comes first on PATH, as in an activated venv, so commands the agent runs (python -m pytest)
 # find the same interpreter and packages. Two workers (pytest-xdist) each take whole test files, so a file's
-# kernels, servers and browser start once; PYTEST_WORKERS=0 runs everything in one process.
+# kernels, servers and browser start once; PYTEST_WORKERS=0 runs everything in one process. They take the files
+# in the order collected (`--no-loadscope-reorder`), which tests/conftest.py sorts longest layer first: xdist's
+# own order, most tests first, handed out the browser files (a few long tests each) last, where each ran
+# alone on one worker at the end.
 PYTEST_WORKERS ?= 2
+XDIST = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 pytest: $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test: lint pytest
 
 # The inner loop: the unit layer without its slow tests (those that drive real servers, subprocess corpora or
 # real waits; `slow` says why at each). Pure unit tests and the magics in an in-process IPython.
 test-unit: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile -m "not slow" tests/unit \
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(XDIST) -m "not slow" tests/unit \
 		$(PYTEST_ARGS)
 
 # The engine, command and sandbox tests once more as on a machine without bubblewrap (scripts/without-bwrap
@@ -167,7 +171,7 @@ WITHOUT_BWRAP_TESTS := tests/unit/execution/test_engine*.py tests/unit/tools/tes
 	tests/unit/tools/test_sandbox*.py tests/unit/agent/test_agent*.py tests/unit/execution/test_guardrails.py \
 	tests/unit/execution/test_policies.py tests/unit/execution/test_quality_gates.py
 pytest-without-bwrap: $(STAMP)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" scripts/without-bwrap $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" scripts/without-bwrap $(PY) -m pytest $(XDIST) \
 		$(WITHOUT_BWRAP_TESTS) $(PYTEST_ARGS)
 
 # The JupyterLab extension (labextension/). `pip install -e` builds it and copies it into the venv; this target

@@ -34,9 +34,9 @@ _LAYERS = ("browser", "kernel", "unit")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The browser files first, then the kernel files, then the unit files. The workers take a file at a time
-    (`--dist loadfile`), so a long file handed out last kept one worker busy alone at the end: in a random
-    order the suite took from 12 to 16 minutes. The sort is stable, so pytest-randomly's order (it shuffles
-    before this hook) holds within each layer."""
+    in this order (`--dist loadfile --no-loadscope-reorder`, in the Makefile), so no long file is handed out
+    last to keep one worker busy alone at the end. The sort is stable, so pytest-randomly's order (it
+    shuffles before this hook) holds within each layer."""
 
     def layer(item: pytest.Item) -> int:
         parts = item.path.parts
