@@ -475,16 +475,15 @@ class KernelConfig(_Section):
     )
 
 
-#: What `checkpoints.others` holds by default: files that Python, test runners, linters and Jupyter write
-#: beside the agent's (running the tests writes `__pycache__`), none of them the agent's work.
+#: The folders Python, test runners, linters and Jupyter keep their caches in: listings and searches skip
+#: them (`tools.tree.walk`), and they are never the agent's change.
+CACHE_DIR_NAMES = ("__pycache__", ".ipynb_checkpoints", ".mypy_cache", ".pytest_cache", ".ruff_cache")
+#: What `checkpoints.others` holds by default: files that other programs write beside the agent's (running
+#: the tests writes `__pycache__`), none of them the agent's work.
 OTHER_PROGRAMS_FILES = (
-    "__pycache__/",
+    *(f"{name}/" for name in CACHE_DIR_NAMES),
     "*.py[cod]",
-    ".pytest_cache/",
-    ".mypy_cache/",
-    ".ruff_cache/",
     ".hypothesis/",
-    ".ipynb_checkpoints/",
     ".jupyter_ystore.db",
 )
 

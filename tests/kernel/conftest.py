@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.kernel import FrontEnd, front_end
+from tests.support.kernel import FrontEnd, loaded_front_end
 
 
 @pytest.fixture(scope="module")
@@ -19,8 +19,7 @@ def shared_kernel(
     Tests take it through `kernel_as_new`, never directly, so none sees another's state."""
     name = str(getattr(request, "param", "ipk7"))
     tmp = tmp_path_factory.mktemp(f"{request.module.__name__.rsplit('.', 1)[-1]}-{name}")
-    with front_end(name, tmp, tmp) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
+    with loaded_front_end(name, tmp, tmp) as player:
         yield player
 
 

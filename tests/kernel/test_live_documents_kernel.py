@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from tests.support.agent import write_script
-from tests.support.kernel import RUN_MIME, Cell, FrontEnd, front_end, kernel_params
+from tests.support.kernel import RUN_MIME, Cell, FrontEnd, kernel_params, loaded_front_end
 from tests.support.live_frontend import DocumentFrontEnd
 from tests.support.notebooks import write_v45
 
@@ -45,8 +45,7 @@ def _kernel_in(kernel_name: str, tmp: Path) -> Iterator[tuple[FrontEnd, Path]]:
     root = tmp / "root"
     _fresh_folders(root)
     env = {"JPY_SESSION_NAME": str(root / "driver.ipynb")}
-    with front_end(kernel_name, tmp, root, env) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
+    with loaded_front_end(kernel_name, tmp, root, env) as player:
         yield player, root
 
 

@@ -33,7 +33,14 @@ import pytest
 
 from architect_nb.testing.notebook_run import PATIENT_OUTPUTS
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
-from tests.support.kernel import Cell, FrontEnd, front_end, kernel_env, kernel_params, write_kernelspecs
+from tests.support.kernel import (
+    Cell,
+    FrontEnd,
+    kernel_env,
+    kernel_params,
+    loaded_front_end,
+    write_kernelspecs,
+)
 from tests.support.live_frontend import DocumentFrontEnd
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -59,12 +66,11 @@ def _use_stub(player: FrontEnd, server: OpenAIStubServer, workspace: Path) -> No
 
 
 @contextlib.contextmanager
-def _kernel_in(kernel_name: str, tmp: Path, server: OpenAIStubServer) -> Iterator[tuple[FrontEnd, Path]]:
+def _kernel_in(kernel_name: str, tmp: Path) -> Iterator[tuple[FrontEnd, Path]]:
     """A kernel in tmp/ws, architect_nb loaded; yields it and the workspace."""
     ws = tmp / "ws"
     ws.mkdir()
-    with front_end(kernel_name, tmp, ws, {"JPY_SESSION_NAME": str(ws / "nb.ipynb")}) as player:
-        assert player.run("%load_ext architect_nb").status == "ok", player.describe()
+    with loaded_front_end(kernel_name, tmp, ws, {"JPY_SESSION_NAME": str(ws / "nb.ipynb")}) as player:
         yield player, ws
 
 
@@ -77,12 +83,10 @@ def _on_the_stub(player: FrontEnd, ws: Path, server: OpenAIStubServer) -> tuple[
 
 @pytest.fixture(scope="module", params=kernel_params())
 def module_kernel(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, server: OpenAIStubServer
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[FrontEnd, Path]]:
-    """One kernel per ipykernel version for the tests that cannot see what earlier tests ran."""
-    with _kernel_in(
-        str(request.param), tmp_path_factory.mktemp(f"context-{request.param}"), server
-    ) as started:
+    """One kernel per ipykernel version, for tests whose subject is not what the kernel ran before them."""
+    with _kernel_in(str(request.param), tmp_path_factory.mktemp(f"context-{request.param}")) as started:
         yield started
 
 
@@ -92,7 +96,10 @@ def kernel(module_kernel: tuple[FrontEnd, Path], server: OpenAIStubServer) -> tu
     player, ws = module_kernel
     player.hand_over()
     for entry in ws.iterdir():
-        shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
     return _on_the_stub(player, ws, server)
 
 
@@ -102,7 +109,7 @@ def own_kernel(
 ) -> Iterator[tuple[FrontEnd, Path]]:
     """A kernel of the test's own: for what a reset does not undo (what the kernel ran, its imported
     modules and extensions)."""
-    with _kernel_in(str(request.param), tmp_path, server) as (player, ws):
+    with _kernel_in(str(request.param), tmp_path) as (player, ws):
         yield _on_the_stub(player, ws, server)
 
 

@@ -440,6 +440,16 @@ def front_end(
         fe.close()
 
 
+@contextmanager
+def loaded_front_end(
+    kernel_name: str, tmp: Path, cwd: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[FrontEnd]:
+    """`front_end`, with architect_nb loaded in the kernel."""
+    with front_end(kernel_name, tmp, cwd, extra_env) as fe:
+        assert fe.run("%load_ext architect_nb").status == "ok", fe.describe()
+        yield fe
+
+
 def available_kernels() -> list[str]:
     return [name for name, python in KERNEL_PYTHONS.items() if python.exists()]
 

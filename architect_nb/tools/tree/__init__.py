@@ -4,5 +4,6 @@
   `.git`, virtualenvs, `node_modules` and caches; `IgnoreRules`, the ignore files as ripgrep reads them.
 - `globs`: `compile_glob` and `glob_matches`, the glob syntax of list_files, find_files and the searches.
 
-Depends on `pathspec` and the standard library only; `filesystem` (list_files) and `search` build on it.
+Depends on `pathspec`, the standard library and `config.schema` (the cache folders' names, which undo
+leaves alone too); `filesystem` (list_files) and `search` build on it.
 """

@@ -26,23 +26,12 @@ from typing import Literal
 
 import pathspec
 
+from architect_nb.config.schema import CACHE_DIR_NAMES
+
 __all__ = ["SKIPPED_DIR_NAMES", "Entry", "IgnoreRules", "Kind", "is_skipped_dir", "scan", "walk"]
 
 SKIPPED_DIR_NAMES = frozenset(
-    {
-        ".git",
-        ".hg",
-        ".svn",
-        "__pycache__",
-        ".ipynb_checkpoints",
-        "node_modules",
-        ".venv",
-        ".tox",
-        ".nox",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-    }
+    {".git", ".hg", ".svn", "node_modules", ".venv", ".tox", ".nox", *CACHE_DIR_NAMES}
 )
 _VENV_MARKERS = ("pyvenv.cfg", "conda-meta")
 #: The group pathspec's rule regexes use for the '/' after a folder they match (`build/` in `build/x.py`).
