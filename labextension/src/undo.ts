@@ -174,7 +174,7 @@ export function undoCode(action: UndoAction): string {
 /**
  * Characters that end a line or cannot be seen (controls, bidi overrides,
  * zero-width characters, line separators): as `show()` in
- * architect_nb/execution/confirm.py has them.
+ * architect_nb/execution/confirmation/confirmers.py has them.
  */
 const INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029]/gu;
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import warnings
 from typing import Any
 
@@ -13,17 +12,15 @@ __all__ = ["import_litellm"]
 
 _litellm_lock = threading.Lock()
 _litellm: Any = None
-LITELLM_IMPORT_SECONDS: float | None = None
 
 
 def import_litellm() -> Any:
     """Import LiteLLM once, offline: bundled price map, no telemetry, no banner; register `scripted/`."""
-    global _litellm, LITELLM_IMPORT_SECONDS  # noqa: PLW0603 - one lazy import per process
+    global _litellm  # noqa: PLW0603 - one lazy import per process
     with _litellm_lock:
         if _litellm is None:
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
             os.environ.setdefault("LITELLM_TELEMETRY", "False")
-            started = time.perf_counter()
             import litellm
 
             # LiteLLM touches a Pydantic attribute deprecated in 2.11, and its Gemini types make Pydantic warn
@@ -33,7 +30,6 @@ def import_litellm() -> Any:
                 "ignore", message=".* using the `ReadOnly` qualifier", category=UserWarning
             )
 
-            LITELLM_IMPORT_SECONDS = time.perf_counter() - started
             litellm.suppress_debug_info = True
             litellm.telemetry = False
             from architect_nb.agent.models.scripted_provider import scripted_provider
