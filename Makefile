@@ -38,7 +38,7 @@ endef
 UV := $(VENV)/bin/uv
 # $(1) is the interpreter of the venv to install into.
 uv_install = $(UV) pip install --quiet --python $(1)
-PIP_INSTALL := $(call uv_install,$(PY))
+VENV_INSTALL := $(call uv_install,$(PY))
 BUILD_REQUIRES := $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))'
 # The extension (Node, in labextension/) builds in the background while uv installs the Python packages, since
 # neither waits for the other: two cores do both in the time of the longer. The package's build hook is skipped
@@ -49,11 +49,11 @@ define install_package
 	@$(CHECK_PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check 'uv>=0.8'
-	$(PIP_INSTALL) $$($(BUILD_REQUIRES)) editables
+	$(VENV_INSTALL) $$($(BUILD_REQUIRES)) editables
 	@echo "building the JupyterLab extension in the background (log: $(VENV)/labextension-build.log)"
 	@($(call build_labextension,$(2))) > $(VENV)/labextension-build.log 2>&1 & build=$$!; \
-	echo "$(PIP_INSTALL) --no-build-isolation -e . --group $(1)"; \
-	SKIP_JUPYTER_BUILDER=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP_INSTALL) --no-build-isolation -e . --group $(1); \
+	echo "$(VENV_INSTALL) --no-build-isolation -e . --group $(1)"; \
+	SKIP_JUPYTER_BUILDER=1 PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV_INSTALL) --no-build-isolation -e . --group $(1); \
 	installed=$$?; \
 	if ! wait $$build; then cat $(VENV)/labextension-build.log; echo "the extension build failed"; exit 1; fi; \
 	exit $$installed
@@ -159,14 +159,16 @@ format: $(STAMP)
 # alone on one worker at the end.
 PYTEST_WORKERS ?= 2
 XDIST = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
-pytest: $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP)
+# Everything the suite needs: the main venv and the three side venvs.
+TEST_ENVS := $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP)
+pytest: $(TEST_ENVS)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # The linters run beside the tests, not before them: mypy on a fresh clone takes a minute of one core, and the
 # tests leave about a third of the two cores idle while they wait on kernels, servers and browsers. The linters'
 # report is printed after the tests'; either failing fails `make test`.
 LINT_LOG := $(VENV)/lint.log
-test: $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP)
+test: $(TEST_ENVS)
 	@$(MAKE) --no-print-directory lint > $(LINT_LOG) 2>&1 & lint=$$!; \
 	echo "linting in the background (log: $(LINT_LOG))"; \
 	$(MAKE) --no-print-directory pytest; tested=$$?; \
