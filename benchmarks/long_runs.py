@@ -5,7 +5,7 @@ Each step of the scripted run reads a 2 KB module and says a line of text (yolo,
 1. The loop's own time per step (a model stand-in that answers at once, in process, no LiteLLM): the median
    over steps 1-100, 301-400 and 901-1000 of a 1,000-step run. Flat means the late steps cost what the
    early ones do (token counting, compression checks and transcript building do not rescan the history).
-2. The same scripted run (through LiteLLM's custom provider, as every model call goes) of `--steps` steps
+2. The same scripted run (the scripted model replayed in process, as in every demo) of `--steps` steps
    through the Python API and in a kernel (nbclient, the cell timed after a warm-up cell): the ratio
    kernel / API (goal <= 1.5), then a 1,000-step run in the kernel, which must finish.
 3. The bytes the run's cell adds to the notebook, per step (long outputs stay whole in the run's

@@ -12,7 +12,7 @@ from architect_nb.agent.conversation.skills import find_skills, skills_prompt
 from architect_nb.agent.events import EventSink
 from architect_nb.agent.loop import AgentLoop
 from architect_nb.agent.models.client import LLMClient
-from architect_nb.agent.models.gateway import model_client
+from architect_nb.agent.models.model_choice import model_client
 from architect_nb.agent.prompts import with_read_roots
 from architect_nb.agent.stepping import Stepper
 from architect_nb.config.schema import AppConfig, ConfirmMode

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from architect_nb.agent.models.llm import SCRIPTED_PREFIX, LiteLLMClient, LLMClient
+from architect_nb.agent.models.client import LLMClient
+from architect_nb.agent.models.llm import SCRIPTED_PREFIX
+from architect_nb.agent.models.scripted_client import ScriptedClient
 from architect_nb.config.schema import LLMConfig
 
 __all__ = ["scripted_model"]
@@ -17,4 +19,4 @@ __all__ = ["scripted_model"]
 def scripted_model(script: str | Path, *, workspace: Path | None = None, stream: bool = True) -> LLMClient:
     """A model client that replays `script` (a path; a relative one is looked up in `workspace` first)."""
     config = LLMConfig(model=f"{SCRIPTED_PREFIX}{script}", stream=stream)
-    return LiteLLMClient(config, workspace=workspace)
+    return ScriptedClient(config, workspace=workspace)

@@ -13,7 +13,8 @@
   `retry_policy` (what is tried again, and when), `model_failures` (what went wrong, explained),
   `length_cuts` (an answer cut at the length limit), `token_estimate` (tokens at four characters a token).
 - `offline`: the switch that makes a real provider call impossible (the tests set it).
-- `scripted` and `scripted_provider`: the scripted model, and the LiteLLM provider behind `scripted/`.
+- `scripted` and `scripted_client`: the scripted model's scripts, and `ScriptedClient`, which replays one in
+  this process without LiteLLM; `model_choice`: which client a configuration's model gets.
 
 Nothing here knows of a run or its conversation: the family imports no other part of the agent.
 

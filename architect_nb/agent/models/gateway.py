@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.agent.models.client import LLMClient, LLMError, RunCancelledError
+from architect_nb.agent.models.client import LLMError, RunCancelledError
 from architect_nb.agent.models.gateway_wire import (
     APIConnectionError,
     StreamedAnswer,
@@ -52,7 +52,6 @@ __all__ = [
     "KEY_ENV",
     "PROXY_PREFIX",
     "GatewayClient",
-    "model_client",
     "uses_gateway",
     "warm_up_http",
 ]
@@ -68,13 +67,6 @@ def uses_gateway(config: LLMConfig) -> bool:
     if config.model.startswith(SCRIPTED_PREFIX):
         return False
     return config.gateway if config.gateway is not None else config.model.startswith(PROXY_PREFIX)
-
-
-def model_client(config: LLMConfig, *, workspace: Path | None = None) -> LLMClient:
-    """The client for `config`: the gateway's, or in-process LiteLLM (the default)."""
-    if uses_gateway(config):
-        return GatewayClient(config, workspace=workspace)
-    return LiteLLMClient(config, workspace=workspace)
 
 
 def warm_up_http() -> None:
@@ -229,7 +221,7 @@ class GatewayClient(LiteLLMClient):
         return price(usage, self._entry())
 
     def _entry(self) -> dict[str, Any] | None:
-        return model_entry(self._price_as, self.served_name)
+        return model_entry(self.served_name)
 
     def _model_info(self, key: str) -> int | None:
         value = (self._entry() or {}).get(key)

@@ -1,5 +1,5 @@
 """LiteLLM, imported once per process and offline: seconds of import paid on first use, never by `import
-architect_nb`; its bundled price map, no telemetry, no banner; the `scripted/` provider registered."""
+architect_nb`; its bundled price map, no telemetry, no banner."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _litellm: Any = None
 
 
 def import_litellm() -> Any:
-    """Import LiteLLM once, offline: bundled price map, no telemetry, no banner; register `scripted/`."""
+    """Import LiteLLM once, offline: bundled price map, no telemetry, no banner."""
     global _litellm  # noqa: PLW0603 - one lazy import per process
     with _litellm_lock:
         if _litellm is None:
@@ -32,10 +32,5 @@ def import_litellm() -> Any:
 
             litellm.suppress_debug_info = True
             litellm.telemetry = False
-            from architect_nb.agent.models.scripted_provider import scripted_provider
-
-            litellm.custom_provider_map = [
-                entry for entry in litellm.custom_provider_map if entry.get("provider") != "scripted"
-            ] + [{"provider": "scripted", "custom_handler": scripted_provider()}]
             _litellm = litellm
         return _litellm

@@ -1,8 +1,8 @@
 """Talking to the model through LiteLLM: one `complete()` call per step, streamed, retried, priced.
 
 LiteLLM is imported on the first call, never when `architect_nb` is imported (it takes seconds), and it is
-told to use its bundled price list instead of downloading one. The `scripted/<script.yaml>` model is a
-LiteLLM custom provider, so demos and tests go through the same code path as real models.
+told to use its bundled price list instead of downloading one. The `scripted/<script.yaml>` model goes
+through this same turn without LiteLLM (`scripted_client`), as a gateway's model does (`gateway`).
 
 One call is the request (`llm.thinking`, `llm.reasoning_effort` and `llm.max_tokens` pass through to
 LiteLLM), then attempts until one gives an answer: a failure is told apart (`model_failures`) and retried or
@@ -54,7 +54,7 @@ _SIGNED_CALL_IDS = ("gemini/", "vertex_ai/")  # LiteLLM would put Gemini's thoug
 
 
 class LiteLLMClient:
-    """A model reached through LiteLLM: any provider's model string, a local `api_base`, or `scripted/...`."""
+    """A model reached through LiteLLM: any provider's model string, or a local `api_base`."""
 
     def __init__(
         self,
@@ -72,16 +72,6 @@ class LiteLLMClient:
         self.display_name = config.model  # what the user wrote; `model` becomes an absolute script path
         self.workspace = workspace
         self._context_window = context_window
-        self._price_as: str | None = None
-        if self.model.startswith(SCRIPTED_PREFIX):
-            self._resolve_script()
-
-    def _resolve_script(self) -> None:
-        from architect_nb.agent.models.scripted import load_script, resolve_script_path
-
-        path = resolve_script_path(self.model[len(SCRIPTED_PREFIX) :], self.workspace)
-        self.model = f"{SCRIPTED_PREFIX}{path}"
-        self._price_as = load_script(path).price_as
 
     def endpoint(self) -> str | None:
         """Where the calls go, when this client says: `llm.api_base`, or for a model behind LiteLLM's proxy
@@ -91,10 +81,6 @@ class LiteLLMClient:
         if self.model.startswith("litellm_proxy/"):
             return os.environ.get("LITELLM_PROXY_API_BASE")
         return None
-
-    @property
-    def scripted(self) -> bool:
-        return self.model.startswith(SCRIPTED_PREFIX)
 
     # ------------------------------------------------------------------ calling
 
@@ -152,11 +138,12 @@ class LiteLLMClient:
     def count_tokens(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
     ) -> int:
-        """Tokens of a request's `messages` and `tools` by LiteLLM's counter for this model (for a script,
-        the model it is priced as; a model LiteLLM does not know is counted with its default tokenizer)."""
+        """Tokens of a request's `messages` and `tools` by LiteLLM's counter for this model (a model LiteLLM
+        does not know is counted with its default tokenizer)."""
         litellm = import_litellm()
-        model = self._price_as or self.model
-        return int(litellm.token_counter(model=model, messages=list(messages), tools=list(tools) or None))
+        return int(
+            litellm.token_counter(model=self.model, messages=list(messages), tools=list(tools) or None)
+        )
 
     def _request(
         self,
@@ -171,15 +158,12 @@ class LiteLLMClient:
             "timeout": self.config.timeout,
             "max_retries": 0,  # we retry ourselves, with backoff and cancellation
         }
-        if self.scripted:  # LiteLLM hands `metadata` to the provider, not the wire
-            kwargs["metadata"] = {"turns_before": thread_position[0], "run_index": thread_position[1]}
-        else:  # a script answers as written: it has no thinking to tune
-            if self.config.thinking is not None:
-                kwargs["thinking"] = {"type": "enabled", "budget_tokens": self.config.thinking}
-            if self.config.reasoning_effort is not None:
-                kwargs["reasoning_effort"] = self.config.reasoning_effort
-            if self.model.startswith(_SIGNED_CALL_IDS):  # they stay in the call's provider fields instead
-                kwargs["thought_signature_in_tool_call_id"] = False
+        if self.config.thinking is not None:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": self.config.thinking}
+        if self.config.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = self.config.reasoning_effort
+        if self.model.startswith(_SIGNED_CALL_IDS):  # they stay in the call's provider fields instead
+            kwargs["thought_signature_in_tool_call_id"] = False
         if self.config.max_tokens is not None:
             kwargs["max_tokens"] = self.config.max_tokens
         if tools:
@@ -205,8 +189,6 @@ class LiteLLMClient:
         should_stop: Callable[[], bool] | None,
     ) -> None:
         """Wait before the next attempt (saying so), or raise the `LLMError` that says what went wrong."""
-        if self.scripted:
-            raise LLMError(_script_message(exc), kind="script") from exc
         failure = classify(exc)
         delay = policy.wait(failure)
         if delay is None:
@@ -289,12 +271,9 @@ class LiteLLMClient:
     def _price(self, usage: Usage, backend: Any = None) -> Usage:
         """The turn's usage, priced with LiteLLM's price list: cached input at the provider's cached rates,
         thinking (part of the output) at the output rate."""
-        model = self._price_as or self.model
-        if model.startswith(SCRIPTED_PREFIX):
-            return usage
         try:
             prompt_cost, completion_cost = import_litellm().cost_per_token(
-                model=model,
+                model=self.model,
                 prompt_tokens=usage.prompt_tokens,
                 completion_tokens=usage.completion_tokens,
                 cache_read_input_tokens=usage.cached_tokens,
@@ -305,9 +284,7 @@ class LiteLLMClient:
         return dataclasses.replace(usage, cost_usd=float(prompt_cost + completion_cost), priced=True)
 
     def _model_info(self, key: str) -> int | None:
-        model = self._price_as or self.model
-        if model.startswith(SCRIPTED_PREFIX):
-            return None
+        model = self.model
         # Ollama's server says what its model is (LiteLLM asks its /api/show); other providers are looked up.
         base = self.config.api_base if model.startswith(("ollama/", "ollama_chat/")) else None
         try:
@@ -317,11 +294,8 @@ class LiteLLMClient:
         return int(value) if isinstance(value, int) and value > 0 else None
 
     def supports_images(self) -> bool:
-        model = self._price_as or self.model
-        if model.startswith(SCRIPTED_PREFIX):
-            return False
         try:
-            return bool(import_litellm().supports_vision(model=model))
+            return bool(import_litellm().supports_vision(model=self.model))
         except Exception:  # an unknown model: images are described in words instead
             return False
 
@@ -372,11 +346,3 @@ def _sleep(seconds: float, should_stop: Callable[[], bool] | None) -> None:
         if should_stop is not None and should_stop():
             raise RunCancelledError("cancelled while waiting to retry the model")
         time.sleep(min(0.05, left))
-
-
-def _script_message(exc: Exception) -> str:
-    text = str(exc)
-    cut = text.find("This looks like a bug in LiteLLM")
-    text = text[:cut].rstrip() if cut >= 0 else text
-    start = text.find("Scripted model:")
-    return text[start:] if start >= 0 else f"Scripted model failed: {text}"

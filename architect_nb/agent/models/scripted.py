@@ -26,8 +26,8 @@ recording of a thread (`record_to`, written by `agent.conversation.recording`) h
       - task: "Now add a test for it."
         turns: [...]
 
-This module has no LiteLLM import; `architect_nb.agent.models.llm` registers it as the LiteLLM provider
-`scripted/`.
+This module has no LiteLLM import, and neither has `scripted_client`, which replays a script as a model
+client.
 """
 
 from __future__ import annotations

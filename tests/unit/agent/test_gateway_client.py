@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from architect_nb.agent import LiteLLMClient, LLMError
-from architect_nb.agent.models.gateway import GatewayClient, model_client, uses_gateway
+from architect_nb.agent.models.gateway import GatewayClient, uses_gateway
+from architect_nb.agent.models.model_choice import model_client
 from architect_nb.config import LLMConfig
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 
