@@ -39,6 +39,7 @@ def shared(
         "ARCHITECT_MODEL": "litellm_proxy/gpt-4o-mini",
         "LITELLM_PROXY_API_BASE": server.url,
         "LITELLM_PROXY_API_KEY": KEY,
+        "ARCHITECT_WARMUP": "1",  # users' default, which tests/support/kernel.py turns off for other kernels
     }
     with front_end("ipk7", tmp, ws, env) as fe:
         assert fe.run("%load_ext architect_nb").status == "ok"
