@@ -213,7 +213,9 @@ class AgentLoop:
         """Start the run: the engine's run (its confirmer reports each question as an event), the opening
         messages, the RunStarted event, the start-up warnings and the session_start hooks."""
         confirmer = EventedConfirmer(self.engine.confirmer, self.emit)
-        self.run_id = self.engine.start_run(confirmer=confirmer, transcript=self.transcript.to_payload)
+        self.run_id = self.engine.start_run(
+            confirmer=confirmer, transcript=self.transcript.to_payload, task=default_redactor().redact(task)
+        )
         self.thread = thread
         schemas = self.engine.registry.get_schemas(self._allowed_tools())
         header = thread_info(thread)

@@ -165,6 +165,7 @@ class ExecutionEngine:
         *,
         confirmer: Confirmer | None = None,
         transcript: TranscriptSource | None = None,
+        task: str = "",
     ) -> str:
         """Begin a new run: fresh guardrail counters, abort cleared. Returns the run id.
 
@@ -173,16 +174,20 @@ class ExecutionEngine:
             confirmer: Who is asked during this run (the agent loop's, which also reports each question);
                 default the engine's own.
             transcript: The run's transcript for Claude-style hooks; default the run's audit records.
+            task: The run's task, redacted: its saved record names it, so the run can be found again.
         """
         self._run = RunContext(run_id or uuid.uuid4().hex[:12], confirmer, transcript)
         self.aborted = False
         self.abort_reason = ""
         if self.guardrails is not None:
             self.guardrails.reset()
+        self.checkpoints.begin_run(self.run_id, task)
         return self.run_id
 
     def end_run(self) -> None:
-        """The run is over: later calls ask the engine's own confirmer again (the run id stays)."""
+        """The run is over: later calls ask the engine's own confirmer again (the run id stays), and its saved
+        record says it finished."""
+        self.checkpoints.end_run(self.run_id)
         self._run = RunContext(self.run_id)
 
     def abort(self, reason: str = "") -> None:

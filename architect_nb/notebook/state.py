@@ -23,6 +23,7 @@ from architect_nb.execution.guardrails.claude_permissions import claude_status
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, CheckArgs, LineCommand, UsageError, parse_check
 from architect_nb.notebook.output.render import MessageOutput, RunOutput
+from architect_nb.notebook.saved_runs import cut_off_offer, cut_off_runs, saved_listing
 from architect_nb.notebook.threads import KernelThreads
 from architect_nb.redaction import default_redactor
 
@@ -227,8 +228,10 @@ class Session:
         if name == "history":
             return self._history()
         if name == "threads":
-            return MessageOutput(self.threads.listing(self.config()), level="info")
+            return MessageOutput(self._threads(), level="info")
         if name == "undo":
+            if not args and not self.history and (offer := cut_off_offer(self.config())) is not None:
+                return MessageOutput(offer, level="info")  # undo is destructive: offered, not done
             run, step = _run_and_step(args[0]) if args else (None, None)
             report = self.undo(run, step=step)
             return MessageOutput(str(report), level="info" if report.ok else "error")
@@ -321,9 +324,20 @@ class Session:
         shown = ", ".join(f"{k}={v}" for k, v in updates.items())
         return MessageOutput(f"Set for this kernel's runs: {shown}.", level="info")
 
+    def _threads(self) -> str:
+        """This kernel's threads and the workspace's saved ones, then the runs a stopped kernel cut off."""
+        config = self.config()
+        cut = cut_off_runs(config, besides={r.run_id for r in self.history})
+        notes = [
+            f"Cut off when its kernel stopped: {run.line()} (`%architect undo {run.run_id}`)" for run in cut
+        ]
+        return "\n".join([self.threads.listing(config), *notes[-5:]])
+
     def _history(self) -> MessageOutput:
+        """This kernel's runs, then the workspace's saved runs from other kernels (finished or cut off)."""
+        saved = saved_listing(self.config(), besides={r.run_id for r in self.history})
         if not self.history:
-            return MessageOutput("No runs in this kernel yet.", level="info")
+            return MessageOutput("\n".join(["No runs in this kernel yet.", *saved]), level="info")
         lines = []
         for r in self.history:
             when = time.strftime("%H:%M:%S", time.localtime(r.started_at))
@@ -334,7 +348,7 @@ class Session:
                 f"{r.run_id}  {when}  {r.status:<8} {r.stop_reason:<12} {files} file(s)  "
                 f"${r.cost_usd:.4f}  {task}{undone}"
             )
-        return MessageOutput("\n".join(lines), level="info")
+        return MessageOutput("\n".join([*lines, *saved]), level="info")
 
     def _reload(self, names: tuple[str, ...]) -> MessageOutput:
         """`%architect reload [MODULE ...]`: the modules runs changed (or those named), loaded afresh."""

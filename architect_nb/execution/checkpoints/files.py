@@ -39,6 +39,7 @@ __all__ = [
     "CheckpointFiles",
     "checkpoint_files",
     "default_checkpoint_dir",
+    "plain_relative",
     "saved_run_root",
 ]
 
@@ -145,7 +146,7 @@ class CheckpointFiles:
             )
         for step in manifest.get("steps", []):
             for path in step.get("paths", []):
-                if not _plain_relative(path):
+                if not plain_relative(path):
                     raise ValueError(f"the saved record of run {run_id} names a path outside {self.root}")
         return manifest
 
@@ -154,6 +155,23 @@ class CheckpointFiles:
             return (self._run_folder(run_id) / _INDEX).read_bytes()
         except OSError:
             return None
+
+    def saved_runs(self) -> list[dict[str, Any]]:
+        """The manifests of this workspace's saved runs, oldest first: how a person finds a run again in a
+        new kernel (`%architect history`), finished or cut off."""
+        found = []
+        with contextlib.suppress(OSError):
+            for folder in self.directory.iterdir():
+                if not RUN_ID_PATTERN.match(folder.name):
+                    continue
+                manifest = self._read(folder)
+                if (
+                    manifest
+                    and manifest.get("root") == str(self.root)
+                    and manifest.get("version") == _VERSION
+                ):
+                    found.append(manifest)
+        return sorted(found, key=lambda m: float(m.get("started_at") or 0.0))
 
     # ------------------------------------------------------------------ helpers
 
@@ -178,7 +196,7 @@ class CheckpointFiles:
         folder.mkdir(mode=0o700, exist_ok=True)
 
 
-def _plain_relative(path: object) -> bool:
+def plain_relative(path: object) -> bool:
     if not isinstance(path, str) or not path or path.startswith("/") or "\0" in path:
         return False
     return all(part not in ("", ".", "..") for part in path.split("/"))

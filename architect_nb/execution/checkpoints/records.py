@@ -97,9 +97,24 @@ class RunRecord:
     reverted: set[str] = field(default_factory=set)
     index: bytes | None = None  # the person's git index before the run's first step that changed it
     stored_bytes: int = 0  # new content the run's snapshots kept (its budget is checkpoints.max_run_bytes)
+    task: str = ""  # the task's first line, redacted: how a person finds the run again in a new kernel
+    started_at: float = 0.0
+    process: str = ""  # "<host>:<pid>" running it: unfinished, with that process gone, means cut off
+    #: False until the run ends: a saved run still unfinished was cut off (its kernel died during it).
+    finished: bool = False
+    #: The call snapshotted before and not yet after ({"step", "call_id", "tool", "scope", "before"}): saved,
+    #: so that a kernel killed during the call leaves a record of where its changes began.
+    pending: dict[str, Any] | None = None
+    saved: bool = False  # a manifest was written (not saved itself): the run's end must be written too
+    cut_off: str = ""  # read back from disk: the call a dead kernel cut off, found by comparing (not saved)
 
     def to_manifest(self) -> dict[str, Any]:
         return {
+            "task": self.task,
+            "started_at": self.started_at,
+            "process": self.process,
+            "finished": self.finished,
+            "pending": self.pending,
             "steps": [asdict(s) for s in self.steps],
             "not_covered": sorted(self.not_covered),
             "uncovered_calls": self.uncovered_calls,
@@ -119,6 +134,11 @@ class RunRecord:
             undone_from=data.get("undone_from"),
             reverted=set(data.get("reverted", [])),
             stored_bytes=int(data.get("stored_bytes", 0)),
+            task=str(data.get("task", "")),
+            started_at=float(data.get("started_at", 0.0)),
+            process=str(data.get("process", "")),
+            finished=bool(data.get("finished", True)),  # saved before runs said: not known to be cut off
+            pending=data.get("pending") if isinstance(data.get("pending"), dict) else None,
         )
 
 

@@ -33,7 +33,7 @@ __all__ = ["EMPTY_TREE", "Entry", "ShadowRepo", "SnapshotError", "file_stamp", "
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: A ref name written as a file (`refs/runs/<run id>/<step>b`): nothing git would read differently.
-_PLAIN_REF = re.compile(r"refs/runs/[A-Za-z0-9_-]{1,64}/[0-9]{1,9}[ab]")
+_PLAIN_REF = re.compile(r"refs/runs/[A-Za-z0-9_-]{1,64}/[0-9]{1,9}[abp]")  # before, after, pending
 _NO_CONVERSIONS = "* -text -eol -filter -ident -diff -merge -working-tree-encoding\n"
 _HARDENING = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",

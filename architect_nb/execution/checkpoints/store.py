@@ -25,13 +25,15 @@ import atexit
 import contextlib
 import os
 import shutil
+import socket
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from architect_nb.execution.checkpoints.files import CheckpointFiles, checkpoint_files
+from architect_nb.execution.checkpoints.files import CheckpointFiles, checkpoint_files, plain_relative
 from architect_nb.execution.checkpoints.person_repo import PersonRepo, RepoState, find_repo
 from architect_nb.execution.checkpoints.records import (
     AlreadyUndoneError,
@@ -141,6 +143,29 @@ class CheckpointStore:
             return str(exc)
         return None
 
+    def begin_run(self, run_id: str, task: str) -> None:
+        """A run starts: its task (the caller redacts it) and time go into its record, written with its first
+        snapshot, so a person can find the run again from another kernel (`saved_runs`)."""
+        first = next((line.strip() for line in task.splitlines() if line.strip()), "")
+        with self._lock:
+            run = self._runs.setdefault(run_id, RunRecord())
+            run.task, run.started_at = first[:200], time.time()
+            run.process = f"{socket.gethostname()}:{os.getpid()}"
+
+    def end_run(self, run_id: str) -> None:
+        """The run ended (however it ended): a saved run is marked finished, so it is not taken for one cut
+        off by a dead kernel."""
+        with self._lock:
+            run = self._runs.get(run_id)
+            if run is None or run.finished:
+                return
+            run.finished = True
+            run.pending = None
+            if not run.saved:
+                return
+            manifest = run.to_manifest()
+        self._save(run_id, manifest)
+
     def before(
         self, run_id: str, *, step: int, call_id: str, tool: str, paths: Sequence[Path] | None
     ) -> Mark:
@@ -152,7 +177,7 @@ class CheckpointStore:
         scope = None if paths is None else [rel for p in paths if (rel := self._rel(p)) is not None]
         tree = self.shadow.snapshot(scope, include=self.include)
         person = self.person
-        return Mark(
+        mark = Mark(
             run_id=run_id,
             step=step,
             call_id=call_id,
@@ -163,6 +188,28 @@ class CheckpointStore:
             index=person.index_bytes() if person is not None and scope is None else None,
             left_out=self.shadow.left_out_now(scope),
         )
+        self._note_pending(mark)
+        return mark
+
+    def _note_pending(self, mark: Mark) -> None:
+        """Save where the call's changes begin before it runs: a kernel killed during it (SIGKILL, a crash)
+        leaves a record an undo in a new kernel can compare the workspace with (`_cut_off_step`)."""
+        if self.on_disk is None:
+            return
+        pending = {
+            "step": mark.step,
+            "call_id": mark.call_id,
+            "tool": mark.tool,
+            "scope": mark.scope,
+            "before": mark.before,
+        }
+        with self._lock:
+            run = self._runs.setdefault(mark.run_id, RunRecord())
+            run.pending = pending
+            manifest = run.to_manifest()
+        with contextlib.suppress(SnapshotError):
+            self.shadow.keep({f"refs/runs/{mark.run_id}/{mark.step}p": mark.before})
+        self._save(mark.run_id, manifest)
 
     def after(self, mark: Mark) -> list[str]:
         """Snapshot after the call; records the step if it changed anything. Returns the changed paths, those
@@ -178,12 +225,18 @@ class CheckpointStore:
         repo_after = person.state() if person is not None else None
         index_changed = bool(mark.repo and repo_after and mark.repo.index_digest != repo_after.index_digest)
         head_moved = bool(mark.repo and repo_after and mark.repo.commit != repo_after.commit)
+        nothing = not changed and not left_out and not index_changed and not head_moved
         with self._lock:
             run = self._runs.setdefault(mark.run_id, RunRecord())
             run.stored_bytes += stored
             run.not_covered.update(left_out)
-            if not changed and not left_out and not index_changed and not head_moved:
-                return []
+            was_pending, run.pending = run.pending is not None, None
+            cleared = run.to_manifest() if nothing and was_pending and run.saved else None
+        if nothing:
+            if cleared is not None:  # the saved record no longer names the call as in progress
+                self._save(mark.run_id, cleared)
+            return []
+        with self._lock:
             record = StepRecord(
                 step=mark.step,
                 call_id=mark.call_id,
@@ -371,6 +424,11 @@ class CheckpointStore:
                 raise CheckpointError(f"run {run_id} changed no files, so there is nothing to undo")
             return report
         steps = _steps_to_undo(run, run_id, from_step, path)
+        if run.cut_off:
+            report.notes.append(
+                f"The run stopped during {run.cut_off} (its kernel died): that call's changes are the "
+                "differences between its snapshot before it and the files now, edits made since included."
+            )
         documents_changed = [(p, c) for p, c in _document_changes(steps, only=path) if p not in run.reverted]
         if documents_changed and documents is not None and (why := documents.unavailable()) is not None:
             raise CheckpointError(why)
@@ -516,8 +574,41 @@ class CheckpointStore:
             loaded = RunRecord.from_manifest(manifest)
         except (TypeError, KeyError, ValueError) as exc:
             raise CheckpointError(f"the saved record of run {run_id} is damaged: {exc}") from exc
+        if loaded.pending is not None and not loaded.finished:
+            self._cut_off_step(loaded)
         with self._lock:
             return self._runs.setdefault(run_id, loaded)
+
+    def _cut_off_step(self, run: RunRecord) -> None:
+        """The call a dead kernel cut off never took its snapshot after: what it changed is what differs
+        between its snapshot before and the workspace now (edits made since the crash included, which the
+        undo report says)."""
+        pending = run.pending or {}
+        tool, step = str(pending.get("tool", "a tool")), pending.get("step")
+        scope = pending.get("scope")
+        try:
+            if not isinstance(step, int) or not (scope is None or isinstance(scope, list)):
+                raise ValueError("a damaged record of the call in progress")
+            before = str(pending["before"])
+            now = self.shadow.snapshot(
+                [str(p) for p in scope] if scope is not None else None, include=self.include
+            )
+            changed = [p for p in self.shadow.changed(before, now) if plain_relative(p)]
+        except (SnapshotError, KeyError, ValueError) as exc:
+            run.uncovered_calls.append(f"{tool} at step {step}, cut off when the run stopped ({exc})")
+            return
+        run.cut_off = f"step {step} ({tool})"
+        if changed:
+            run.steps.append(
+                StepRecord(
+                    step=step,
+                    call_id=str(pending.get("call_id", "")),
+                    tool=tool,
+                    before=before,
+                    after=now,
+                    paths=changed,
+                )
+            )
 
     def _saved_index(self, run_id: str) -> bytes | None:
         return self.on_disk.load_index(run_id) if self.on_disk is not None else None
@@ -527,6 +618,9 @@ class CheckpointStore:
             return
         with contextlib.suppress(OSError, ValueError):  # in memory, undo still works in this kernel
             self.on_disk.save(run_id, manifest)
+            with self._lock:
+                if (run := self._runs.get(run_id)) is not None:
+                    run.saved = True
 
     def _keep_trees(self, run_id: str, n: int, before: str, after: str) -> None:
         """Refs, so the snapshots a saved run needs are never collected."""

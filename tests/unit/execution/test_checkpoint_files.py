@@ -158,3 +158,74 @@ def test_two_kernels_sharing_a_store_each_see_the_others_snapshots(workspace: Pa
     # `first` changed nothing of its own since its last snapshot, yet the index moved on under it.
     assert first.snapshot(["a.py"]) == tree_b
     assert first.read(first.entries(tree_b, ["a.py"])["a.py"].blob) == b"two, longer\n"
+
+
+def _cut_off_run(workspace: Path) -> str:
+    """A run whose kernel died during its second call: the first call's step is saved, the second call's
+    snapshot before it is taken, and neither the snapshot after it nor the run's end ever happens."""
+    (workspace / "a.py").write_text("original\n")
+    engine, _ = make_engine(workspace)
+    run = engine.start_run(task="Rewrite a.py and build the database\nsecond line of the task")
+    assert engine.execute_tool_call("write_file", {"path": "a.py", "content": "step one\n"}).success
+    engine.checkpoints.before(run, step=2, call_id="c2", tool="run_command", paths=None)
+    (workspace / "a.py").write_text("half writ")
+    (workspace / "data.db").write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 40)
+    return run
+
+
+def test_a_run_cut_off_during_a_call_is_found_again_and_undone_whole(workspace: Path) -> None:
+    from architect_nb.notebook.saved_runs import cut_off_offer, cut_off_runs, saved_runs
+
+    run = _cut_off_run(workspace)
+    config = AppConfig.model_validate({"workspace": {"root": str(workspace)}})
+    [found] = saved_runs(config)
+    assert (found.run_id, found.task, found.files) == (run, "Rewrite a.py and build the database", ("a.py",))
+    assert found.cut_off and found.state() == "cut off (its kernel stopped during step 2, run_command)"
+    offer = cut_off_offer(config)
+    assert offer is not None and run in offer and "a.py" in offer and f"%architect undo {run}" in offer
+    report = CheckpointStore(on_disk=_saved(workspace)).undo(run)  # a new kernel's store
+    assert report.ok, str(report)
+    assert (workspace / "a.py").read_text() == "original\n"
+    assert not (workspace / "data.db").exists()  # what the cut-off call created
+    assert any("stopped during step 2 (run_command)" in note for note in report.notes), report.notes
+    assert cut_off_runs(config) == [] and cut_off_offer(config) is None  # undone: no longer offered
+
+
+def test_a_finished_run_is_not_taken_for_a_cut_off_one(workspace: Path) -> None:
+    from architect_nb.notebook.saved_runs import cut_off_runs, saved_runs
+
+    (workspace / "a.py").write_text("original\n")
+    engine, _ = make_engine(workspace)
+    run = engine.start_run(task="Edit a.py")
+    assert engine.execute_tool_call("write_file", {"path": "a.py", "content": "edited\n"}).success
+    assert engine.execute_tool_call("read_file", {"path": "a.py"}).success
+    config = AppConfig.model_validate({"workspace": {"root": str(workspace)}})
+    assert [r.state() for r in saved_runs(config) if r.run_id == run] == ["cut off (its kernel stopped)"]
+    engine.end_run()
+    [found] = [r for r in saved_runs(config) if r.run_id == run]
+    assert found.finished and found.state() == "finished" and cut_off_runs(config) == []
+    manifest = json.loads((default_checkpoint_dir() / run / "manifest.json").read_text())
+    assert manifest["pending"] is None and manifest["finished"] is True
+
+
+def test_a_run_whose_process_lives_is_running_elsewhere_not_cut_off(workspace: Path) -> None:
+    import subprocess
+    import sys
+
+    from architect_nb.notebook.saved_runs import cut_off_runs, saved_runs
+
+    run = _cut_off_run(workspace)
+    manifest_file = default_checkpoint_dir() / run / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    host = manifest["process"].rpartition(":")[0]
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        manifest["process"] = f"{host}:{other.pid}"  # as if another kernel, still alive, were running it
+        manifest_file.write_text(json.dumps(manifest))
+        config = AppConfig.model_validate({"workspace": {"root": str(workspace)}})
+        assert [r.state() for r in saved_runs(config)] == ["running in another kernel"]
+        assert cut_off_runs(config) == []
+    finally:
+        other.kill()
+        other.wait()
+    assert [r.run_id for r in cut_off_runs(config)] == [run]  # its process gone: cut off

@@ -481,3 +481,27 @@ def test_the_output_lists_the_review_and_its_typed_lines_work(shell: tuple[Inter
     assert refused.level == "error" and "already rewound" in repr(refused)
     listed = repr(ip.run_line_magic("architect", f"review {run_id}"))
     assert "shop/cart.py (modified)" in listed and f"%architect revert {run_id} PATH" in listed
+
+
+def test_a_new_kernel_finds_a_run_a_dead_kernel_cut_off(shell: tuple[InteractiveShell, Path]) -> None:
+    """history, threads and a bare undo in a kernel with no run of its own name the cut-off run; undo
+    with its id puts its files back."""
+    from tests.support.engine import make_engine
+
+    ip, ws = shell
+    cart = ws / "shop" / "cart.py"
+    before = cart.read_text()
+    engine, _ = make_engine(ws)
+    run = engine.start_run(task="Float the totals")
+    floated = {"path": "shop/cart.py", "content": before.replace("total = 0\n", "total = 0.0\n")}
+    assert engine.execute_tool_call("write_file", floated).success  # and then the kernel died: no end_run()
+    history = repr(ip.run_line_magic("architect", "history"))
+    assert "No runs in this kernel yet." in history and run in history and "Float the totals" in history
+    assert "cut off (its kernel stopped)" in history
+    assert run in repr(ip.run_line_magic("architect", "threads"))
+    offer = ip.run_line_magic("architect", "undo")
+    assert offer.level == "info" and f"%architect undo {run}" in repr(offer) and "shop/cart.py" in repr(offer)
+    assert "total = 0.0" in cart.read_text()  # offered, not done
+    assert "restored 1 file(s)" in repr(ip.run_line_magic("architect", f"undo {run}"))
+    assert cart.read_text() == before
+    assert "undone" in repr(ip.run_line_magic("architect", "history"))
