@@ -3,6 +3,7 @@ and undoes it whole, the call that was cut off included, binary files byte for b
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -46,7 +47,7 @@ def test_a_run_cut_off_by_a_killed_kernel_is_found_and_undone_in_a_new_one(
     )
     with loaded_front_end(kernel_name, tmp_path / "first", ws) as first:
         first.execute(f"%%architect --model {model} --mode yolo\nRewrite the cart and rebuild the sales db")
-        first.wait(lambda: (ws / "data" / "written").exists(), 90, "the command to write the database")
+        first.wait((ws / "data" / "written").exists, 90, "the command to write the database")
         pid = first.km.provisioner.pid  # type: ignore[union-attr]
         os.kill(pid, signal.SIGKILL)  # no cleanup, no end of run: as a crash or the OOM killer
         first.wait(lambda: not first.km.is_alive(), 30, "the kernel to die")
@@ -80,8 +81,6 @@ def _kill_the_orphaned_command(ws: Path) -> None:
         except OSError:
             continue
         if "data/written" in cmdline and "time.sleep(120)" in cmdline:
-            try:
+            with contextlib.suppress(OSError):
                 os.kill(int(proc.name), signal.SIGKILL)
-            except OSError:
-                pass
     time.sleep(0.2)
