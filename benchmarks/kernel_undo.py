@@ -6,29 +6,33 @@ the names it touches (`take_snapshot`), the change itself, `changes()`, and `res
 is its `kept_bytes` and the growth of this process's resident memory (VmRSS) while the first one was taken.
 Also the time to read a code that touches no names (median of 200 runs).
 
-Run: `.venv/bin/python benchmarks/kernel_undo.py [--rows 1000000] [--runs 5]` (about 20 s).
+Run: `.venv/bin/python benchmarks/kernel_undo.py [--rows 1000000] [--runs 5]` (a few seconds).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import statistics
 import time
 import warnings
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from architect_nb.tools.kernel.name_effects import name_effects
 from architect_nb.tools.kernel.namespace_snapshot import (
+    brief,
     changes,
     default_budget_bytes,
     restore,
     take_snapshot,
 )
+
+pd: Any = importlib.import_module("pandas")  # no pandas-stubs in the venv: untyped
 
 CODE = 'df["c"] = df["a"] * 2\ndf.drop(columns="b", inplace=True)\n'
 UNTOUCHING = (
@@ -38,7 +42,7 @@ UNTOUCHING = (
 )
 
 
-def frame(rows: int) -> pd.DataFrame:
+def frame(rows: int) -> Any:
     rng = np.random.default_rng(7)
     return pd.DataFrame(
         {
@@ -77,6 +81,7 @@ def main() -> None:
     namespace: dict[str, Any] = {"df": frame(options.rows)}
     budget = default_budget_bytes()
     frame_bytes = int(namespace["df"].memory_usage(deep=True).sum())
+    described = brief(namespace["df"])
     effects = name_effects(CODE)
     assert effects.touched == {"df"}, effects
     samples: dict[str, list[float]] = {"snapshot": [], "change": [], "changes()": [], "restore": []}
@@ -84,15 +89,15 @@ def main() -> None:
     for round_ in range(options.runs):
         before_columns = list(namespace["df"].columns)
         rss = rss_bytes()
-        ms, snapshot = timed(lambda: take_snapshot(namespace, effects.touched, budget_bytes=budget))
+        ms, snapshot = timed(partial(take_snapshot, namespace, effects.touched, budget_bytes=budget))
         samples["snapshot"].append(ms)
         if round_ == 0:
             kept, rss_growth = snapshot.kept_bytes, rss_bytes() - rss
-        samples["change"].append(timed(lambda: exec(CODE, namespace))[0])
-        ms, found = timed(lambda snapshot=snapshot: changes(namespace, snapshot))
+        samples["change"].append(timed(partial(exec, CODE, namespace))[0])
+        ms, found = timed(partial(changes, namespace, snapshot))
         samples["changes()"].append(ms)
         assert [(c.name, c.kind) for c in found] == [("df", "mutated")], found
-        ms, report = timed(lambda snapshot=snapshot: restore(namespace, snapshot))
+        ms, report = timed(partial(restore, namespace, snapshot))
         samples["restore"].append(ms)
         assert report.rebound_only == ["df"] and list(namespace["df"].columns) == before_columns, report
         snapshot.release()
@@ -103,7 +108,7 @@ def main() -> None:
     assert not name_effects(UNTOUCHING).touched
     mib = 1024 * 1024
     print(
-        f"DataFrame {options.rows:,} rows × 4 columns, {frame_bytes / mib:.1f} MiB; "
+        f"{described}, {frame_bytes / mib:.1f} MiB (memory_usage deep); "
         f"undo budget {budget / mib:.0f} MiB; median of {options.runs} rounds"
     )
     print(f"{'step':<34}{'ms':>10}")

@@ -138,6 +138,7 @@ class ToolDispatch:
                 duration_s=round(time.monotonic() - started, 4),
                 images=tuple(metadata.get("images", ())),
                 changed_files=tuple(result.changed_files),
+                changed_state=tuple(dict(change) for change in result.changed_state),
                 sandboxed=ran_sandboxed(result),
             )
         )

@@ -180,6 +180,8 @@ class ToolResultEvent(AgentEvent):
     duration_s: float
     images: tuple[dict[str, str], ...] = ()  # PNGs a run_python call made: {"mime", "data" (base64), "alt"}
     changed_files: tuple[str, ...] = ()  # what the call changed in the workspace (from its snapshots)
+    #: The person's variables the call changed (`tools.state_snapshot.StateChange`): run_python, run_cell.
+    changed_state: tuple[dict[str, Any], ...] = ()
     #: For commands: whether it ran in the OS sandbox (None for other tools, and for commands not run).
     sandboxed: bool | None = None
 

@@ -473,6 +473,14 @@ class KernelConfig(_Section):
             "Let run_python assign to your variables. Off: its names stay in a scratch namespace for the run."
         ),
     )
+    undo_budget_mb: int | None = Field(
+        None,
+        ge=0,
+        description=(
+            "Memory for the copies of your variables that undo restores after run_python and run_cell (MB). "
+            "Unset: a quarter of the free memory, at most 4 GB."
+        ),
+    )
 
 
 #: The folders Python, test runners, linters and Jupyter keep their caches in: listings and searches skip

@@ -285,10 +285,13 @@ class ExecutionEngine:
         refused = self._pre_hooks(call, record)  # 4
         if refused is not None:
             return finish(call, refused)
+        if not self.dry_run:  # before the approval, whose undo line says what it cannot restore
+            self._snapshots.take_state(call)
         reasons = self._confirm_reasons(call)  # 5
         if reasons and not self.dry_run:
             refused = self._confirm(call, record, reasons)
             if refused is not None:
+                self._snapshots.drop_state(call)
                 return finish(call, refused)
         else:
             record.step("confirm", "skipped (dry-run)" if reasons else "not_needed")

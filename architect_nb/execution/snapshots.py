@@ -14,10 +14,14 @@ from pathlib import Path
 from architect_nb.execution.checkpoints.shadow_git import SnapshotError
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.execution.steps import CallState
+from architect_nb.log import get_logger
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.fileio import describe_size
+from architect_nb.tools.state_snapshot import describe_changes
 
 __all__ = ["CallSnapshots"]
+
+log = get_logger(__name__)
 
 
 class CallSnapshots:
@@ -46,8 +50,14 @@ class CallSnapshots:
         return self._uncovered if isinstance(self._uncovered, str) else None
 
     def undo_limits(self, call: CallState) -> str:
-        """What undo could not restore of the call, said before it runs: a file tool's file over the size
-        limit, or, for code and commands, the limits any file they change must be within."""
+        """What undo could not restore of the call, said before it runs: its files', and its state's (the
+        person's variables that code may change)."""
+        state = call.state.limits() if call.state is not None else ""
+        return "; ".join(part for part in (self._file_limits(call), state) if part)
+
+    def _file_limits(self, call: CallState) -> str:
+        """A file tool's file over the size limit, or, for code and commands, the limits any file they change
+        must be within."""
         store = self.checkpoints
         changes, scope = self.scope(call)
         limit = describe_size(store.shadow.max_file_bytes)
@@ -70,6 +80,43 @@ class CallSnapshots:
             return ""
         return f"undo cannot restore {', '.join(large)}: over the {limit} snapshot limit per file"
 
+    def take_state(self, call: CallState) -> None:
+        """Keep what the call may change besides files, before it is approved and runs. A snapshot that fails
+        never stops the call; its result then says undo will not cover that state."""
+        try:
+            call.state = call.tool.snapshot_state(call.kwargs)
+        except Exception as exc:  # a tool's bug must not stop the call, and the person must hear of it
+            log.exception("state_snapshot_failed", tool=call.tool.name)
+            call.notes.append(f"[Undo warning: what this changes in your variables cannot be undone ({exc})]")
+
+    @staticmethod
+    def drop_state(call: CallState) -> None:
+        if call.state is not None:
+            call.state.release()
+            call.state = None
+
+    def _settle_state(self, call: CallState, run_id: str, result: ToolResult) -> None:
+        """After the call: what it changed goes into its result (the model and the step's card read it) and,
+        for undo, into the run's record; a snapshot of nothing that changed is dropped."""
+        state, call.state = call.state, None
+        if state is None:
+            return
+        try:
+            changed = state.changes()
+        except Exception as exc:
+            log.exception("state_changes_failed", tool=call.tool.name)
+            changed = []
+            call.notes.append(f"[Undo warning: what this changed in your variables is not known ({exc})]")
+        if not changed:
+            state.release()
+            return
+        result.changed_state = changed
+        summary = describe_changes(changed)
+        result.output = f"{result.output}\n{summary}" if result.output else summary
+        self.checkpoints.record_state(
+            run_id, step=call.step, tool=call.tool.name, state=state, changes=changed
+        )
+
     def around(self, call: CallState, run_id: str, execute: Callable[[], ToolResult]) -> ToolResult:
         """Run `execute` between the snapshots the call needs; the result names the files it changed."""
         changes, scope = self.scope(call)
@@ -88,7 +135,9 @@ class CallSnapshots:
         changed: list[str] = []
         try:
             result = execute()
+            self._settle_state(call, run_id, result)
         finally:
+            self.drop_state(call)  # the call raised: what it changed is not known, so it is not undone
             if mark is not None:
                 try:
                     changed = self.checkpoints.after(mark)

@@ -18,6 +18,7 @@ from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import BaseTool, CallOutcome, ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes
+from architect_nb.tools.state_snapshot import StateSnapshot
 
 __all__ = [
     "CallState",
@@ -51,6 +52,7 @@ class CallState:
         ask: Why hooks asked for a person's confirmation.
         rule_notes: Code-rule warnings from the latest guardrail check.
         notes: Hook reports and other warnings, appended to the result.
+        state: What the call may change besides files, as it was before (`BaseTool.snapshot_state`).
     """
 
     tool: BaseTool
@@ -66,6 +68,7 @@ class CallState:
     ask: list[str] = field(default_factory=list)
     rule_notes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    state: StateSnapshot | None = None
 
 
 def parse_arguments(raw: Any) -> dict[str, Any] | None:

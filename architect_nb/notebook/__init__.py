@@ -11,6 +11,7 @@ families:
   `undo_in_worker`: an `%architect undo` or `revert` line run in a worker thread while the cell awaits it;
 - `pump`: how the cell waits, by ipykernel version (native concurrent comms on 7.4+, jupyter-ui-poll before);
 - `state`: the per-kernel session (defaults, run history, undo) and the line magic's subcommands;
+  `saved_runs`: the workspace's runs saved by other kernels, and those a stopped kernel cut off;
   `threads`: the kernel's conversations; `reload`: modules a run changed, offered for reloading;
   `fix_error`: the `%architect fix` cell for the last error;
 - `questions`: how a run asks the person: `asking` (approvals, `--step` pauses, the plan's Build offer, with

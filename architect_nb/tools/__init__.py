@@ -5,6 +5,8 @@ The core:
 - `base`: `BaseTool`, the interface of every tool (local or MCP), and `ToolResult`, what every tool returns.
 - `outcome`: `CallOutcome`, how a call ended (ok, failed, denied, blocked, ...), said where it is decided.
 - `metadata`: `ToolMetadata`, a result's structured extras, every key typed.
+- `state_snapshot`: `StateSnapshot`, what a call may change besides files (the person's variables), kept
+  before it runs so undo can put it back.
 - `registry`: `ToolRegistry`, the store the engine looks tools up in.
 - `workspace`: `WorkspaceTool` and `ToolArgs`, the base of every tool confined to the workspace.
 - `setup`: `register_all_tools`, how every entry point fills a registry.

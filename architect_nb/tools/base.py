@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from architect_nb.log import get_logger
 from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.outcome import CallOutcome
+from architect_nb.tools.state_snapshot import StateChange, StateSnapshot
 
 __all__ = ["BaseTool", "CallOutcome", "ToolRefusedError", "ToolResult", "format_validation_error"]
 
@@ -41,6 +42,7 @@ class ToolResult:
             from the layer that refused or skipped it (`refused`).
         changed_files: Set by the engine around any tool, never by the tool: the workspace paths the call
             changed, as its snapshots saw them.
+        changed_state: Set by the engine: the person's variables the call changed (`state_snapshot`).
         hook_results: Set by the engine: the PostToolUse hooks' results (`HookResult.to_dict`).
         notes: Set by the engine: the warnings and hook reports it appended to `output`.
     """
@@ -51,6 +53,7 @@ class ToolResult:
     metadata: ToolMetadata = field(default_factory=lambda: ToolMetadata())  # noqa: PLW0108 - a TypedDict is no factory to mypy
     outcome: CallOutcome = CallOutcome.OK
     changed_files: list[str] = field(default_factory=list)
+    changed_state: list[StateChange] = field(default_factory=list)
     hook_results: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -162,6 +165,11 @@ class BaseTool(ABC):
         `ToolRefusedError` for a call the tool would refuse."""
         code = kwargs.get("code")
         return code if isinstance(code, str) else None
+
+    def snapshot_state(self, kwargs: dict[str, Any]) -> StateSnapshot | None:
+        """What the call may change besides the workspace's files (the person's variables), kept before it
+        runs so undo can put it back (`state_snapshot`); None for a tool that changes no such state."""
+        return None
 
     def validate_args(self, args: dict[str, Any]) -> BaseModel:
         """Validate `args` against `args_model`. Raises Pydantic's `ValidationError` on bad input."""

@@ -162,12 +162,18 @@ def register_kernel_tools(registry: ToolRegistry, config: AppConfig, kernel: Ker
     from architect_nb.tools.kernel.run_cell import RunCellTool
 
     root = config.workspace.root.resolve()
+    mb = config.kernel.undo_budget_mb
+    budget = mb * 1024 * 1024 if mb is not None else None
     registry.register(ListVariablesTool(kernel, root))
     registry.register(InspectVariableTool(kernel, root))
     registry.register(
         RunPythonTool(
-            kernel, root, timeout=float(config.kernel.timeout), write_namespace=config.kernel.write_namespace
+            kernel,
+            root,
+            timeout=float(config.kernel.timeout),
+            write_namespace=config.kernel.write_namespace,
+            undo_budget=budget,
         )
     )
     registry.register(ProposeCellTool(kernel, root))
-    registry.register(RunCellTool(kernel))
+    registry.register(RunCellTool(kernel, undo_budget=budget))

@@ -65,6 +65,7 @@ class UndoReport:
     conflicts: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    state: list[str] = field(default_factory=list)  # what was done to the person's variables, in sentences
 
     @property
     def ok(self) -> bool:
@@ -76,6 +77,8 @@ class UndoReport:
         if self.removed:
             parts.append(f"removed {len(self.removed)} created file(s)")
         text = ", ".join(parts) + "."
+        if self.state:
+            text += " " + " ".join(self.state)
         if self.conflicts:
             text += f" Left alone, because they changed since the run: {', '.join(self.conflicts)}."
         if self.errors:
@@ -107,6 +110,9 @@ class RunRecord:
     pending: dict[str, Any] | None = None
     saved: bool = False  # a manifest was written (not saved itself): the run's end must be written too
     cut_off: str = ""  # read back from disk: the call a dead kernel cut off, found by comparing (not saved)
+    #: The steps that changed state besides files (the person's variables): {"step", "tool", "names"}. The
+    #: snapshots themselves live in the kernel's memory only (`CheckpointStore.record_state`).
+    state_steps: list[dict[str, Any]] = field(default_factory=list)
 
     def to_manifest(self) -> dict[str, Any]:
         return {
@@ -115,6 +121,7 @@ class RunRecord:
             "process": self.process,
             "finished": self.finished,
             "pending": self.pending,
+            "state_steps": self.state_steps,
             "steps": [asdict(s) for s in self.steps],
             "not_covered": sorted(self.not_covered),
             "uncovered_calls": self.uncovered_calls,
@@ -139,6 +146,7 @@ class RunRecord:
             process=str(data.get("process", "")),
             finished=bool(data.get("finished", True)),  # saved before runs said: not known to be cut off
             pending=data.get("pending") if isinstance(data.get("pending"), dict) else None,
+            state_steps=[d for d in data.get("state_steps", []) if isinstance(d, dict)],
         )
 
 

@@ -46,6 +46,7 @@ from architect_nb.execution.checkpoints.records import (
 )
 from architect_nb.execution.checkpoints.restore import plan_paths, restore
 from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError, file_stamp, forget_runs
+from architect_nb.tools.state_snapshot import KERNEL_ENTRY, StateChange, StateSnapshot
 
 if TYPE_CHECKING:
     from architect_nb.config.schema import AppConfig
@@ -95,6 +96,7 @@ class CheckpointStore:
         self.include = tuple(include)
         self.exclude = tuple(exclude)
         self._runs: dict[str, RunRecord] = {}
+        self._states: dict[str, list[tuple[int, StateSnapshot]]] = {}  # by run: (step, snapshot), in order
         self._lock = threading.Lock()
         self._shadow: ShadowRepo | None = None
         self._max_bytes = max_bytes
@@ -299,6 +301,18 @@ class CheckpointStore:
         self._save(run_id, manifest)
         return rel
 
+    def record_state(
+        self, run_id: str, *, step: int, tool: str, state: StateSnapshot, changes: Sequence[StateChange]
+    ) -> None:
+        """Keep what a call changed besides files (the person's variables), for undo. The snapshot stays in
+        this process's memory; the saved record names the step, so an undo after a restart says it is gone."""
+        with self._lock:
+            run = self._runs.setdefault(run_id, RunRecord())
+            self._states.setdefault(run_id, []).append((step, state))
+            run.state_steps.append({"step": step, "tool": tool, "names": [c["name"] for c in changes]})
+            manifest = run.to_manifest()
+        self._save(run_id, manifest)
+
     def not_covered(self, run_id: str, call: str) -> None:
         """A call ran with no snapshot (the store could not be written): undo cannot restore what it did."""
         with self._lock:
@@ -434,8 +448,11 @@ class CheckpointStore:
             raise CheckpointError(why)
         if documents_changed:
             self._restore_documents(documents_changed, documents, report)
-        self._restore_files(run, steps, path, report)
-        self._settle_left_out(run, steps, path, report)
+        if path != KERNEL_ENTRY:
+            self._restore_files(run, steps, path, report)
+            self._settle_left_out(run, steps, path, report)
+        if path is None or path == KERNEL_ENTRY:
+            self._restore_states(run, run_id, from_step, report)
         if path is None:
             self._restore_index(run, run_id, steps, report)
             report.notes += _moved_heads(steps)
@@ -517,6 +534,34 @@ class CheckpointStore:
         report.conflicts += result.conflicts
         report.errors += result.errors
 
+    def _restore_states(self, run: RunRecord, run_id: str, from_step: int | None, report: UndoReport) -> None:
+        """Put back what the undone steps changed besides files, the latest first, so each name ends as it
+        was before the earliest. Snapshots a restarted kernel lost are said, not guessed."""
+        first = from_step if from_step is not None else 0
+        last = run.undone_from if run.undone_from is not None else None
+        wanted = [
+            d
+            for d in run.state_steps
+            if d.get("step", 0) >= first and (last is None or d.get("step", 0) < last)
+        ]
+        if not wanted:
+            return
+        with self._lock:
+            kept = [
+                (step, state)
+                for step, state in self._states.get(run_id, [])
+                if step >= first and (last is None or step < last)
+            ]
+        if not kept:
+            steps = ", ".join(f"{d.get('step')} ({', '.join(map(str, d.get('names', [])))})" for d in wanted)
+            report.state.append(
+                f"Your variables changed at step(s) {steps} cannot be put back: the kernel restarted since "
+                "the run, and their snapshots were in its memory."
+            )
+            return
+        for _step, state in reversed(kept):
+            report.state += state.restore()
+
     def _mark_undone(
         self, run: RunRecord, run_id: str, report: UndoReport, *, from_step: int | None, path: str | None
     ) -> None:
@@ -527,7 +572,16 @@ class CheckpointStore:
                 run.undone_from = from_step
             else:
                 run.undone = str(report)
+            done = [
+                (step, state)
+                for step, state in self._states.get(run_id, [])
+                if path is None or path == KERNEL_ENTRY
+                if from_step is None or step >= from_step
+            ]
+            self._states[run_id] = [pair for pair in self._states.get(run_id, []) if pair not in done]
             manifest = run.to_manifest()
+        for _step, state in done:  # restored: never again (a second undo is refused before it gets here)
+            state.release()
         self._save(run_id, manifest)
 
     # ------------------------------------------------------------------ helpers
@@ -661,15 +715,21 @@ def _steps_to_undo(run: RunRecord, run_id: str, from_step: int | None, path: str
     if from_step is not None:
         if run.undone_from is not None and from_step >= run.undone_from:
             raise AlreadyUndoneError(f"run {run_id} was already rewound to before step {run.undone_from}")
-        known = sorted({s.step for s in steps})
-        if not any(s.step >= from_step for s in steps):
+        known = sorted({s.step for s in steps} | {int(d.get("step", 0)) for d in run.state_steps})
+        if not any(step >= from_step for step in known):
             raise CheckpointError(
-                f"no step of run {run_id} from step {from_step} on changed files "
+                f"no step of run {run_id} from step {from_step} on changed files or variables "
                 f"(steps that did: {', '.join(map(str, known)) or 'none'})"
             )
         steps = [s for s in steps if s.step >= from_step]
     if run.undone_from is not None:
         steps = [s for s in steps if s.step < run.undone_from]
+    if path == KERNEL_ENTRY:
+        if path in run.reverted:
+            raise AlreadyUndoneError("the run's changes to your variables were already reverted")
+        if not run.state_steps:
+            raise CheckpointError(f"run {run_id} changed none of your variables")
+        return []
     if path is not None:
         if path in run.reverted:
             raise AlreadyUndoneError(f"{path} was already reverted")

@@ -75,6 +75,18 @@ class Code(str):
 Words = tuple[str, ...]
 
 
+def _variable(change: Mapping[str, Any]) -> str:
+    """One changed name: "df mutated (DataFrame 3×2 → 3×1)"; "(not undoable)" when undo cannot restore it."""
+    kind, before, after = (
+        str(change.get("kind", "")),
+        str(change.get("before", "")),
+        str(change.get("after", "")),
+    )
+    words = {"added": after, "deleted": before}.get(kind, f"{before} → {after}")
+    text = f"{change.get('name', '?')} {kind} ({words})"
+    return text if change.get("restorable", True) else f"{text} (not undoable)"
+
+
 def _listed(label: str, items: Sequence[str]) -> Words:
     """`label: a, b` with each item as `Code`."""
     words: list[str] = [f"{label}: "]
@@ -188,6 +200,7 @@ class CallView:
     took: str  # "0.01 s", or "" before it ends
     sandbox: str  # for commands: "sandboxed" or "not sandboxed"; "" for other tools
     changed: Words  # "Changed: a, b", or ()
+    variables: Words  # "Your variables: df mutated (DataFrame 3×2 → 3×1), ...", or ()
     rewind: Words  # a finished run's step that changed files ends with the magic that rewinds it, or ()
     arguments: Mapping[str, Any] = field(metadata=HTML_ONLY)
     #: The arguments as the model wrote them, when they could not be read (the call was not run).
@@ -208,6 +221,7 @@ def call_view(
     duration_s: float | None = None,
     sandboxed: bool | None = None,
     changed_files: Sequence[str] = (),
+    changed_state: Sequence[Mapping[str, Any]] = (),
     output: str = "",
     error: str | None = None,
     diff: str | None = None,
@@ -225,6 +239,7 @@ def call_view(
         took=f"{duration_s:.2f} s" if duration_s is not None else "",
         sandbox="" if sandboxed is None else "sandboxed" if sandboxed else "not sandboxed",
         changed=_listed("Changed", [show(f) for f in changed_files]) if changed_files else (),
+        variables=_listed("Your variables", [_variable(c) for c in changed_state]) if changed_state else (),
         rewind=rewind,
         arguments=arguments,
         raw_arguments=raw_arguments,
@@ -523,6 +538,7 @@ def _call(
         duration_s=result.get("duration_s"),
         sandboxed=sandboxed if isinstance(sandboxed, bool) else None,
         changed_files=result.get("changed_files") or (),
+        changed_state=result.get("changed_state") or (),
         output=str(result.get("output") or ""),
         error=result.get("error"),
         diff=result.get("diff"),
@@ -547,7 +563,7 @@ def _rewinds(
         step, call_id = int(event["step"]), str(event.get("call_id"))
         run_id = run_id or str(event.get("run_id") or "")
         last_call[step] = call_id
-        if results.get(call_id, {}).get("changed_files"):
+        if results.get(call_id, {}).get("changed_files") or results.get(call_id, {}).get("changed_state"):
             changed.add(step)
     if not run_id:
         return {}

@@ -242,8 +242,10 @@ def tool_card_html(call: CallView) -> str:
     code = call.arguments.get("code")
     if isinstance(code, str):
         args += code_html(show_block(code), max_height=240)
-    body = (
-        f'<div style="color:#57606a;font-size:12px">{_words_html(call.changed)}</div>' if call.changed else ""
+    body = "".join(
+        f'<div style="color:#57606a;font-size:12px">{_words_html(words)}</div>'
+        for words in (call.changed, call.variables)
+        if words
     )
     body += diff_html(call.diff, max_lines=_DIFF_LINES_CAP) if call.diff else ""
     body += _hooks_html(call.hooks)

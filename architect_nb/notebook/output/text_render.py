@@ -47,7 +47,9 @@ def view_lines(view: View) -> list[str]:
     if isinstance(view, CallView):
         head = f"- {view.tool}: {view.status}" + (f" {view.took}" if view.took else "")
         head += f" ({view.sandbox})" if view.sandbox else ""
-        return [head] + [_UNDER + _text(words) for words in (view.changed, view.rewind) if words]
+        return [head] + [
+            _UNDER + _text(words) for words in (view.changed, view.variables, view.rewind) if words
+        ]
     if isinstance(view, Decision):
         return [f"{_UNDER}{view.tool}: {view.decision}" + (f": {view.reason}" if view.reason else "")]
     if isinstance(view, WarningView):

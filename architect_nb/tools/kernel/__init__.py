@@ -6,10 +6,13 @@
 - `namespace`: the person's variables, and the scratch layer the agent's code assigns into.
 - `execute`: running code with its output captured, within a time bound, figures and widgets cleaned up.
 - `describe`: DataFrames, arrays, containers and functions described for a model.
+- `kernel_undo`: what run_python and run_cell do to the person's variables, kept for undo: which names the
+  code can touch (`name_effects`, from its syntax tree), and those objects copied within a budget, compared
+  and restored (`namespace_snapshot`).
 
-Depends on the core, and for run_cell on `notebook_files` (the open notebook's documents and cells),
-`filesystem.fileio` and `search.scan` (a notebook's text); nothing here imports IPython (the IPython session
-is `architect_nb.notebook.kernel.kernel_session`).
+Depends on the core (with `state_snapshot`, the undo seam), and for run_cell on `notebook_files` (the open
+notebook's documents and cells), `filesystem.fileio` and `search.scan` (a notebook's text); nothing here
+imports IPython (the IPython session is `architect_nb.notebook.kernel.kernel_session`).
 """
 
 from architect_nb.tools.kernel.kernel_tools import (

@@ -18,9 +18,11 @@ from pydantic import Field
 from architect_nb.tools.base import BaseTool, ToolResult
 from architect_nb.tools.kernel.describe import PathError, describe, resolve_path, short_size, type_name
 from architect_nb.tools.kernel.execute import CodeOutcome, forbidden_call, run_code
+from architect_nb.tools.kernel.kernel_undo import kernel_snapshot
 from architect_nb.tools.kernel.namespace import person_variables
 from architect_nb.tools.kernel.session import KernelSession
 from architect_nb.tools.metadata import ToolMetadata
+from architect_nb.tools.state_snapshot import StateSnapshot
 from architect_nb.tools.workspace import ToolArgs
 
 __all__ = [
@@ -151,10 +153,23 @@ class RunPythonTool(_KernelTool):
         *,
         timeout: float = 60.0,
         write_namespace: bool = False,
+        undo_budget: int | None = None,
     ) -> None:
+        """`undo_budget`: bytes for the copies of the person's variables undo restores (None: the default,
+        tied to free memory; `kernel.undo_budget_mb`)."""
         super().__init__(session, workspace_root)
         self.timeout = timeout
         self.write_namespace = write_namespace
+        self.undo_budget = undo_budget
+
+    def snapshot_state(self, kwargs: dict[str, Any]) -> StateSnapshot | None:
+        """The person's variables the code may change, kept for undo (`kernel_undo`)."""
+        code = kwargs.get("code")
+        if not isinstance(code, str) or len(code) > MAX_CODE or forbidden_call(code) is not None:
+            return None  # refused before it runs: it changes nothing
+        return kernel_snapshot(
+            self.session, code, into_namespace=self.write_namespace, budget_bytes=self.undo_budget
+        )
 
     def execute(self, **kwargs: Any) -> ToolResult:
         args = RunPythonArgs.model_validate(kwargs)

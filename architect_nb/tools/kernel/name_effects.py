@@ -30,8 +30,9 @@ __all__ = ["MAX_CODE_CHARS", "NameEffects", "name_effects"]
 
 MAX_CODE_CHARS = 200_000  # about 0.3 s to parse and walk; agents' code and notebook cells are far smaller
 
-# Methods that leave their object as it was (unless called with `inplace=True`): pandas, numpy, str and
-# container readers. A method not listed here counts as a change.
+# Methods that leave their object as it was (unless called with `inplace=True`), and leave their arguments
+# as they were: pandas, numpy, str and container readers, and readers called through a module
+# (`pd.concat`, `np.array_equal`). A method not listed here counts as a change of its object.
 _READ_ONLY_METHODS = frozenset(
     {
         # pandas and numpy: views, summaries, and methods that return a new object
@@ -49,23 +50,24 @@ _READ_ONLY_METHODS = frozenset(
         "get", "keys", "values", "items", "index", "startswith", "endswith", "format", "join", "split",
         "rsplit", "splitlines", "strip", "lstrip", "rstrip", "lower", "upper", "title", "find", "encode",
         "decode",
+        # module-level readers
+        "concat", "array", "asarray", "array_equal", "allclose", "isclose", "DataFrame", "Series",
+        "read_csv", "read_parquet", "read_excel", "read_json",
         # plotting draws the data; it does not change it
-        "plot", "hist", "scatter", "bar", "barh", "boxplot", "imshow",
+        "plot", "hist", "scatter", "bar", "barh", "boxplot", "imshow", "histplot", "lineplot",
+        "scatterplot", "barplot", "heatmap",
     }
 )  # fmt: skip
 
-# Callables that do not change the objects passed to them: builtins, and common readers called through a
-# module (`pd.concat`, `np.array_equal`, `sns.histplot`).
-_READ_ONLY_FUNCTIONS = frozenset(
+# Builtins (and IPython's display) that do not change the objects passed to them, called by their name.
+_READ_ONLY_BUILTINS = frozenset(
     {
         "print", "len", "repr", "str", "int", "float", "bool", "type", "isinstance", "issubclass", "id",
         "hash", "sorted", "list", "tuple", "set", "frozenset", "dict", "sum", "min", "max", "abs", "round",
         "enumerate", "zip", "range", "reversed", "any", "all", "map", "filter", "format", "hasattr",
         "getattr", "iter", "display", "callable", "divmod", "pow", "chr", "ord", "bin", "hex", "oct", "dir",
-        "concat", "array", "asarray", "array_equal", "allclose", "isclose", "DataFrame", "Series",
-        "histplot", "lineplot", "scatterplot", "barplot", "boxplot", "heatmap",
     }
-) | _READ_ONLY_METHODS  # fmt: skip
+) | _READ_ONLY_METHODS  # `from pandas import concat` reads as well as `pd.concat`  # fmt: skip
 
 # Methods that change their object but only store or read their arguments (`rows.append(df)`).
 _STORING_METHODS = frozenset(
@@ -168,7 +170,7 @@ class _Walker:
 
     def __init__(self) -> None:
         self.scopes: list[_Scope] = []
-        self.hidden: dict[str, None] = {}  # an ordered set
+        self.hidden: dict[str, str] = {}  # kind -> phrase, in the order found
         self.todo: list[tuple[ast.AST, _Scope]] = []
 
     def run(self, tree: ast.Module) -> NameEffects:
@@ -195,8 +197,9 @@ class _Walker:
         batch = [(node, scope) for node in nodes if node is not None and not isinstance(node, _SKIP)]
         self.todo.extend(reversed(batch))
 
-    def hide(self, phrase: str) -> None:
-        self.hidden.setdefault(phrase, None)
+    def hide(self, phrase: str, kind: str = "") -> None:
+        """Say once per kind (the phrase by default) why names may change unseen."""
+        self.hidden.setdefault(kind or phrase, phrase)
 
     def resolve(self, module: _Scope) -> NameEffects:
         bound, deleted, mutated = set(module.bound), set(module.deleted), set()
@@ -217,7 +220,7 @@ class _Walker:
             bound=frozenset(bound),
             deleted=frozenset(deleted),
             mutated=frozenset(mutated),
-            hidden=tuple(self.hidden),
+            hidden=tuple(self.hidden.values()),
         )
 
     # ------------------------------------------------------------------ targets
@@ -303,7 +306,7 @@ class _Walker:
             self.hide(_HIDDEN_NAMES[module])
         for alias in node.names:
             if alias.name == "*":
-                self.hide(f"a star import (from {module} import *)")
+                self.hide(f"a star import (from {module} import *)", kind="star import")
                 continue
             if (module, alias.name) == ("sys", "modules"):
                 self.hide("sys.modules")
@@ -337,6 +340,7 @@ class _Walker:
             outside += [*node.decorator_list, node.returns]
             outside += [arg.annotation for arg in [*every, arguments.kwarg] if arg is not None]
         self.push(scope, outside)
+        self.decorators(node, scope)
         inner = self.new_scope("function", scope)
         for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
             inner.local_only.add(arg.arg)
@@ -345,8 +349,15 @@ class _Walker:
                 inner.local_only.add(extra.arg)
         self.push(inner, node.body if isinstance(node.body, list) else [node.body])
 
+    def decorators(self, node: _Function | ast.ClassDef, scope: _Scope) -> None:
+        """`@registry.add` calls `registry.add` with what it decorates."""
+        for decorator in [] if isinstance(node, ast.Lambda) else node.decorator_list:
+            if isinstance(decorator, ast.Attribute):
+                self.method_call(decorator, scope)
+
     def class_def(self, node: ast.ClassDef, scope: _Scope) -> None:
         self.push(scope, [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)])
+        self.decorators(node, scope)
         scope.bound.add(node.name)
         self.push(self.new_scope("class", scope), node.body)
 
@@ -391,21 +402,25 @@ class _Walker:
         arguments = [*node.args, *(k.value for k in node.keywords)]
         self.push(scope, [func if not isinstance(func, ast.Name) else None, *arguments])
         if isinstance(func, ast.Name):
-            callee = func.id
-            if self.hidden_call(node, callee, scope):
+            if self.hidden_call(node, func.id, scope):
                 return
+            reads = func.id in _READ_ONLY_BUILTINS
         elif isinstance(func, ast.Attribute):
-            callee = func.attr
-            receiver = _root(func.value, through_calls=True)
-            if receiver is not None and (callee not in _READ_ONLY_METHODS or _inplace(node)):
-                scope.mutated.add(receiver)
-            if callee in _STORING_METHODS:
+            self.method_call(func, scope, inplace=_inplace(node))
+            if func.attr in _STORING_METHODS:
                 return
+            reads = func.attr in _READ_ONLY_METHODS
         else:
-            callee = ""
-        if callee not in _READ_ONLY_FUNCTIONS:
+            reads = False
+        if not reads:
             for argument in arguments:
                 scope.mutated.update(_argument_roots(argument))
+
+    def method_call(self, func: ast.Attribute, scope: _Scope, *, inplace: bool = False) -> None:
+        """`x.m(...)`: x's object changes unless m is known to be read-only."""
+        receiver = _root(func.value, through_calls=True)
+        if receiver is not None and (func.attr not in _READ_ONLY_METHODS or inplace):
+            scope.mutated.add(receiver)
 
     def hidden_call(self, node: ast.Call, callee: str, scope: _Scope) -> bool:
         """Note what a call of a plain name hides; True when its arguments need no more thought."""

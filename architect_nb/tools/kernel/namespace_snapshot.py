@@ -14,8 +14,8 @@ Limits:
 - a pandas copy does not copy the Python objects of object columns, nor an ndarray copy those of an object
   array: changes inside those objects stay;
 - when the saved copy is bound instead, other references to the object keep seeing the change;
-- the size estimate counts what `sys.getsizeof`, pandas' `memory_usage` and `nbytes` report; memory held
-  elsewhere (a GPU, a C library's buffers) is not counted;
+- the size estimate counts what `sys.getsizeof`, pandas' shallow `memory_usage` and `nbytes` report; memory
+  held elsewhere (a GPU, a C library's buffers) is not counted;
 - restore hands the saved copies over to the namespace: restoring twice in a row is safe, but the snapshot
   does not survive later changes to the restored objects.
 
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import io
-import math
 import os
 import random
 import sys
@@ -203,25 +202,29 @@ def take_snapshot(
             entries[name] = _Entry(present=False)
             continue
         entry = entries[name] = _Entry(present=True, original=obj, before=brief(obj))
-        entry.why = _uncopyable(obj)
-        if entry.why:
-            continue
-        left = budget_bytes - kept
-        estimate, complete = _estimate(obj, left)
-        if estimate > left:
-            entry.why = _over_budget(estimate, complete, budget_bytes, left)
-            continue
         try:
-            entry.saved = _copy(obj)
+            kept += _keep_copy(entry, budget_bytes, budget_bytes - kept)
         except RecursionError:
             entry.why = "it is nested too deeply to copy (RecursionError)"
         except MemoryError:
             entry.why = "there was not enough memory to copy it"
         except Exception as exc:
             entry.why = f"copying it failed: {_error(exc)}"
-        else:
-            kept += estimate
     return NamespaceSnapshot(entries, _RandomStates.save(), kept, budget_bytes)
+
+
+def _keep_copy(entry: _Entry, budget: int, left: int) -> int:
+    """Copy the entry's object into it if it can be copied within `left` bytes; the bytes kept. Otherwise
+    say why in `entry.why`."""
+    entry.why = _uncopyable(entry.original)
+    if entry.why:
+        return 0
+    estimate, complete = _estimate(entry.original, left)
+    if estimate > left:
+        entry.why = _over_budget(estimate, complete, budget, left)
+        return 0
+    entry.saved = _copy(entry.original)
+    return estimate
 
 
 def changes(namespace: Mapping[str, Any], snapshot: NamespaceSnapshot) -> list[NameChange]:
@@ -280,7 +283,8 @@ def _restore_name(
         )
         report.not_restored.append(f"{name}: {entry.why}{back}")
         return
-    if _same(entry.original, entry.saved) is True:
+    same = _same(entry.original, entry.saved)
+    if same is True or (same is None and put_back):  # rebound or deleted: its own object is back
         if put_back:
             report.restored.append(name)
         return
@@ -351,16 +355,18 @@ def _estimate(obj: Any, limit: int) -> tuple[int, bool]:
             total += _own_size(item, todo)
         except Exception:  # an odd __sizeof__ or memory_usage: count it as small
             total += 64
-    return total, total <= limit
+    return total, True
 
 
 def _own_size(obj: Any, todo: list[Any]) -> int:
     """The bytes `obj` itself takes in a copy; what it holds that a deep copy copies goes on `todo`."""
     kind = _pandas_kind(obj)
+    # Not deep=True: a pandas copy shares the Python objects of object columns, and counting 1M strings
+    # takes ~0.5 s (benchmarks/kernel_undo.py)
     if kind == "DataFrame":
-        return int(obj.memory_usage(deep=True).sum())
+        return int(obj.memory_usage(deep=False).sum())
     if kind:
-        return int(obj.memory_usage(deep=True))
+        return int(obj.memory_usage(deep=False))
     if _is_ndarray(obj):
         return int(obj.nbytes)
     if isinstance(obj, type | types.FunctionType | types.BuiltinFunctionType | types.ModuleType):
@@ -441,8 +447,6 @@ def _same(obj: Any, saved: Any, depth: int = 0) -> bool | None:
             return _same_array(obj, saved)
         if type(obj) is not type(saved):
             return False
-        if isinstance(obj, float) and math.isnan(obj) and math.isnan(saved):
-            return True
         if type(obj).__eq__ is not _OBJECT_EQ:
             try:
                 equal = obj == saved

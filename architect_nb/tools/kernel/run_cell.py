@@ -19,6 +19,7 @@ from pydantic import Field
 
 from architect_nb.tools.base import BaseTool, ToolRefusedError, ToolResult
 from architect_nb.tools.filesystem.fileio import TextFile
+from architect_nb.tools.kernel.kernel_undo import kernel_snapshot
 from architect_nb.tools.kernel.session import CellExecution, KernelSession, OwnNotebook
 from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.notebook_files.backend import DocumentError, DocumentState
@@ -26,6 +27,7 @@ from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError
 from architect_nb.tools.notebook_files.model import Notebook, NotebookError, cell_source
 from architect_nb.tools.notebook_files.outputs import error_text, output_images, strip_ansi
 from architect_nb.tools.search.scan import joined_text
+from architect_nb.tools.state_snapshot import StateSnapshot
 from architect_nb.tools.workspace import ToolArgs
 
 __all__ = ["RunCellArgs", "RunCellTool"]
@@ -49,8 +51,9 @@ class RunCellTool(BaseTool):
     sensitive = True
     runs_code = True
 
-    def __init__(self, session: KernelSession) -> None:
+    def __init__(self, session: KernelSession, *, undo_budget: int | None = None) -> None:
         self.session = session
+        self.undo_budget = undo_budget  # bytes for the copies undo restores (None: tied to free memory)
         self._shown: dict[str, tuple[str, str]] = {}  # the cell ref -> (id, source) the approval showed
         self._lock = threading.Lock()
 
@@ -102,6 +105,14 @@ class RunCellTool(BaseTool):
         with self._lock:
             self._shown[ref] = (str(cell.get("id") or ""), source)
         return source
+
+    def snapshot_state(self, kwargs: dict[str, Any]) -> StateSnapshot | None:
+        """The person's variables the cell's code may change (the code the approval shows), kept for undo."""
+        with self._lock:
+            shown = self._shown.get(str(kwargs.get("cell", "")))
+        if shown is None:
+            return None
+        return kernel_snapshot(self.session, shown[1], into_namespace=True, budget_bytes=self.undo_budget)
 
     # ------------------------------------------------------------------ running it
 

@@ -234,7 +234,16 @@ def test_the_families_are_the_documented_ones() -> None:
         "tree",
     ]
     top = sorted(p.stem for p in TOOLS.glob("*.py"))
-    assert top == ["__init__", "base", "metadata", "outcome", "registry", "setup", "workspace"]
+    assert top == [
+        "__init__",
+        "base",
+        "metadata",
+        "outcome",
+        "registry",
+        "setup",
+        "state_snapshot",
+        "workspace",
+    ]
     notebook = sorted(p.name for p in NOTEBOOK.iterdir() if (p / "__init__.py").is_file())
     assert notebook == ["context", "kernel", "output", "questions"]
     packages = [TOOLS / family for family in FAMILIES] + [
