@@ -46,7 +46,7 @@ from architect_nb.execution.checkpoints.records import (
 )
 from architect_nb.execution.checkpoints.restore import plan_paths, restore
 from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError, file_stamp, forget_runs
-from architect_nb.tools.state_snapshot import KERNEL_ENTRY, StateChange, StateSnapshot
+from architect_nb.tools.state_snapshot import KERNEL_ENTRY, StateChange, StateSnapshot, describe_changes
 
 if TYPE_CHECKING:
     from architect_nb.config.schema import AppConfig
@@ -97,6 +97,7 @@ class CheckpointStore:
         self.exclude = tuple(exclude)
         self._runs: dict[str, RunRecord] = {}
         self._states: dict[str, list[tuple[int, StateSnapshot]]] = {}  # by run: (step, snapshot), in order
+        self._state_words: dict[str, list[str]] = {}  # by run: what each step changed, for the review
         self._lock = threading.Lock()
         self._shadow: ShadowRepo | None = None
         self._max_bytes = max_bytes
@@ -309,6 +310,9 @@ class CheckpointStore:
         with self._lock:
             run = self._runs.setdefault(run_id, RunRecord())
             self._states.setdefault(run_id, []).append((step, state))
+            self._state_words.setdefault(run_id, []).append(
+                f"Step {step} ({tool}). {describe_changes(list(changes))}"
+            )
             run.state_steps.append({"step": step, "tool": tool, "names": [c["name"] for c in changes]})
             manifest = run.to_manifest()
         self._save(run_id, manifest)
@@ -393,7 +397,24 @@ class CheckpointStore:
         for path, (first, last) in _left_out_spans(steps).items():
             if path not in firsts:
                 changes.append(left_out_change(path, first, last))
+        if (kernel := self._state_review(run_id)) is not None:
+            changes.append(kernel)
         return changes
+
+    def _state_review(self, run_id: str) -> FileChange | None:
+        """The review's entry for the person's variables (`KERNEL_ENTRY`), beside the files: what each step
+        changed, before → after, while this kernel holds the snapshots."""
+        run = self._run(run_id)
+        if run is None or not run.state_steps:
+            return None
+        with self._lock:
+            said = list(self._state_words.get(run_id, []))
+        if not said:
+            names = sorted({str(n) for d in run.state_steps for n in d.get("names", [])})
+            said = [
+                f"Changed: {', '.join(names)} (their snapshots were in a kernel that has restarted since)"
+            ]
+        return FileChange(path=KERNEL_ENTRY, status="modified", diff="\n".join(said) + "\n")
 
     def write_before(self, run_id: str, directory: Path) -> list[str]:
         """Write the workspace as it was before run `run_id` into `directory` (which must not exist): a copy

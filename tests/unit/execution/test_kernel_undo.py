@@ -210,3 +210,14 @@ def test_hostile_and_odd_code_never_breaks_the_call_or_the_undo(workspace: Path,
         assert namespace["items"] == [1, 2] or "items" in str(report)
         if code.startswith("hostile"):
             assert "hostile" in str(report) and "Not restored" in str(report)
+
+
+def test_the_review_lists_the_variables_beside_the_files(workspace: Path) -> None:
+    namespace = _people({})
+    engine, _ = _engine(workspace, namespace)
+    (workspace / "a.txt").write_text("one\n")
+    assert engine.execute_tool_call("write_file", {"path": "a.txt", "content": "two\n"}, step=1).success
+    assert engine.execute_tool_call("run_python", {"code": "items.append(3)"}, step=2).success
+    review = {change.path: change for change in engine.checkpoints.review(engine.run_id)}
+    assert set(review) == {"a.txt", KERNEL_ENTRY}
+    assert "Step 2 (run_python)" in review[KERNEL_ENTRY].diff and "items: mutated" in review[KERNEL_ENTRY].diff
