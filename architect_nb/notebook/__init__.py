@@ -33,7 +33,7 @@ Nothing here is imported by `import architect_nb`; IPython and ipywidgets load w
 Depends on `architect_nb.agent`, `architect_nb.config`, `architect_nb.checks`, the execution pipeline
 (`execution.engine`, `execution.build`, `execution.checkpoints`, `execution.confirmation`,
 `execution.guardrails`), and the tools it shows or runs: `tools.commands`, `tools.kernel`,
-`tools.notebook_files` and `tools.todo`.
+`tools.notebook_files`, `tools.state_snapshot` and `tools.todo`.
 """
 
 from __future__ import annotations

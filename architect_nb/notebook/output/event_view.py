@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from architect_nb.tools.state_snapshot import KERNEL_ENTRY
+
 __all__ = [
     "FORK_TASK",
     "HTML_ONLY",
@@ -406,6 +408,10 @@ def thread_line(thread: object) -> str:
     return f"{where} · {size}" + (f", ${cost:.4f} so far" if cost else "")
 
 
+def _review_title(files: int, variables: bool) -> str:
+    return f"Review: {files} file(s)" + (" and your variables" if variables else "") + " changed"
+
+
 def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | None = None) -> Summary:
     """The `run_finished` event's summary. Without a review list (`changes`) it names the files changed;
     with a todo list, how many of its items were done."""
@@ -416,7 +422,7 @@ def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | 
     files = [show(str(f)) for f in finished.get("files_changed") or ()]
     changes = tuple(
         ChangeView(
-            path=show(str(c["path"])),
+            path="your variables (kernel)" if c["path"] == KERNEL_ENTRY else show(str(c["path"])),
             status=str(c.get("status", "modified")),
             diff=str(c.get("diff") or ""),
             revert=("revert: ", Code(f"%architect revert {run_id} {typed_path(str(c['path']))}")),
@@ -424,7 +430,9 @@ def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | 
         for c in finished.get("changes") or ()
         if isinstance(c, Mapping) and c.get("path")
     )
-    count = max(len(files), len(changes))
+    listed = [c for c in finished.get("changes") or () if isinstance(c, Mapping) and c.get("path")]
+    variables = any(c["path"] == KERNEL_ENTRY for c in listed)
+    count = max(len(files), len(changes) - variables)
     review = Code(f"%architect review {run_id}")
     tokens = tokens_text(
         finished.get("total_tokens", 0),
@@ -443,7 +451,11 @@ def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | 
         files=() if changes else _listed("Files changed", files) if files else ("Files changed: none",),
         cost=cost,
         note=str(finished.get("undo_note") or ""),
-        review_title=f"Review: {count} file(s) changed" if changes else "",
+        review_title=(
+            f"Review: {count} file(s)" + (" and your variables" if variables else "") + " changed"
+            if changes
+            else ""
+        ),
         revert_all=("revert all: ", Code(f"%architect undo {run_id}")),
         changes=changes,
         more_files=(
