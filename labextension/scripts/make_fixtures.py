@@ -244,6 +244,37 @@ def kernel(tmp: Path) -> dict[str, Any]:
     return payload
 
 
+def kernel_undo(tmp: Path) -> dict[str, Any]:
+    """Code run in the person's kernel that changes their variables (`kernel.write_namespace` on): step 1
+    mutates a DataFrame and adds a list (variables only), step 2 writes a file (files only), step 3 adds and
+    deletes names and advances a generator, which undo cannot copy. The review lists the file and /kernel."""
+    import pandas as pd
+
+    from architect_nb.tools.kernel import PlainKernel
+
+    workspace = _project(tmp, "kernel_undo")
+    script = tmp / "kernel_undo" / "script.yaml"
+    turns = [
+        {
+            "content": "A doubled column, and a list.",
+            "tool_calls": [
+                {"name": "run_python", "arguments": {"code": 'df["c"] = df["a"] * 2\nitems = [1, 2, 3]'}}
+            ],
+        },
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "NOTES.md", "content": "c = 2a\n"}}]},
+        {"tool_calls": [{"name": "run_python", "arguments": {"code": "first = next(rows)\ndel label"}}]},
+        {"content": "Done: `df.c` is twice `df.a`."},
+    ]
+    script.write_text(yaml.safe_dump({"turns": turns}, sort_keys=False))
+    overrides = {"workspace.root": str(workspace), "kernel.write_namespace": True}
+    config = load_config(overrides=overrides, environ={})
+    df = pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5.0, 6.0]})
+    namespace = {"df": df, "alias": df, "rows": (n for n in range(3)), "label": "before"}
+    loop = create_loop(config, model=f"scripted/{script}", mode="yolo", kernel=PlainKernel(namespace))
+    payload: dict[str, Any] = loop.run("Add c = 2a to df.").transcript.to_payload()
+    return payload
+
+
 # A command that changes files in three ways: edits one in place, creates one and deletes one.
 REVIEW_COMMAND = (
     "sed -i 's/percent: float/percent: float = 0.0/' shop/cart.py && "
@@ -312,6 +343,7 @@ SCENARIOS = {
     "thinking": thinking,
     "review": review,
     "kernel": kernel,
+    "kernel_undo": kernel_undo,
     "follow_up": follow_up,
     "fork": fork,
     "every_tool_session": every_tool_session,

@@ -16,6 +16,7 @@ import type {
   IToolResult,
   RunEvent
 } from './types';
+import { KERNEL_ENTRY } from './types';
 
 /** What became of a tool call, as the timeline labels it. */
 export type CallStatus =
@@ -54,6 +55,8 @@ export interface IStepView {
   warnings: IRunWarning[];
   /** The files this step's calls changed, each once, in the order they were first changed. */
   changedFiles: string[];
+  /** The person's variables this step's calls changed, each name once, in the order first changed. */
+  changedVariables: string[];
   /** What the model was sent at this step (the last request, if it was sent again). */
   request: IModelRequest | null;
 }
@@ -150,6 +153,7 @@ function newStep(step: number): IStepView {
     cost: null,
     warnings: [],
     changedFiles: [],
+    changedVariables: [],
     request: null
   };
 }
@@ -268,16 +272,34 @@ export function buildRunView(events: readonly RunEvent[]): IRunView {
   for (const step of view.steps) {
     const files = step.calls.flatMap(call => call.result?.changed_files ?? []);
     step.changedFiles = [...new Set(files)];
+    const names = step.calls.flatMap(call =>
+      (call.result?.changed_state ?? []).map(change => change.name)
+    );
+    step.changedVariables = [...new Set(names)];
   }
   return view;
 }
 
-/** For each file the run changed, the steps that changed it (ascending). */
+/** Whether the step changed anything undo can rewind: files, or the person's variables. */
+export function stepChanged(step: IStepView): boolean {
+  return step.changedFiles.length > 0 || step.changedVariables.length > 0;
+}
+
+/**
+ * For each entry of the review (each file the run changed, and `KERNEL_ENTRY`
+ * for the person's variables), the steps that changed it (ascending).
+ */
 export function stepsByFile(view: IRunView): Map<string, number[]> {
   const steps = new Map<string, number[]>();
+  const add = (path: string, step: number): void => {
+    steps.set(path, [...(steps.get(path) ?? []), step]);
+  };
   for (const step of view.steps) {
     for (const path of step.changedFiles) {
-      steps.set(path, [...(steps.get(path) ?? []), step.step]);
+      add(path, step.step);
+    }
+    if (step.changedVariables.length > 0) {
+      add(KERNEL_ENTRY, step.step);
     }
   }
   return steps;

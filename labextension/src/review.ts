@@ -1,19 +1,21 @@
 /**
  * What a finished run offers to put back, and how those controls follow each
  * other: the summary's review list (each changed file with its status and
- * diff, Keep and Revert per file, Revert all), a "Rewind to before this step"
- * per step that changed files, and "Undo this run" for transcripts from older
- * kernels, which carry no review list.
+ * diff, Keep and Revert per file, Revert all; the person's variables are one
+ * more entry, `KERNEL_ENTRY`, whose "diff" is plain lines), a "Rewind to
+ * before this step" per step that changed files or variables, and "Undo this
+ * run" for transcripts from older kernels, which carry no review list.
  *
  * Keep only marks a row. Revert all reverts every row not kept: with nothing
  * kept or reverted yet it is the run's undo (`%architect undo RUN`, which
  * gives back the git index too); otherwise one revert per remaining file.
  */
 
-import { badge, card, h } from './dom';
+import { badge, card, h, longText } from './dom';
 import { renderDiff } from './diffview';
-import { IRunView, stepsByFile } from './model';
+import { IRunView, stepChanged, stepsByFile } from './model';
 import type { ChangeStatus, IFileChange } from './types';
+import { KERNEL_ENTRY } from './types';
 import {
   ActionButton,
   isValidPath,
@@ -43,6 +45,27 @@ export const OPEN_DIFFS = 8;
 export const OPEN_DIFF_LINES = 400;
 
 export type RowState = 'open' | 'kept' | 'reverted';
+
+/** What a review row is called: the file's path, or "Your variables (kernel)" for `KERNEL_ENTRY`. */
+export function reviewLabel(path: string): string {
+  return path === KERNEL_ENTRY ? 'Your variables (kernel)' : visiblePath(path);
+}
+
+/** The variables' entry: what each step changed, as plain lines the kernel wrote (not a diff). */
+function variablesCard(text: string, open: boolean): HTMLDetailsElement {
+  const lines = text ? text.replace(/\n$/, '').split('\n').length : 0;
+  const title = h(
+    'span',
+    'anb-section-title',
+    `What changed (${lines} line${lines === 1 ? '' : 's'})`
+  );
+  return card(
+    'anb-review-diff anb-review-variables',
+    [title],
+    open,
+    longText(text.replace(/\n$/, ''), 'anb-output', 40)
+  );
+}
 
 /** A lazily drawn diff: drawn when first opened, so a 200-file review costs what is looked at. */
 function diffCard(diff: string, open: boolean): HTMLDetailsElement {
@@ -94,6 +117,7 @@ export class ReviewRow {
     private readonly onChange: () => void
   ) {
     const { path, status } = change;
+    const kernel = path === KERNEL_ENTRY;
     this.keepButton = h('button', 'anb-undo-button anb-keep-button', 'Keep');
     this.keepButton.type = 'button';
     this.keepButton.title =
@@ -117,7 +141,9 @@ export class ReviewRow {
               label: 'Revert',
               busy: 'Reverting…',
               done: 'Reverted',
-              title: `Put ${visiblePath(path)} back as it was before the run (runs ${typedMagic(action)} in the kernel)`,
+              title: kernel
+                ? `Put your variables back as they were before the run (runs ${typedMagic(action)} in the kernel)`
+                : `Put ${visiblePath(path)} back as it was before the run (runs ${typedMagic(action)} in the kernel)`,
               magic: typedMagic(action),
               className: 'anb-revert-button'
             },
@@ -128,12 +154,16 @@ export class ReviewRow {
       'div',
       'anb-review-head',
       badge(status, CHANGE_STYLE[status]),
-      h('code', 'anb-review-path', visiblePath(path)),
+      kernel
+        ? h('span', 'anb-review-path anb-review-kernel', reviewLabel(path))
+        : h('code', 'anb-review-path', visiblePath(path)),
       this.stateBadge,
       this.revert !== null ? this.keepButton : null,
       this.revert?.node
     );
-    this.diff = diffCard(change.diff, openDiff);
+    this.diff = kernel
+      ? variablesCard(change.diff, openDiff)
+      : diffCard(change.diff, openDiff);
     this.node = h('div', 'anb-review-row', head, this.note, this.diff);
     this.node.dataset.path = path;
     this.sync();
@@ -201,7 +231,18 @@ export class ReviewRow {
   }
 }
 
-/** The summary's review list: a row per changed file and Revert all. */
+/** "Review: 2 files changed", "Review: 1 file changed and your variables", "Review: your variables changed". */
+export function reviewTitle(files: number, variables: boolean): string {
+  const changed = `${files} file${files === 1 ? '' : 's'} changed`;
+  if (!variables) {
+    return `Review: ${changed}`;
+  }
+  return files > 0
+    ? `Review: ${changed} and your variables`
+    : 'Review: your variables changed';
+}
+
+/** The summary's review list: a row per changed file (and one for the variables) and Revert all. */
 export class ReviewList {
   readonly node: HTMLElement;
   readonly rows: ReviewRow[];
@@ -235,14 +276,16 @@ export class ReviewList {
               label: 'Revert all',
               busy: 'Reverting…',
               done: 'Reverted',
-              title: `Put back every file not kept (with nothing kept or reverted yet, runs ${typedMagic(undo)} in the kernel)`,
+              title: `Put back every entry not kept (with nothing kept or reverted yet, runs ${typedMagic(undo)} in the kernel)`,
               magic: typedMagic(undo),
               className: 'anb-revert-all-button'
             },
             (activeRunner, node) =>
               this.revertRest(undo.runId, activeRunner, node)
           );
-    const count = changes.length + unlisted;
+    const variables = changes.some(change => change.path === KERNEL_ENTRY);
+    const count =
+      changes.filter(change => change.path !== KERNEL_ENTRY).length + unlisted;
     const more =
       unlisted > 0 && runId !== null
         ? h(
@@ -257,11 +300,7 @@ export class ReviewList {
       h(
         'div',
         'anb-review-title',
-        h(
-          'span',
-          'anb-section-title',
-          `Review: ${count} file${count === 1 ? '' : 's'} changed`
-        ),
+        h('span', 'anb-section-title', reviewTitle(count, variables)),
         this.revertAll?.node
       ),
       ...this.rows.map(row => row.node),
@@ -294,7 +333,7 @@ export class ReviewList {
     this.revertAll.block(
       this.rows.some(row => row.pending)
         ? null
-        : 'Nothing left to revert: every file is kept or reverted.'
+        : 'Nothing left to revert: every entry is kept or reverted.'
     );
   }
 
@@ -354,28 +393,32 @@ export class ReviewList {
       message += ` ${failed} could not be reverted: see the message on ${failed === 1 ? 'its row' : 'their rows'}.`;
     }
     if (unsendable.length > 0) {
-      const names = unsendable.map(row => visiblePath(row.change.path));
+      const names = unsendable.map(row => reviewLabel(row.change.path));
       message += ` Not sent, since such a name cannot be: ${names.join(', ')}; %architect undo reverts them with the run.`;
     }
     return { ok: failed === 0 && unsendable.length === 0, message };
   }
 }
 
-/** A step's "Rewind to before this step". */
+/** A step's "Rewind to before this step"; `variables` when the run changed the person's variables. */
 function rewindButton(
   runId: string,
   step: number,
+  variables: boolean,
   runner: IUndoRunner | null,
   onResult: (result: IUndoResult) => void
 ): ActionButton {
   const action: UndoAction = { kind: 'rewind', runId, step };
+  const what = variables
+    ? 'the workspace and your variables back as they were'
+    : 'the workspace back as it was';
   return new ActionButton(
     runner,
     {
       label: 'Rewind to before this step',
       busy: 'Rewinding…',
       done: 'Rewound',
-      title: `Put the workspace back as it was just before step ${step} (runs ${typedMagic(action)} in the kernel)`,
+      title: `Put ${what} just before step ${step} (runs ${typedMagic(action)} in the kernel)`,
       magic: typedMagic(action),
       className: 'anb-rewind-button'
     },
@@ -387,7 +430,7 @@ function rewindButton(
 /**
  * Every control of one finished run, and how they follow each other: an undo
  * of the whole run ends the rewinds; a rewind marks the later steps rewound and
- * the files only they changed reverted.
+ * the files (and variables) only they changed reverted.
  */
 export class RunControls {
   readonly review: ReviewList | null;
@@ -400,12 +443,15 @@ export class RunControls {
     const done = view.finished;
     const safeId = isValidRunId(runId) ? runId : null;
     this.fileSteps = stepsByFile(view);
+    const variables = this.fileSteps.has(KERNEL_ENTRY);
     const undone = (): void => this.undone();
+    // files_changed names files only; the review may list the variables too.
+    const files = done?.changes.filter(c => c.path !== KERNEL_ENTRY) ?? [];
     this.review =
       done !== null && done.changes.length > 0
         ? new ReviewList(
             done.changes,
-            Math.max(0, done.files_changed.length - done.changes.length),
+            Math.max(0, done.files_changed.length - files.length),
             safeId,
             runner,
             undone
@@ -413,7 +459,7 @@ export class RunControls {
         : null;
     this.undo =
       done !== null &&
-      done.files_changed.length > 0 &&
+      (done.files_changed.length > 0 || variables) &&
       this.review === null &&
       safeId !== null
         ? undoRunButton(safeId, runner, result => {
@@ -426,10 +472,10 @@ export class RunControls {
       return;
     }
     for (const step of view.steps) {
-      if (step.changedFiles.length > 0 && isValidStep(step.step)) {
+      if (stepChanged(step) && isValidStep(step.step)) {
         this.rewinds.set(
           step.step,
-          rewindButton(safeId, step.step, runner, result => {
+          rewindButton(safeId, step.step, variables, runner, result => {
             if (result.ok) {
               this.rewound(step.step);
             }
@@ -473,7 +519,8 @@ export class RunControls {
         rewind.finish('Rewound', `With the rewind to before step ${step}.`);
       }
     }
-    // A file only the rewound steps changed is back as before the run; one changed earlier too is not.
+    // A file (or the variables) only the rewound steps changed is back as before the run; one changed
+    // earlier too is not.
     const steps = (path: string): number[] => this.fileSteps.get(path) ?? [];
     this.review?.markReverted(
       path => steps(path).length > 0 && steps(path).every(s => s >= step),
@@ -485,7 +532,9 @@ export class RunControls {
         steps(row.change.path).some(s => s >= step)
       ) {
         row.addNote(
-          `Partly rewound: its changes from step ${step} on are undone; the diff is still the whole run's.`
+          row.change.path === KERNEL_ENTRY
+            ? `Partly rewound: your variables' changes from step ${step} on are undone; the list is still the whole run's.`
+            : `Partly rewound: its changes from step ${step} on are undone; the diff is still the whole run's.`
         );
       }
     }

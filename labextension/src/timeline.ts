@@ -1,7 +1,8 @@
 /**
  * The run timeline: a header with the task, one collapsible card per step and
- * per tool call (a step that changed files lists them, with a rewind), and a
- * summary with the final status, tokens, cost and the review list.
+ * per tool call (a call that changed the person's variables says which, under
+ * its card; a step that changed files or variables lists them, with a rewind),
+ * and a summary with the final status, tokens, cost and the review list.
  */
 
 import {
@@ -23,18 +24,21 @@ import {
   ICallView,
   IRunView,
   IStepView,
-  ITodoItem
+  ITodoItem,
+  stepChanged
 } from './model';
 import { appendHighlighted, languageForName } from './highlight';
 import { IInspection, meterText, renderInspection } from './inspector';
 import type {
   IRunPayload,
   IRunWarning,
+  IStateChange,
   IThreadInfo,
   IToolImage
 } from './types';
 import { RunControls } from './review';
 import { IUndoRunner, visiblePath } from './undo';
+import { visible } from './visible';
 
 /** The badge style of each call status. */
 const STATUS_STYLE: Record<CallStatus, string> = {
@@ -298,6 +302,48 @@ export function renderCall(call: ICallView): HTMLDetailsElement {
   return details;
 }
 
+/**
+ * One changed variable, worded as the Python renderer words it (`_variable` in
+ * architect_nb/notebook/output/event_view.py), with why undo cannot restore it:
+ * "df mutated (DataFrame 3×2 → 3×3)", "items added (list, len 3)",
+ * "rows mutated (generator → may have changed) (not undoable: a generator cannot be copied)".
+ */
+export function describeVariable(change: IStateChange): string {
+  const words =
+    change.kind === 'added'
+      ? change.after
+      : change.kind === 'deleted'
+        ? change.before
+        : `${change.before} → ${change.after}`;
+  const text = `${change.name} ${change.kind} (${words})`;
+  if (change.restorable) {
+    return text;
+  }
+  return change.why
+    ? `${text} (not undoable: ${change.why})`
+    : `${text} (not undoable)`;
+}
+
+/** "Your variables: df mutated (…), items added (…)": under a call that changed them, seen folded or not. */
+export function renderCallVariables(call: ICallView): HTMLElement | null {
+  const changes = call.result?.changed_state ?? [];
+  if (changes.length === 0) {
+    return null;
+  }
+  const line = h('div', 'anb-muted anb-call-variables', 'Your variables: ');
+  changes.forEach((change, index) => {
+    if (index > 0) {
+      line.append(', ');
+    }
+    const item = h('code', '', visible(describeVariable(change)));
+    item.dataset.kind = change.kind;
+    item.dataset.restorable = String(change.restorable);
+    line.append(item);
+  });
+  line.dataset.callId = call.callId;
+  return line;
+}
+
 function renderWarnings(warnings: readonly IRunWarning[]): HTMLElement | null {
   if (warnings.length === 0) {
     return null;
@@ -311,25 +357,44 @@ function renderWarnings(warnings: readonly IRunWarning[]): HTMLElement | null {
   );
 }
 
-/** The files a step changed, and its "Rewind to before this step". */
+/** The files and variables a step changed, and its "Rewind to before this step". */
 function renderStepFiles(
   step: IStepView,
   controls: RunControls
 ): HTMLElement | null {
-  if (step.changedFiles.length === 0) {
+  if (!stepChanged(step)) {
     return null;
   }
+  const files = step.changedFiles;
+  const names = step.changedVariables;
   return h(
     'div',
     'anb-section anb-step-files',
-    h('div', 'anb-section-title', 'Files changed in this step'),
-    h(
-      'ul',
-      'anb-files',
-      ...step.changedFiles.map(path =>
-        h('li', '', h('code', '', visiblePath(path)))
-      )
-    ),
+    files.length > 0
+      ? h('div', 'anb-section-title', 'Files changed in this step')
+      : null,
+    files.length > 0
+      ? h(
+          'ul',
+          'anb-files',
+          ...files.map(path => h('li', '', h('code', '', visiblePath(path))))
+        )
+      : null,
+    names.length > 0
+      ? h(
+          'div',
+          'anb-step-variables',
+          h(
+            'span',
+            'anb-section-title',
+            'Your variables changed in this step: '
+          ),
+          ...names.flatMap((name, index) => [
+            index > 0 ? ', ' : '',
+            h('code', '', visible(name))
+          ])
+        )
+      : null,
     controls.rewindFor(step.step)?.node
   );
 }
@@ -420,6 +485,13 @@ async function renderStep(
           'anb-muted anb-step-changed',
           `${plural(step.changedFiles.length, 'file')} changed`
         )
+      : null,
+    step.changedVariables.length > 0
+      ? h(
+          'span',
+          'anb-muted anb-step-changed anb-step-changed-variables',
+          `${plural(step.changedVariables.length, 'variable')} changed`
+        )
       : null
   ];
   const text = step.text.trim()
@@ -432,7 +504,10 @@ async function renderStep(
     renderModelCall(step, inspect),
     renderThinking(step.thinking),
     text,
-    ...step.calls.map(renderCall),
+    ...step.calls.flatMap(call => [
+      renderCall(call),
+      renderCallVariables(call)
+    ]),
     renderWarnings(step.warnings),
     renderStepFiles(step, controls)
   );

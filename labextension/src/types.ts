@@ -118,7 +118,33 @@ export interface IToolResult extends IEventBase {
   sandboxed: boolean | null;
   /** The workspace paths this call changed (from the snapshots taken around it). */
   changed_files: string[];
+  /** The person's variables this call changed (run_python, run_cell); empty for other tools. */
+  changed_state: IStateChange[];
 }
+
+/** How a call changed one of the person's variables. */
+export type StateChangeKind = 'added' | 'rebound' | 'mutated' | 'deleted';
+
+/**
+ * One of the person's variables a call changed (`StateChange` in
+ * architect_nb/tools/state_snapshot.py): `before` and `after` are short
+ * descriptions ("DataFrame 3×2 [a:int64, b:float64]"); `restorable` is false
+ * when undo cannot put it back, and `why` then says why.
+ */
+export interface IStateChange {
+  name: string;
+  kind: StateChangeKind;
+  before: string;
+  after: string;
+  restorable: boolean;
+  why: string;
+}
+
+/**
+ * The review's entry for the person's variables, beside the files (`KERNEL_ENTRY`
+ * in architect_nb/tools/state_snapshot.py): its diff is plain lines, not a unified diff.
+ */
+export const KERNEL_ENTRY = '/kernel';
 
 /** A PNG a tool made (a plot from run_python): base64 data and a text description. */
 export interface IToolImage {
@@ -322,6 +348,34 @@ function parseChange(raw: unknown): IFileChange | null {
   return { path, status, diff: str(raw, 'diff') };
 }
 
+const STATE_CHANGE_KINDS: readonly StateChangeKind[] = [
+  'added',
+  'rebound',
+  'mutated',
+  'deleted'
+];
+
+/** A changed variable; one without a name, or with an unknown kind, is dropped. */
+function parseStateChange(raw: unknown): IStateChange | null {
+  if (!isRecord(raw)) {
+    return null;
+  }
+  const name = str(raw, 'name');
+  const kind = STATE_CHANGE_KINDS.find(known => known === raw.kind);
+  if (name === '' || kind === undefined) {
+    return null;
+  }
+  return {
+    name,
+    kind,
+    before: str(raw, 'before'),
+    after: str(raw, 'after'),
+    // As the Python renderer reads it: only an explicit false says undo cannot restore it.
+    restorable: bool(raw, 'restorable', true),
+    why: str(raw, 'why')
+  };
+}
+
 function parseHook(raw: unknown): IHookResult | null {
   if (!isRecord(raw)) {
     return null;
@@ -443,7 +497,13 @@ export function parseEvent(raw: unknown): RunEvent | null {
           .map(parseImage)
           .filter((image): image is IToolImage => image !== null),
         sandboxed: typeof raw.sandboxed === 'boolean' ? raw.sandboxed : null,
-        changed_files: strList(raw, 'changed_files')
+        changed_files: strList(raw, 'changed_files'),
+        changed_state: (Array.isArray(raw.changed_state)
+          ? raw.changed_state
+          : []
+        )
+          .map(parseStateChange)
+          .filter((change): change is IStateChange => change !== null)
       };
     }
     case 'cost':

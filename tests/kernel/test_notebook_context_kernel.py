@@ -34,6 +34,7 @@ import pytest
 from architect_nb.testing.notebook_run import PATIENT_OUTPUTS
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 from tests.support.kernel import (
+    RUN_MIME,
     Cell,
     FrontEnd,
     kernel_env,
@@ -454,6 +455,29 @@ def test_run_cell_asks_then_runs_the_cell_where_the_person_would_and_writes_its_
     history = player.run(f"In[{count}], In[{architect_count}].startswith('%%architect')")
     assert history.data("text/plain") == ["(\"d.get('b', 0)\", True)"], history.text()
     assert _count(history) == architect_count + 1  # the next cell goes on from there
+
+
+def test_what_a_cell_run_cell_ran_did_to_the_variables_is_undone(
+    open_notebook: tuple[FrontEnd, Path, DocumentFrontEnd], server: OpenAIStubServer
+) -> None:
+    player, ws, tab = open_notebook
+    doc = tab.open(ws / "nb.ipynb")
+    player.run("d = {'a': 1}", cell_id="data")
+    doc.cells[1]["source"] = "d['b'] = 2\nextra = 5"
+    task = "Run the second cell."
+    doc.cells[2]["source"] = f"%%architect --model openai/stub --new --mode yolo\n{task}"
+    server.queue(Reply.calls(("run_cell", {"cell": "failing"})), Reply.text("Ran it."))
+    cell = player.run(
+        f"%%architect --model openai/stub --new --mode yolo\n{task}", cell_id="arch", timeout=120
+    )
+    assert cell.status == "ok", player.describe()
+    [payload] = cell.data(RUN_MIME)
+    [result] = [e for e in payload["events"] if e["kind"] == "tool_result" and e["tool"] == "run_cell"]
+    assert {c["name"]: c["kind"] for c in result["changed_state"]} == {"d": "mutated", "extra": "added"}
+    assert player.run("print(d, extra)").text().strip() == "{'a': 1, 'b': 2} 5"
+    report = player.run("%architect undo").text()
+    assert "Your variables restored: d" in report and "Removed the variables the run created: extra" in report
+    assert player.run("print(d, 'extra' in dir())").text().strip() == "{'a': 1} False"
 
 
 def test_architect_fix_puts_a_cell_below_for_the_last_error(kernel: tuple[FrontEnd, Path]) -> None:
