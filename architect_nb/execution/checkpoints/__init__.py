@@ -14,8 +14,8 @@
 - `materialise`: the workspace as it was before a run, written to a folder (the notebook check's before).
 
 Depends on `architect_nb.config`, `architect_nb.paths`, the file and notebook I/O of
-`architect_nb.tools.filesystem` and `architect_nb.tools.notebook_files`, and the tools' `StateSnapshot` seam
-(`architect_nb.tools.state_snapshot`: state besides files, kept in memory); on no other execution family.
+`architect_nb.tools.filesystem` and `architect_nb.tools.notebook_files`, and the tools' undo seam for state
+besides files (`architect_nb.tools.state_snapshot`, kept in memory); on no other execution family.
 """
 
 from __future__ import annotations

@@ -8,5 +8,6 @@
 
 Depends on `agent.events` (what is drawn), `agent.conversation` (the inspector's record), `execution.engine`
 and `execution.checkpoints` (the run's folder, where the whole transcript is kept), `execution.confirmation`
-(the questions shown) and `tools.todo` (the checklist).
+(the questions shown), `tools.todo` (the checklist) and `tools.state_snapshot` (the review's entry for your
+variables).
 """
