@@ -19,8 +19,8 @@ and the run uses both.
 
 Depends on `architect_nb.config`, `architect_nb.paths`, the execution pipeline (`execution.engine`,
 `execution.build`, `execution.checkpoints`, `execution.confirmation`, `execution.hooks`), `architect_nb.mcp`,
-and the tools it names: `tools.base`, `tools.registry`, `tools.commands`, `tools.filesystem`, `tools.kernel`
-and `tools.todo`.
+and the tools it names: `tools.base`, `tools.registry`, `tools.state_snapshot`, `tools.commands`,
+`tools.filesystem`, `tools.kernel` and `tools.todo`.
 """
 
 from architect_nb.agent.config import BUILTIN_AGENTS, AgentConfig, UnknownAgentError, resolve_agent

@@ -19,6 +19,7 @@ from architect_nb.agent.run_state import RunState
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.log import get_logger
 from architect_nb.tools.base import ToolResult
+from architect_nb.tools.state_snapshot import KERNEL_ENTRY
 
 __all__ = [
     "RunResult",
@@ -112,7 +113,10 @@ def review_list(checkpoints: CheckpointStore, run_id: str) -> tuple[dict[str, st
         get_logger(__name__).exception("review_failed", run_id=run_id)
         return ()
     out = []
-    for change in changes[:_REVIEW_FILES]:
+    kept = changes[:_REVIEW_FILES]
+    if changes and changes[-1].path == KERNEL_ENTRY and changes[-1] not in kept:  # never cut the variables
+        kept = [*kept[:-1], changes[-1]]
+    for change in kept:
         lines = change.diff.splitlines(keepends=True)
         diff = "".join(lines[:_REVIEW_DIFF_LINES])
         if len(lines) > _REVIEW_DIFF_LINES:

@@ -231,15 +231,16 @@ export class ReviewRow {
   }
 }
 
-/** "Review: 2 files changed", "Review: 1 file changed and your variables", "Review: your variables changed". */
+/**
+ * "Review: 2 files changed", "Review: 1 file and your variables changed", "Review: your variables changed"
+ * (the Python renderer's title, in architect_nb/notebook/output/event_view.py).
+ */
 export function reviewTitle(files: number, variables: boolean): string {
-  const changed = `${files} file${files === 1 ? '' : 's'} changed`;
-  if (!variables) {
-    return `Review: ${changed}`;
+  if (variables && files === 0) {
+    return 'Review: your variables changed';
   }
-  return files > 0
-    ? `Review: ${changed} and your variables`
-    : 'Review: your variables changed';
+  const count = `${files} file${files === 1 ? '' : 's'}`;
+  return `Review: ${count}${variables ? ' and your variables' : ''} changed`;
 }
 
 /** The summary's review list: a row per changed file (and one for the variables) and Revert all. */

@@ -1,8 +1,9 @@
 /**
  * The run timeline: a header with the task, one collapsible card per step and
  * per tool call (a call that changed the person's variables says which, under
- * its card; a step that changed files or variables lists them, with a rewind),
- * and a summary with the final status, tokens, cost and the review list.
+ * its card; a step that changed files lists them; one that changed files or
+ * variables offers a rewind), and a summary with the final status, tokens,
+ * cost and the review list.
  */
 
 import {
@@ -24,8 +25,7 @@ import {
   ICallView,
   IRunView,
   IStepView,
-  ITodoItem,
-  stepChanged
+  ITodoItem
 } from './model';
 import { appendHighlighted, languageForName } from './highlight';
 import { IInspection, meterText, renderInspection } from './inspector';
@@ -357,16 +357,19 @@ function renderWarnings(warnings: readonly IRunWarning[]): HTMLElement | null {
   );
 }
 
-/** The files and variables a step changed, and its "Rewind to before this step". */
+/**
+ * The files a step changed, and its "Rewind to before this step" (also on a
+ * step that changed only variables: its calls' lines say which).
+ */
 function renderStepFiles(
   step: IStepView,
   controls: RunControls
 ): HTMLElement | null {
-  if (!stepChanged(step)) {
+  const files = step.changedFiles;
+  const rewind = controls.rewindFor(step.step)?.node ?? null;
+  if (files.length === 0 && rewind === null) {
     return null;
   }
-  const files = step.changedFiles;
-  const names = step.changedVariables;
   return h(
     'div',
     'anb-section anb-step-files',
@@ -380,22 +383,7 @@ function renderStepFiles(
           ...files.map(path => h('li', '', h('code', '', visiblePath(path))))
         )
       : null,
-    names.length > 0
-      ? h(
-          'div',
-          'anb-step-variables',
-          h(
-            'span',
-            'anb-section-title',
-            'Your variables changed in this step: '
-          ),
-          ...names.flatMap((name, index) => [
-            index > 0 ? ', ' : '',
-            h('code', '', visible(name))
-          ])
-        )
-      : null,
-    controls.rewindFor(step.step)?.node
+    rewind
   );
 }
 

@@ -370,7 +370,7 @@ function parseStateChange(raw: unknown): IStateChange | null {
     kind,
     before: str(raw, 'before'),
     after: str(raw, 'after'),
-    // As the Python renderer reads it: only an explicit false says undo cannot restore it.
+    // Missing reads as restorable, as in the Python renderer; only false says undo cannot restore it.
     restorable: bool(raw, 'restorable', true),
     why: str(raw, 'why')
   };

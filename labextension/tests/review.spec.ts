@@ -6,65 +6,21 @@
 import { renderRun } from '../src/timeline';
 import type { RunControls } from '../src/review';
 import { OPEN_DIFFS } from '../src/review';
-import type { IFileChange, IRunFinished, IRunPayload } from '../src/types';
-import { IUndoResult, IUndoRunner, UndoAction, undoCode } from '../src/undo';
-import { fixture, texts } from './helpers';
-
-/** A runner whose answers the test hands out one at a time, in order. */
-class FakeRunner implements IUndoRunner {
-  actions: UndoAction[] = [];
-  inNotebook = true;
-  private resolvers: Array<(result: IUndoResult) => void> = [];
-
-  canRun(): boolean {
-    return this.inNotebook;
-  }
-
-  run(action: UndoAction): Promise<IUndoResult> {
-    this.actions.push(action);
-    return new Promise(resolve => this.resolvers.push(resolve));
-  }
-
-  async answer(result: IUndoResult): Promise<void> {
-    // Let a Revert all reach its next request before answering it.
-    await settle();
-    const resolve = this.resolvers.shift();
-    if (resolve === undefined) {
-      throw new Error('no action is waiting for an answer');
-    }
-    resolve(result);
-    await settle();
-  }
-}
-
-function settle(): Promise<void> {
-  return new Promise(done => setTimeout(done, 0));
-}
+import type { IRunPayload } from '../src/types';
+import { IUndoResult, IUndoRunner, undoCode } from '../src/undo';
+import {
+  buttonIn,
+  FakeRunner,
+  finishedOf,
+  fixture,
+  row,
+  step,
+  texts,
+  withChanges
+} from './helpers';
 
 const ok = (message: string): IUndoResult => ({ ok: true, message });
 const no = (message: string): IUndoResult => ({ ok: false, message });
-
-function finishedOf(payload: IRunPayload): IRunFinished {
-  const last = payload.events[payload.events.length - 1];
-  if (last.kind !== 'run_finished') {
-    throw new Error('the fixture did not finish');
-  }
-  return last;
-}
-
-/** The fixture with its review list replaced. */
-function withChanges(
-  payload: IRunPayload,
-  changes: IFileChange[],
-  filesChanged = changes.map(c => c.path)
-): IRunPayload {
-  const finished = {
-    ...finishedOf(payload),
-    changes,
-    files_changed: filesChanged
-  };
-  return { ...payload, events: [...payload.events.slice(0, -1), finished] };
-}
 
 async function render(
   payload: IRunPayload,
@@ -74,36 +30,6 @@ async function render(
   document.body.replaceChildren(host);
   const controls = await renderRun(payload, host, {}, runner);
   return { host, controls };
-}
-
-function row(host: HTMLElement, path: string): HTMLElement {
-  const found = Array.from(
-    host.querySelectorAll<HTMLElement>('.anb-review-row')
-  ).find(node => node.dataset.path === path);
-  if (found === undefined) {
-    throw new Error(`no review row for ${path}`);
-  }
-  return found;
-}
-
-function buttonIn(node: ParentNode, label: string): HTMLButtonElement {
-  const found = Array.from(node.querySelectorAll('button')).find(
-    button => button.textContent === label
-  );
-  if (found === undefined) {
-    throw new Error(`no button "${label}"`);
-  }
-  return found;
-}
-
-function step(host: HTMLElement, n: number): HTMLElement {
-  const found = host.querySelector<HTMLElement>(
-    `details.anb-step[data-step="${n}"]`
-  );
-  if (found === null) {
-    throw new Error(`no step ${n}`);
-  }
-  return found;
 }
 
 const CART = 'shop/cart.py';

@@ -73,10 +73,13 @@ class UndoReport:
 
     def __str__(self) -> str:
         what = f"Undo of run {self.run_id}" + (f" ({self.scope})" if self.scope else "")
-        parts = [f"{what}: restored {len(self.restored)} file(s)"]
-        if self.removed:
-            parts.append(f"removed {len(self.removed)} created file(s)")
-        text = ", ".join(parts) + "."
+        if self.state and not self.restored and not self.removed:  # only the person's variables changed
+            text = f"{what}:"
+        else:
+            parts = [f"{what}: restored {len(self.restored)} file(s)"]
+            if self.removed:
+                parts.append(f"removed {len(self.removed)} created file(s)")
+            text = ", ".join(parts) + "."
         if self.state:
             text += " " + " ".join(self.state)
         if self.conflicts:

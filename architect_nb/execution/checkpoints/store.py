@@ -398,7 +398,7 @@ class CheckpointStore:
             if path not in firsts:
                 changes.append(left_out_change(path, first, last))
         if (kernel := self._state_review(run_id)) is not None:
-            changes.append(kernel)
+            changes.append(kernel)  # last, after the files
         return changes
 
     def _state_review(self, run_id: str) -> FileChange | None:

@@ -78,7 +78,8 @@ Words = tuple[str, ...]
 
 
 def _variable(change: Mapping[str, Any]) -> str:
-    """One changed name: "df mutated (DataFrame 3×2 → 3×1)"; "(not undoable)" when undo cannot restore it."""
+    """One changed name: "df mutated (DataFrame 3×2 [a:int64, b:float64] → DataFrame 3×1 [a:int64])"; with
+    "(not undoable: why)" when undo cannot restore it."""
     kind, before, after = (
         str(change.get("kind", "")),
         str(change.get("before", "")),
@@ -86,7 +87,7 @@ def _variable(change: Mapping[str, Any]) -> str:
     )
     words = {"added": after, "deleted": before}.get(kind, f"{before} → {after}")
     text = f"{change.get('name', '?')} {kind} ({words})"
-    return text if change.get("restorable", True) else f"{text} (not undoable)"
+    return text if change.get("restorable", True) else f"{text} (not undoable: {change.get('why', '')})"
 
 
 def _listed(label: str, items: Sequence[str]) -> Words:
@@ -409,7 +410,11 @@ def thread_line(thread: object) -> str:
 
 
 def _review_title(files: int, variables: bool) -> str:
-    return f"Review: {files} file(s)" + (" and your variables" if variables else "") + " changed"
+    """ "Review: 2 file(s) changed", "Review: 1 file(s) and your variables changed", "Review: your variables
+    changed" (as the labextension words it)."""
+    if not variables:
+        return f"Review: {files} file(s) changed"
+    return "Review: " + (f"{files} file(s) and " if files else "") + "your variables changed"
 
 
 def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | None = None) -> Summary:
@@ -422,7 +427,7 @@ def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | 
     files = [show(str(f)) for f in finished.get("files_changed") or ()]
     changes = tuple(
         ChangeView(
-            path="your variables (kernel)" if c["path"] == KERNEL_ENTRY else show(str(c["path"])),
+            path="Your variables (kernel)" if c["path"] == KERNEL_ENTRY else show(str(c["path"])),
             status=str(c.get("status", "modified")),
             diff=str(c.get("diff") or ""),
             revert=("revert: ", Code(f"%architect revert {run_id} {typed_path(str(c['path']))}")),
@@ -451,11 +456,7 @@ def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | 
         files=() if changes else _listed("Files changed", files) if files else ("Files changed: none",),
         cost=cost,
         note=str(finished.get("undo_note") or ""),
-        review_title=(
-            f"Review: {count} file(s)" + (" and your variables" if variables else "") + " changed"
-            if changes
-            else ""
-        ),
+        review_title=_review_title(count, variables) if changes else "",
         revert_all=("revert all: ", Code(f"%architect undo {run_id}")),
         changes=changes,
         more_files=(
@@ -505,11 +506,16 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
             )
         elif kind == "run_finished":
             parts.append(summary_view(event, todo.items))
-    # A run with an id that changed files (the labextension draws Revert all, or Undo, for the same runs).
+    # A run with an id that changed files or variables (the labextension draws Revert all, or Undo, for the
+    # same runs).
     if (checklist := todo.view()) is not None:  # under the header: where the run stands, at a glance
         at = next((i + 1 for i, part in enumerate(parts) if isinstance(part, Header)), 0)
         parts.insert(at, checklist)
-    undoable = bool(run_id) and bool(finished and finished[-1].get("files_changed"))
+    last = finished[-1] if finished else {}
+    variables = any(
+        isinstance(c, Mapping) and c.get("path") == KERNEL_ENTRY for c in last.get("changes") or ()
+    )
+    undoable = bool(run_id) and bool(last.get("files_changed") or variables)
     undo, review = Code(f"%architect undo {run_id}"), Code(f"%architect review {run_id}")
     footer: Words = (f"Run {run_id} · undo with ", undo, " · review with ", review) if undoable else ()
     return RunView(parts=tuple(parts), footer=footer)
