@@ -37,11 +37,10 @@ from architect_nb.agent.models.gateway_wire import (
 from architect_nb.agent.models.llm import SCRIPTED_PREFIX, LiteLLMClient
 from architect_nb.agent.models.model_failures import Failure, explain
 from architect_nb.agent.models.model_reply import Usage
-from architect_nb.agent.models.price_list import model_entry, price
+from architect_nb.agent.models.price_list import ListedModel, model_entry, price
 from architect_nb.agent.models.prompt_cache import needs_markers, with_markers
 from architect_nb.agent.models.retry_policy import MAX_WAIT_S, RetryPolicy
 from architect_nb.agent.models.text_tool_calls import LiveText
-from architect_nb.agent.models.token_estimate import estimate_request_tokens
 from architect_nb.config.schema import LLMConfig
 
 if TYPE_CHECKING:
@@ -86,7 +85,7 @@ class _Attempts:
         self.costs: list[float | None] = []
 
 
-class GatewayClient(LiteLLMClient):
+class GatewayClient(ListedModel, LiteLLMClient):
     """A model reached through a gateway's Chat Completions endpoint, with `httpx`."""
 
     def __init__(
@@ -222,20 +221,6 @@ class GatewayClient(LiteLLMClient):
 
     def _entry(self) -> dict[str, Any] | None:
         return model_entry(self.served_name)
-
-    def _model_info(self, key: str) -> int | None:
-        value = (self._entry() or {}).get(key)
-        return int(value) if isinstance(value, int) and value > 0 else None
-
-    def supports_images(self) -> bool:
-        return bool((self._entry() or {}).get("supports_vision"))
-
-    def count_tokens(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
-    ) -> int:
-        """The context meter's count, estimated at four characters a token: LiteLLM's counter would import
-        LiteLLM into every student's kernel, which is what the gateway client is for avoiding."""
-        return estimate_request_tokens(messages, tools)
 
 
 def _read_stream(

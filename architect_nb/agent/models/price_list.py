@@ -11,13 +11,15 @@ import dataclasses
 import importlib.util
 import json
 import threading
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from architect_nb.agent.models.model_reply import Usage
+from architect_nb.agent.models.token_estimate import estimate_request_tokens
 
-__all__ = ["model_entry", "price"]
+__all__ = ["ListedModel", "model_entry", "price"]
 
 _FILE = "model_prices_and_context_window_backup.json"
 _lock = threading.Lock()
@@ -81,3 +83,24 @@ def price(usage: Usage, entry: dict[str, Any] | None) -> Usage:
         + usage.completion_tokens * rate_out
     )
     return dataclasses.replace(usage, cost_usd=cost, priced=True)
+
+
+class ListedModel:
+    """A model client's limits and vision from the price list's entry for its model (`_entry`), and its
+    context meter at four characters a token: for the clients that never import LiteLLM (a gateway's, the
+    scripted model's), whose counter would import it."""
+
+    def _entry(self) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def _model_info(self, key: str) -> int | None:
+        value = (self._entry() or {}).get(key)
+        return int(value) if isinstance(value, int) and value > 0 else None
+
+    def supports_images(self) -> bool:
+        return bool((self._entry() or {}).get("supports_vision"))
+
+    def count_tokens(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> int:
+        return estimate_request_tokens(messages, tools)

@@ -19,11 +19,10 @@ from architect_nb.agent.models.client import LLMError, RunCancelledError
 from architect_nb.agent.models.gateway_wire import answer
 from architect_nb.agent.models.llm import SCRIPTED_PREFIX, LiteLLMClient
 from architect_nb.agent.models.model_reply import Usage
-from architect_nb.agent.models.price_list import model_entry, price
+from architect_nb.agent.models.price_list import ListedModel, model_entry, price
 from architect_nb.agent.models.retry_policy import RetryPolicy
 from architect_nb.agent.models.scripted import Script, load_script, next_reply, resolve_script_path
 from architect_nb.agent.models.text_tool_calls import LiveText
-from architect_nb.agent.models.token_estimate import estimate_request_tokens
 from architect_nb.config.schema import LLMConfig
 
 __all__ = ["ScriptedClient"]
@@ -31,7 +30,7 @@ __all__ = ["ScriptedClient"]
 _CHUNK_CHARS = 12  # the text arrives in small pieces, as a real model's stream does
 
 
-class ScriptedClient(LiteLLMClient):
+class ScriptedClient(ListedModel, LiteLLMClient):
     """The model that replays a script's turns (`docs/scripted-model.md`)."""
 
     def __init__(
@@ -136,15 +135,3 @@ class ScriptedClient(LiteLLMClient):
 
     def _price(self, usage: Usage, backend: Any = None) -> Usage:
         return price(usage, self._entry())
-
-    def _model_info(self, key: str) -> int | None:
-        value = (self._entry() or {}).get(key)
-        return int(value) if isinstance(value, int) and value > 0 else None
-
-    def supports_images(self) -> bool:
-        return bool((self._entry() or {}).get("supports_vision"))
-
-    def count_tokens(
-        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
-    ) -> int:
-        return estimate_request_tokens(messages, tools)
