@@ -3,6 +3,8 @@
 The list is a 3 MB JSON file inside the `litellm` package. Parsing all of it would cost tens of megabytes,
 more than the gateway client saves; so the file is searched for the model's own entry, and only that entry
 is parsed (and kept). Where LiteLLM is not installed, no model has an entry and the turn is left unpriced.
+`ListedModel` gives a client that never imports LiteLLM (a gateway's, the scripted model's) its model's
+limits and vision from that entry.
 """
 
 from __future__ import annotations
