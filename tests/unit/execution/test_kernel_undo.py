@@ -220,4 +220,6 @@ def test_the_review_lists_the_variables_beside_the_files(workspace: Path) -> Non
     assert engine.execute_tool_call("run_python", {"code": "items.append(3)"}, step=2).success
     review = {change.path: change for change in engine.checkpoints.review(engine.run_id)}
     assert set(review) == {"a.txt", KERNEL_ENTRY}
-    assert "Step 2 (run_python)" in review[KERNEL_ENTRY].diff and "items: mutated" in review[KERNEL_ENTRY].diff
+    assert (
+        "Step 2 (run_python)" in review[KERNEL_ENTRY].diff and "items: mutated" in review[KERNEL_ENTRY].diff
+    )
