@@ -15,5 +15,6 @@ Above `agent`, beside `notebook`: it imports neither the notebook layer nor IPyt
 (`acp`) is imported by these modules only, so `import architect_nb` never loads it.
 
 Depends on `architect_nb.agent`, `architect_nb.config`, `execution.checkpoints` and `execution.confirmation`,
-and the tools it runs or describes: `tools.base`, `tools.metadata`, `tools.commands` and `tools.kernel`.
+and the tools it runs or describes: `tools.base`, `tools.metadata`, `tools.state_snapshot`, `tools.commands`
+and `tools.kernel`.
 """

@@ -152,6 +152,27 @@ class NotebookKernel:
             return ToolResult.fail(f"The notebook's kernel answered {tool} in a form not understood.")
         return result
 
+    def bridge(self, call: str, seconds: float = 60.0) -> dict[str, Any]:
+        """`kernel_bridge.<call>` evaluated in the kernel, its JSON answer read; `{"error": ...}` when the
+        kernel cannot be reached or answers in a form not understood."""
+        opened = False
+        if self._client is None:  # an undo after the run: its connection was closed when the run ended
+            if (why := self.connect()) is not None:
+                return {"error": f"the notebook's kernel cannot be reached: {why}"}
+            opened = True
+        try:
+            reply = self._evaluate(f"{_BRIDGE}.{call}", seconds)
+        finally:
+            if opened:
+                self.close()
+        if isinstance(reply, ToolResult):
+            return {"error": reply.error or "the notebook's kernel did not answer"}
+        try:
+            answer = json.loads(reply)
+        except ValueError:
+            return {"error": "the notebook's kernel answered in a form not understood"}
+        return answer if isinstance(answer, dict) else {"error": "the notebook's kernel answered oddly"}
+
     def forget(self, run: str) -> None:
         """Drop the run's scratch names in the kernel (best effort)."""
         self._evaluate(f"{_BRIDGE}.forget({run!r})", 5.0)

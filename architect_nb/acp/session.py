@@ -108,6 +108,7 @@ class AcpSession:
         self._cancelled = asyncio.Event()  # set by `cancel`, on the connection's event loop
         self.notebook: Path | None = None  # the notebook the prompts attached last (Jupyter AI's open one)
         self._kernel: NotebookKernel | None = None  # its kernel, connected for the run in progress
+        self._stores: dict[str, CheckpointStore] = {}  # run id -> its engine's store (the kernel's undo)
         self._told: str | None = None  # the kernel note the model was given last
 
     @property
@@ -189,6 +190,9 @@ class AcpSession:
             worker.set_result(result)
 
     def _settle(self, loop: AgentLoop, run_key: str) -> None:
+        # Its store holds what the run changed in the notebook kernel's variables: `/undo` needs it, not
+        # only the records on disk.
+        self._stores[loop.run_id] = loop.engine.checkpoints
         warning = self.save()
         if warning is not None:
             self.outbox.post(_message(f"\n\n{warning}"))
@@ -275,7 +279,8 @@ class AcpSession:
 
     def _undo(self, run_id: str) -> str:
         try:
-            report = CheckpointStore.for_config(self.config).undo(run_id)
+            store = self._stores.get(run_id) or CheckpointStore.for_config(self.config)
+            report = store.undo(run_id)
         except CheckpointError as exc:
             return f"Nothing was undone: {exc}"
         self.thread.notes.append(undo_note(report))

@@ -188,6 +188,41 @@ def test_the_attached_notebooks_kernel_runs_the_kernel_tools_after_an_approval(
         client.stop_channels()
 
 
+def test_what_run_python_did_to_the_notebooks_variables_is_put_back_by_undo(
+    server: Server, agent: AgentThread, tmp_path: Path
+) -> None:
+    """The snapshot is kept in the notebook's kernel; `/undo`, after the run's connection closed, reaches it
+    again and restores the list in place."""
+    notebook, client, _kernel = notebook_with_kernel(server, "undo.ipynb")
+    try:
+        cwd = workspace(tmp_path, [
+            {"tool_calls": [{"name": "run_python", "arguments": {"code": "prices.append(100)"}}]},
+            {"expect": {"tool_result_contains": ["prices: mutated"]}, "content": "Appended."},
+        ])  # fmt: skip
+        stop, record, session_id = ask(agent, cwd, "Append 100 to prices.", ["approve"], notebook)
+        assert stop == "end_turn" and "Appended." in record.text(), record.text()
+        assert _value(client, "prices") == [3, 1, 2, 100]
+
+        async def undo(conn: Any) -> str:
+            reply = await conn.prompt(session_id=session_id, prompt=[text_block("/undo")])
+            await agent.client.session(session_id).quiet()
+            return str(reply.stop_reason)
+
+        assert agent.call(undo, timeout=120) == "end_turn"
+        assert "Your variables restored: prices" in record.text(), record.text()
+        assert _value(client, "prices") == [3, 1, 2]
+    finally:
+        client.stop_channels()
+
+
+def _value(client: BlockingKernelClient, expression: str) -> Any:
+    msg_id = client.execute("", silent=True, user_expressions={"v": expression})
+    while True:
+        reply = client.get_shell_msg(timeout=30)
+        if reply["parent_header"].get("msg_id") == msg_id:
+            return eval(reply["content"]["user_expressions"]["v"]["data"]["text/plain"])
+
+
 def test_a_cancel_interrupts_the_code_the_agent_runs_in_the_kernel_and_the_kernel_lives(
     server: Server, agent: AgentThread, tmp_path: Path
 ) -> None:

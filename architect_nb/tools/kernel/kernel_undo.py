@@ -17,6 +17,7 @@ a restarted kernel has none, and its undo says so.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, MutableMapping
 from types import ModuleType
 from typing import Any
@@ -60,7 +61,32 @@ def kernel_snapshot(
         kept = [n for n in names if n in rebinds or not isinstance(namespace.get(n), ModuleType)]
         return take_snapshot(namespace, kept, budget_bytes=budget, hidden=hidden)
 
-    return KernelSnapshot(session, namespace, effects, session.call(take))
+    taken = KernelSnapshot(session, namespace, effects, session.call(take))
+    _kept.make_room(taken, budget)
+    return taken
+
+
+class _Kept:
+    """The snapshots this kernel holds, oldest first. The budget bounds them all together, not each alone: a
+    new snapshot that needs the room drops the oldest ones (their steps' variables can no longer be undone,
+    and undo says so), so a long session of changes never holds more than the budget in copies."""
+
+    def __init__(self) -> None:
+        self._held: list[KernelSnapshot] = []
+        self._lock = threading.Lock()
+
+    def make_room(self, newest: KernelSnapshot, budget: int) -> None:
+        with self._lock:
+            self._held = [s for s in self._held if not s.snapshot.released]
+            total = newest.snapshot.kept_bytes + sum(s.snapshot.kept_bytes for s in self._held)
+            while self._held and total > budget:
+                oldest = self._held.pop(0)
+                total -= oldest.snapshot.kept_bytes
+                oldest.evict()
+            self._held.append(newest)
+
+
+_kept = _Kept()
 
 
 class KernelSnapshot:
@@ -78,6 +104,7 @@ class KernelSnapshot:
         self.effects = effects
         self.snapshot = snapshot
         self.restored = False
+        self.evicted = False  # dropped to make room for newer snapshots within the budget
 
     def limits(self) -> str:
         """What undo will not restore of the person's variables: hidden names, uncopyable or large objects."""
@@ -109,6 +136,11 @@ class KernelSnapshot:
     def restore(self) -> list[str]:
         """Put the variables back; the undo report's sentences. Runs where undo runs (the kernel's own thread,
         or the thread an awaited undo line uses while the cell waits), after the run's cell has ended."""
+        if self.evicted:
+            return [
+                "Your variables changed at this step could not be put back: their copies were dropped to "
+                "make room for later ones within the undo budget (kernel.undo_budget_mb)."
+            ]
         if self.snapshot.released:
             return ["Your variables could not be put back: their snapshot was dropped."]
         report = restore(self.namespace, self.snapshot)
@@ -128,6 +160,10 @@ class KernelSnapshot:
             said.append(f"Not restored: {'; '.join(report.not_restored)}.")
         said += [note for note in report.notes if not note.startswith("other references to ")]
         return said or ["Your variables were as before; nothing to put back."]
+
+    def evict(self) -> None:
+        self.evicted = True
+        self.snapshot.release()
 
     def release(self) -> None:
         self.snapshot.release()

@@ -223,3 +223,19 @@ def test_the_review_lists_the_variables_beside_the_files(workspace: Path) -> Non
     assert (
         "Step 2 (run_python)" in review[KERNEL_ENTRY].diff and "items: mutated" in review[KERNEL_ENTRY].diff
     )
+
+
+def test_the_budget_bounds_all_the_snapshots_together_and_the_oldest_make_room(workspace: Path) -> None:
+    """Ten steps each changing a 400 KB array under a 1 MB budget never hold more than the budget: the
+    oldest steps' copies are dropped, and their undo says so; the newest still restores."""
+    namespace = _people({})
+    namespace.update({f"a{n}": np.zeros(50_000) for n in range(3)})  # 400 KB each
+    engine, _ = _engine(workspace, namespace, budget_mb=1)
+    for step in range(3):
+        code = f"a{step}[0] = 1"
+        assert engine.execute_tool_call("run_python", {"code": code}, step=step + 1).success
+    report = engine.checkpoints.undo(engine.run_id, from_step=3)
+    assert namespace["a2"][0] == 0  # the newest is kept
+    report = engine.checkpoints.undo(engine.run_id)
+    assert namespace["a1"][0] == 0 and namespace["a0"][0] == 1, str(report)  # two fit in 1 MB; the first not
+    assert "dropped to make room for later ones within the undo budget" in str(report)
