@@ -105,12 +105,15 @@ def kernel_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]
     """This interpreter's environment with its bin folder first on PATH, as in an activated venv.
 
     The kernel, the commands the agent runs (`python -m pytest`) and hooks (`ruff`) then all find the same
-    interpreter and packages.
+    interpreter and packages. The background warm-up after `%load_ext` is off unless the environment says
+    otherwise: it hides LiteLLM's import while a person reads, and a headless run has nobody reading, so it
+    only competes with the first cell (and a scripted model never needs LiteLLM).
     """
     env = dict(os.environ)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.pop("PYTHONPATH", None)
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    env.setdefault("ARCHITECT_WARMUP", "0")
     env.update(extra or {})
     return env
 
