@@ -95,10 +95,10 @@ class LiteLLMClient:
         should_stop: Callable[[], bool] | None = None,
         thread_position: tuple[int, int] = (0, 0),
     ) -> LLMResponse:
-        backend = self._backend()
         kwargs = self._request(messages, tools, thread_position)
         if (refused := offline_refusal(self.model, self.endpoint())) is not None:
             raise LLMError(refused)  # after the checks that need no network, which say more
+        backend = self._backend()  # LiteLLM's import (seconds): not for a call refused before it
         policy = RetryPolicy(self.config.retries, float(self.config.timeout))
         text, thinking = _Echo(on_text), _Echo(on_thinking)
         more_room = True
