@@ -114,9 +114,11 @@ def test_no_key_at_all_names_the_variable_and_is_not_retried(
 
 
 def test_cancel_while_waiting_to_retry(server: OpenAIStubServer) -> None:
+    from architect_nb.agent.models.llm import RunCancelledError, import_litellm
+
+    import_litellm()  # its seconds of import are not the wait being timed
     server.queue(Reply.error(429, retry_after=30))
     started = time.monotonic()
-    from architect_nb.agent.models.llm import RunCancelledError
 
     with pytest.raises(RunCancelledError):
         client(server, stream=False).complete(USER, [], should_stop=lambda: time.monotonic() - started > 0.2)
