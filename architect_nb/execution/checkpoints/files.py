@@ -9,6 +9,8 @@ Layout under the state folder (`checkpoints.dir`, by default the user's state fo
     <dir>/<run_id>/index.before     the person's git index as it was before the run (when the workspace is
                                     in a repository), so an undo can give back what a command staged
     <dir>/<run_id>/transcript.json  the run's transcript, redacted, when Claude-style hooks asked for it
+    <dir>/<run_id>/pending.json     the call in progress (its snapshot before), removed once it is over: what
+                                    a kernel killed during the call leaves for an undo in a new kernel
 
 Folders are private (0700) and files 0600: a snapshot can hold anything the workspace holds. The manifest is
 replaced atomically, so a crash leaves the previous one. What was undone is written into it, so a second
@@ -48,6 +50,7 @@ RUN_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _MANIFEST = "manifest.json"
 _TRANSCRIPT = "transcript.json"
 _INDEX = "index.before"
+_PENDING = "pending.json"  # the call in progress, written before it runs and removed after
 _VERSION = 2
 
 
@@ -116,6 +119,19 @@ class CheckpointFiles:
             _write_private(folder / _TRANSCRIPT, data, atomic=True)
         return folder / _TRANSCRIPT
 
+    def save_pending(self, run_id: str, pending: dict[str, Any]) -> None:
+        """Note the call in progress: a small file of its own, written before each call that is snapshotted
+        (not atomically: a torn one, from a crash while writing it, is read as none)."""
+        folder = self._run_folder(run_id)
+        with self._lock:
+            self._make_folder(folder)
+            _write_private(folder / _PENDING, json.dumps(pending).encode())
+
+    def clear_pending(self, run_id: str) -> None:
+        """The call in progress ended (its snapshot after was taken, or the run ended)."""
+        with contextlib.suppress(FileNotFoundError):
+            (self._run_folder(run_id) / _PENDING).unlink()
+
     def prune(self, now: float | None = None) -> list[dict[str, Any]]:
         """Delete runs last written more than `keep_days` ago. Returns the manifests of those that had one."""
         cutoff = (time.time() if now is None else now) - self.keep_days * 86400
@@ -139,6 +155,7 @@ class CheckpointFiles:
             manifest = self._read(folder)
         if manifest is None or manifest.get("root") != str(self.root):
             return None
+        manifest["pending"] = _pending(folder)
         if manifest.get("version") != _VERSION:
             raise ValueError(
                 f"run {run_id} was saved by another version of architect-nb "
@@ -170,7 +187,7 @@ class CheckpointFiles:
                     and manifest.get("root") == str(self.root)
                     and manifest.get("version") == _VERSION
                 ):
-                    found.append(manifest)
+                    found.append({**manifest, "pending": _pending(folder)})
         return sorted(found, key=lambda m: float(m.get("started_at") or 0.0))
 
     # ------------------------------------------------------------------ helpers
@@ -200,6 +217,15 @@ def plain_relative(path: object) -> bool:
     if not isinstance(path, str) or not path or path.startswith("/") or "\0" in path:
         return False
     return all(part not in ("", ".", "..") for part in path.split("/"))
+
+
+def _pending(folder: Path) -> dict[str, Any] | None:
+    """The call in progress a run's folder names, or None (none, or a file torn by a crash)."""
+    try:
+        data = json.loads((folder / _PENDING).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _last_written(folder: Path) -> float:

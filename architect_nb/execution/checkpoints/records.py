@@ -108,8 +108,9 @@ class RunRecord:
     process: str = ""  # "<host>:<pid>" running it: unfinished, with that process gone, means cut off
     #: False until the run ends: a saved run still unfinished was cut off (its kernel died during it).
     finished: bool = False
-    #: The call snapshotted before and not yet after ({"step", "call_id", "tool", "scope", "before"}): saved,
-    #: so that a kernel killed during the call leaves a record of where its changes began.
+    #: The call snapshotted before and not yet after ({"step", "call_id", "tool", "scope", "before"}): saved
+    #: beside the manifest (`CheckpointFiles.save_pending`), so that a kernel killed during the call leaves a
+    #: record of where its changes began.
     pending: dict[str, Any] | None = None
     saved: bool = False  # a manifest was written (not saved itself): the run's end must be written too
     cut_off: str = ""  # read back from disk: the call a dead kernel cut off, found by comparing (not saved)
@@ -123,7 +124,6 @@ class RunRecord:
             "started_at": self.started_at,
             "process": self.process,
             "finished": self.finished,
-            "pending": self.pending,
             "state_steps": self.state_steps,
             "steps": [asdict(s) for s in self.steps],
             "not_covered": sorted(self.not_covered),

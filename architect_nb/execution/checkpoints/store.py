@@ -98,6 +98,7 @@ class CheckpointStore:
         self._runs: dict[str, RunRecord] = {}
         self._states: dict[str, list[tuple[int, StateSnapshot]]] = {}  # by run: (step, snapshot), in order
         self._state_words: dict[str, list[str]] = {}  # by run: what each step changed, for the review
+        self._kept: set[str] = set()  # trees a ref of this store keeps from git's garbage collection
         self._lock = threading.Lock()
         self._shadow: ShadowRepo | None = None
         self._max_bytes = max_bytes
@@ -168,6 +169,7 @@ class CheckpointStore:
                 return
             manifest = run.to_manifest()
         self._save(run_id, manifest)
+        self._clear_pending(run_id)
 
     def before(
         self, run_id: str, *, step: int, call_id: str, tool: str, paths: Sequence[Path] | None
@@ -196,8 +198,11 @@ class CheckpointStore:
 
     def _note_pending(self, mark: Mark) -> None:
         """Save where the call's changes begin before it runs: a kernel killed during it (SIGKILL, a crash)
-        leaves a record an undo in a new kernel can compare the workspace with (`_cut_off_step`)."""
-        if self.on_disk is None:
+        leaves a record an undo in a new kernel can compare the workspace with (`_cut_off_step`). The run's
+        manifest is written the first time only (so the run can be found); each call writes a small file of
+        its own, never the whole manifest again."""
+        on_disk = self.on_disk
+        if on_disk is None:
             return
         pending = {
             "step": mark.step,
@@ -209,10 +214,20 @@ class CheckpointStore:
         with self._lock:
             run = self._runs.setdefault(mark.run_id, RunRecord())
             run.pending = pending
-            manifest = run.to_manifest()
-        with contextlib.suppress(SnapshotError):
-            self.shadow.keep({f"refs/runs/{mark.run_id}/{mark.step}p": mark.before})
-        self._save(mark.run_id, manifest)
+            first = run.to_manifest() if not run.saved else None
+        if mark.before not in self._kept:  # a tree a ref already keeps (most calls change nothing) needs none
+            with contextlib.suppress(SnapshotError):
+                self.shadow.keep({f"refs/runs/{mark.run_id}/{mark.step}p": mark.before})
+                self._kept.add(mark.before)
+        if first is not None:
+            self._save(mark.run_id, first)
+        with contextlib.suppress(OSError, ValueError):
+            on_disk.save_pending(mark.run_id, pending)
+
+    def _clear_pending(self, run_id: str) -> None:
+        if self.on_disk is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.on_disk.clear_pending(run_id)
 
     def after(self, mark: Mark) -> list[str]:
         """Snapshot after the call; records the step if it changed anything. Returns the changed paths, those
@@ -234,10 +249,9 @@ class CheckpointStore:
             run.stored_bytes += stored
             run.not_covered.update(left_out)
             was_pending, run.pending = run.pending is not None, None
-            cleared = run.to_manifest() if nothing and was_pending and run.saved else None
+        if was_pending:  # the saved record no longer names the call as in progress
+            self._clear_pending(mark.run_id)
         if nothing:
-            if cleared is not None:  # the saved record no longer names the call as in progress
-                self._save(mark.run_id, cleared)
             return []
         with self._lock:
             record = StepRecord(
@@ -701,6 +715,7 @@ class CheckpointStore:
         """Refs, so the snapshots a saved run needs are never collected."""
         with contextlib.suppress(SnapshotError):
             self.shadow.keep({f"refs/runs/{run_id}/{n}b": before, f"refs/runs/{run_id}/{n}a": after})
+            self._kept.update((before, after))
 
     def _restore_index(
         self, run: RunRecord, run_id: str, steps: list[StepRecord], report: UndoReport

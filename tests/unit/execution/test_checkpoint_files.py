@@ -205,7 +205,7 @@ def test_a_finished_run_is_not_taken_for_a_cut_off_one(workspace: Path) -> None:
     [found] = [r for r in saved_runs(config) if r.run_id == run]
     assert found.finished and found.state() == "finished" and cut_off_runs(config) == []
     manifest = json.loads((default_checkpoint_dir() / run / "manifest.json").read_text())
-    assert manifest["pending"] is None and manifest["finished"] is True
+    assert manifest["finished"] is True and not (default_checkpoint_dir() / run / "pending.json").exists()
 
 
 def test_a_run_whose_process_lives_is_running_elsewhere_not_cut_off(workspace: Path) -> None:
