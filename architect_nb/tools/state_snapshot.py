@@ -11,9 +11,10 @@ else in the engine, the loop or the notebook knows what kind of state it is.
 
 from __future__ import annotations
 
-from typing import Protocol, TypedDict
+from collections.abc import Mapping
+from typing import Any, Protocol, TypedDict
 
-__all__ = ["KERNEL_ENTRY", "StateChange", "StateSnapshot", "describe_changes"]
+__all__ = ["KERNEL_ENTRY", "StateChange", "StateSnapshot", "change_words", "describe_changes"]
 
 #: The review's entry for the kernel's variables, beside the files (`%architect revert RUN /kernel`): a
 #: path that no workspace file can have, since a file's path is relative.
@@ -52,15 +53,18 @@ class StateSnapshot(Protocol):
         ...
 
 
+def change_words(change: Mapping[str, Any]) -> str:
+    """A change's object described: what was added, what was deleted, or before → after."""
+    before, after = str(change.get("before", "")), str(change.get("after", ""))
+    return {"added": after, "deleted": before}.get(str(change.get("kind", "")), f"{before} → {after}")
+
+
 def describe_changes(changes: list[StateChange]) -> str:
-    """One line per changed name, as the model and the step's card read them: "df: mutated, DataFrame
+    """One line per changed name, as the model and the review read them: "df: mutated, DataFrame
     3×2 → DataFrame 3×1"."""
     lines = []
     for change in changes:
-        words = {"added": change["after"], "deleted": change["before"]}.get(
-            change["kind"], f"{change['before']} → {change['after']}"
-        )
-        line = f"  {change['name']}: {change['kind']}, {words}"
+        line = f"  {change['name']}: {change['kind']}, {change_words(change)}"
         if not change["restorable"]:
             line += f" (undo cannot restore it: {change['why']})"
         lines.append(line)

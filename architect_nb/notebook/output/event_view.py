@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from architect_nb.tools.state_snapshot import KERNEL_ENTRY
+from architect_nb.tools.state_snapshot import KERNEL_ENTRY, change_words
 
 __all__ = [
     "FORK_TASK",
@@ -80,13 +80,7 @@ Words = tuple[str, ...]
 def _variable(change: Mapping[str, Any]) -> str:
     """One changed name: "df mutated (DataFrame 3×2 [a:int64, b:float64] → DataFrame 3×1 [a:int64])"; with
     "(not undoable: why)" when undo cannot restore it."""
-    kind, before, after = (
-        str(change.get("kind", "")),
-        str(change.get("before", "")),
-        str(change.get("after", "")),
-    )
-    words = {"added": after, "deleted": before}.get(kind, f"{before} → {after}")
-    text = f"{change.get('name', '?')} {kind} ({words})"
+    text = f"{change.get('name', '?')} {change.get('kind', '')} ({change_words(change)})"
     return text if change.get("restorable", True) else f"{text} (not undoable: {change.get('why', '')})"
 
 
@@ -409,6 +403,13 @@ def thread_line(thread: object) -> str:
     return f"{where} · {size}" + (f", ${cost:.4f} so far" if cost else "")
 
 
+def _lists_variables(finished: Mapping[str, Any]) -> bool:
+    """Whether the run's review lists the person's variables (`KERNEL_ENTRY`) beside its files."""
+    return any(
+        isinstance(c, Mapping) and c.get("path") == KERNEL_ENTRY for c in finished.get("changes") or ()
+    )
+
+
 def _review_title(files: int, variables: bool) -> str:
     """ "Review: 2 file(s) changed", "Review: 1 file(s) and your variables changed", "Review: your variables
     changed" (as the labextension words it)."""
@@ -435,8 +436,7 @@ def summary_view(finished: Mapping[str, Any], todo: Sequence[tuple[str, str]] | 
         for c in finished.get("changes") or ()
         if isinstance(c, Mapping) and c.get("path")
     )
-    listed = [c for c in finished.get("changes") or () if isinstance(c, Mapping) and c.get("path")]
-    variables = any(c["path"] == KERNEL_ENTRY for c in listed)
+    variables = _lists_variables(finished)
     count = max(len(files), len(changes) - variables)
     review = Code(f"%architect review {run_id}")
     tokens = tokens_text(
@@ -512,10 +512,7 @@ def run_view(events: Sequence[Mapping[str, Any]], run_id: str = "") -> RunView:
         at = next((i + 1 for i, part in enumerate(parts) if isinstance(part, Header)), 0)
         parts.insert(at, checklist)
     last = finished[-1] if finished else {}
-    variables = any(
-        isinstance(c, Mapping) and c.get("path") == KERNEL_ENTRY for c in last.get("changes") or ()
-    )
-    undoable = bool(run_id) and bool(last.get("files_changed") or variables)
+    undoable = bool(run_id) and bool(last.get("files_changed") or _lists_variables(last))
     undo, review = Code(f"%architect undo {run_id}"), Code(f"%architect review {run_id}")
     footer: Words = (f"Run {run_id} · undo with ", undo, " · review with ", review) if undoable else ()
     return RunView(parts=tuple(parts), footer=footer)

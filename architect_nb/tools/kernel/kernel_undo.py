@@ -18,7 +18,7 @@ a restarted kernel has none, and its undo says so.
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, MutableMapping
+from collections.abc import Iterable, MutableMapping
 from types import ModuleType
 from typing import Any
 
@@ -103,7 +103,6 @@ class KernelSnapshot:
         self.namespace = namespace
         self.effects = effects
         self.snapshot = snapshot
-        self.restored = False
         self.evicted = False  # dropped to make room for newer snapshots within the budget
 
     def limits(self) -> str:
@@ -144,7 +143,6 @@ class KernelSnapshot:
         if self.snapshot.released:
             return ["Your variables could not be put back: their snapshot was dropped."]
         report = restore(self.namespace, self.snapshot)
-        self.restored = True
         said = []
         if report.restored:
             said.append(f"Your variables restored: {_names(report.restored)}.")
@@ -158,7 +156,7 @@ class KernelSnapshot:
             )
         if report.not_restored:
             said.append(f"Not restored: {'; '.join(report.not_restored)}.")
-        said += [note for note in report.notes if not note.startswith("other references to ")]
+        said += report.notes
         return said or ["Your variables were as before; nothing to put back."]
 
     def evict(self) -> None:
@@ -169,6 +167,6 @@ class KernelSnapshot:
         self.snapshot.release()
 
 
-def _names(names: Collection[str] | Any) -> str:
+def _names(names: Iterable[str]) -> str:
     listed = list(names)
     return ", ".join(listed[:12]) + (f" and {len(listed) - 12} more" if len(listed) > 12 else "")

@@ -292,8 +292,7 @@ def _restore_name(
         report.restored.append(name)
         return
     namespace[name] = entry.saved  # no public way to put the contents back into the original object
-    report.rebound_only.append(name)
-    report.notes.append(f"other references to {name} still see the change")
+    report.rebound_only.append(name)  # other references to the object still see the change
 
 
 def _restore_in_place(obj: Any, saved: Any) -> bool:

@@ -188,28 +188,33 @@ class _Hostile:
 
 
 @pytest.mark.parametrize(
-    "code",
+    ("code", "changed", "said"),
     [
-        "def broken(:\n",  # a syntax error: nothing runs, nothing is kept
-        "x = (" * 3000,
-        "list = [1]",  # a builtin rebound: undo removes the name again
-        "del architect",
-        "hostile.flag = True",
-        "items.append(1)\n" * 5000,  # long code
+        ("def broken(:\n", [], ""),  # a syntax error: nothing runs, nothing is kept
+        ("x = (" * 3000, [], ""),  # too deeply nested to parse
+        ("list = [1]", ["list"], "Removed the variables the run created: list"),  # a builtin rebound
+        ("del architect", ["architect"], "Your variables restored: architect"),
+        ("hostile.flag = True", ["hostile"], "Not restored: hostile"),  # its __deepcopy__ raises
+        ("items.append(1)\n" * 5000, ["items"], "Your variables restored: items"),  # long code
     ],
+    ids=["syntax-error", "deep-nesting", "builtin-rebound", "del-architect", "copy-raises", "long-code"],
 )
-def test_hostile_and_odd_code_never_breaks_the_call_or_the_undo(workspace: Path, code: str) -> None:
+def test_hostile_and_odd_code_never_breaks_the_call_or_the_undo(
+    workspace: Path, code: str, changed: list[str], said: str
+) -> None:
     namespace = _people({"architect": object(), "hostile": _Hostile()})
-    before = {k: v for k, v in namespace.items()}
+    before = dict(namespace)
     engine, _ = _engine(workspace, namespace)
     result = engine.execute_tool_call("run_python", {"code": code}, step=1)
     assert result.outcome.value in ("ok", "failed"), result.error
-    if result.changed_state:
-        report = engine.checkpoints.undo(engine.run_id)
-        assert "list" not in namespace and namespace["architect"] is before["architect"]
-        assert namespace["items"] == [1, 2] or "items" in str(report)
-        if code.startswith("hostile"):
-            assert "hostile" in str(report) and "Not restored" in str(report)
+    assert [c["name"] for c in result.changed_state] == changed
+    if not changed:
+        assert namespace == before  # the code did not run
+        return
+    report = engine.checkpoints.undo(engine.run_id)
+    assert said in str(report), str(report)
+    assert "list" not in namespace and namespace["architect"] is before["architect"]
+    assert namespace["items"] == [1, 2] and namespace["hostile"] is before["hostile"]
 
 
 def test_the_review_lists_the_variables_beside_the_files(workspace: Path) -> None:

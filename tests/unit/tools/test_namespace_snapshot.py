@@ -94,7 +94,6 @@ def test_a_dataframe_changed_in_place_is_restored_by_binding_the_copy(pd: Module
     report = restore(namespace, snapshot)
     pd.testing.assert_frame_equal(namespace["df"], expected)
     assert report.rebound_only == ["df"]
-    assert "other references to df still see the change" in report.notes
     assert list(df.columns) == ["a", "x"]  # the original object keeps the change
 
 
@@ -213,7 +212,6 @@ def test_a_user_object_changed_in_place_gets_its_copy_bound() -> None:
     report = restore(namespace, snapshot)
     assert namespace["point"].x == 1 and point.x == 2
     assert report.rebound_only == ["point"]
-    assert "other references to point still see the change" in report.notes
 
 
 def test_contents_that_cannot_be_compared_may_have_changed() -> None:
