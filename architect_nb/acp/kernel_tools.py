@@ -36,12 +36,14 @@ class _Bridged(BaseTool):
 
 class _ListVariables(_Bridged):
     name = ListVariablesTool.name
+    reads_only = True
     description = ListVariablesTool.description
     args_model = ListVariablesTool.args_model
 
 
 class _InspectVariable(_Bridged):
     name = InspectVariableTool.name
+    reads_only = True
     description = InspectVariableTool.description
     args_model = InspectVariableTool.args_model
 

@@ -40,6 +40,7 @@ from architect_nb.agent.loop import AgentLoop
 from architect_nb.agent.run_result import RunResult
 from architect_nb.config import AppConfig
 from architect_nb.config.schema import ConfirmMode
+from architect_nb.config.teaching_policy import TeachingOffError
 from architect_nb.execution.checkpoints.records import CheckpointError
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.log import get_logger
@@ -142,6 +143,11 @@ class AcpSession:
                 on_event=self._on_event,
                 tools=tools,
             )
+        except TeachingOffError as exc:  # the course's policy: said in the chat, no run
+            self._close_kernel(run_key)
+            self.outbox.post(_message(str(exc)))
+            await self.outbox.flush()
+            return "end_turn"
         except BaseException:
             self._close_kernel(run_key)
             raise

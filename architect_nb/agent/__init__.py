@@ -6,7 +6,8 @@ Importing this package does not import LiteLLM; the first model call does. Its m
   run as it goes), `model_turn` (the model's side of a step), `dispatch` (the tool calls, through the engine),
   `step_through` and `stepping` (`--step`: the collaborator and the pauses), `run_hooks` (hooks and quality
   gates at the run's edges), `run_result` (what a run leaves), `events` (the typed events and the transcript),
-  `confirming` (questions as events), `costs` (tokens, dollars, budgets), `factory` (`create_loop`),
+  `confirming` (questions as events), `costs` (tokens, dollars, budgets), `code_hints` (code blocks cut
+  under a `hints` teaching policy), `factory` (`create_loop`),
   `config` and `prompts` (the agents), `batch` (unattended runs), `console` (a run as terminal text).
 - `conversation`: the conversation a run continues and sends: threads and their store, the context window
   and its meter, the inspector's record, project instructions, skills, and record mode.

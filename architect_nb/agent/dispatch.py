@@ -104,6 +104,8 @@ class ToolDispatch:
         offered = run.offered
         if instead is not None:
             result = instead
+        elif (withheld := self.engine.withheld(call.name)) is not None:  # the teaching policy's, said so
+            result = ToolResult.refused(CallOutcome.BLOCKED, withheld)
         elif call.name not in offered:  # not offered to this run, even if registered (a plan agent's write)
             tools = ", ".join(sorted(offered)) or "none"
             name = f"named {call.name!r}" if call.name else "without a name"

@@ -16,6 +16,7 @@ from architect_nb.agent.models.model_choice import model_client
 from architect_nb.agent.prompts import with_read_roots
 from architect_nb.agent.stepping import Stepper
 from architect_nb.config.schema import AppConfig, ConfirmMode
+from architect_nb.config.teaching_policy import TeachingOffError
 from architect_nb.execution.build import build_engine
 from architect_nb.execution.confirmation.confirmers import Confirmer
 from architect_nb.execution.engine import ExecutionEngine
@@ -70,6 +71,9 @@ def create_loop(
     built-in ones (the ACP agent's kernel tools, run in the notebook kernel it connected). `llm` is the model
     client to use instead of the one `config.llm` (or `model`) names: anything with `LLMClient`'s methods,
     such as `architect_nb.testing.scripted_model(...)` or your own.
+
+    Raises:
+        TeachingOffError: The teaching policy (`config.teaching_policy`) turns the agent off.
     """
     agent_config = resolve_agent(agent, config)
     if max_steps is not None:
@@ -82,6 +86,8 @@ def create_loop(
         kernel=kernel,
         tools=tools,
     )
+    if engine.teaching.mode == "off":  # before the model client: nothing is imported or called
+        raise TeachingOffError(engine.teaching.off_message())
     warnings: list[tuple[str, str]] = []
     agent_config = _with_skills(agent_config, engine, warnings)
     agent_config = replace(

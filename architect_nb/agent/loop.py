@@ -50,6 +50,7 @@ from architect_nb.agent.run_state import RunState
 from architect_nb.agent.step_through import StepThrough
 from architect_nb.agent.stepping import Stepper
 from architect_nb.config.schema import CostsConfig
+from architect_nb.config.teaching_policy import PolicyLevel, TeachingOffError
 from architect_nb.execution.checkpoints.store import UndoReport
 from architect_nb.execution.engine import ExecutionEngine
 from architect_nb.execution.hooks.executor import HookEvent
@@ -104,7 +105,9 @@ class AgentLoop:
         self.agent = agent
         costs = costs or CostsConfig()
         self.costs = CostTracker(
-            budget_usd=costs.budget_usd, budget_tokens=costs.budget_tokens, warn_at_usd=costs.warn_at_usd
+            budget_usd=_least(costs.budget_usd, engine.teaching.budget_usd),
+            budget_tokens=costs.budget_tokens,
+            warn_at_usd=costs.warn_at_usd,
         )
         self.context = context or ContextBuilder()
         self.timeout_s = timeout_s
@@ -120,11 +123,25 @@ class AgentLoop:
         self.thread: Thread | None = None  # the conversation of the current (or last) run
         self.run_id = ""  # the current (or last) run's
         self.stepper = stepper
-        self._turn = ModelTurn(llm, self.context, self.costs, self.emit, self._hooks, self._cancel.is_set)
+        self._turn = ModelTurn(
+            llm, self.context, self.costs, self.emit, self._hooks, self._cancel.is_set, self._code_limit
+        )
         self._step_through = (
             StepThrough(stepper, engine.registry, self.emit, self.cancel) if stepper is not None else None
         )
         self._dispatch = ToolDispatch(engine, self.emit, self._hooks, self._cancel.is_set, self._step_through)
+
+    def tighten(self, level: PolicyLevel | None) -> None:
+        """Add a teaching policy level before the run starts (the notebook's, once it is read): it can only
+        make the rules stricter. Raises `TeachingOffError` when the policy now turns the agent off."""
+        policy = self.engine.tighten(level)
+        self.costs.budget_usd = _least(self.costs.budget_usd, policy.budget_usd)
+        if policy.mode == "off":
+            raise TeachingOffError(policy.off_message())
+
+    def _code_limit(self) -> int | None:
+        teaching = self.engine.teaching
+        return teaching.code_lines if teaching.mode == "hints" else None
 
     @property
     def forked(self) -> Thread | None:
@@ -223,6 +240,8 @@ class AgentLoop:
         position = (thread.turns, len(thread.runs))
         told = self.instructions.at_start(thread.messages) if self.instructions is not None else []
         system = system_prompt_with(self.agent.system_prompt, told)
+        if (rules := self.engine.teaching.prompt_note()) is not None:
+            system = f"{system}\n\n{rules}"
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
         earlier_end = len(messages)
@@ -347,13 +366,18 @@ class AgentLoop:
         self.instructions.problems = []
 
     def _allowed_tools(self) -> list[str] | None:
-        allowed = self.agent.allowed_tools
-        if allowed is None:
-            return None
-        from architect_nb.mcp import inject_mcp_tools
+        allowed: list[str] | None = None
+        if self.agent.allowed_tools is not None:
+            from architect_nb.mcp import inject_mcp_tools
 
-        # MCP tools discovered at start-up join an explicit list (the design document's v0.16.2 rule).
-        return inject_mcp_tools(list(allowed), self.engine.registry)
+            # MCP tools discovered at start-up join an explicit list (the design document's v0.16.2 rule).
+            allowed = inject_mcp_tools(list(self.agent.allowed_tools), self.engine.registry)
+        teaching = self.engine.teaching
+        if teaching.writes and teaching.tools is None:
+            return allowed
+        registry = self.engine.registry
+        names = allowed if allowed is not None else [tool.name for tool in registry.list_all()]
+        return [name for name in names if registry.has_tool(name) and self.engine.offers(registry.get(name))]
 
     def _should_stop(self, run: RunState) -> tuple[StopReason, str] | None:
         if self._cancel.is_set():
@@ -376,3 +400,7 @@ class AgentLoop:
         if self.record_to is not None:
             record_thread(run.thread, self.record_to)
         return RunResult.of(run, finished, self.transcript)
+
+
+def _least(*budgets: float | None) -> float | None:
+    return min((b for b in budgets if b is not None), default=None)

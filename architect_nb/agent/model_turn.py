@@ -7,8 +7,10 @@ the turn's tokens and cost are counted against the budget. The loop calls `take`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
+from architect_nb.agent.code_hints import CodeBlockCutter, cut_code_blocks
 from architect_nb.agent.conversation.context import ContextBuilder, estimate_tokens
 from architect_nb.agent.conversation.inspector import reply_record
 from architect_nb.agent.costs import CostTracker
@@ -44,6 +46,8 @@ class ModelTurn:
         emit: The loop's event stream.
         edges: The hooks a turn fires (budget warnings, compression).
         cancelled: Whether the run was asked to stop (a stream stops between chunks).
+        code_limit: Under a `hints` teaching policy, the longest code block shown (`code_hints`): longer
+            ones are cut from the answer as it streams, and from the answer kept; None shows all.
     """
 
     def __init__(
@@ -54,6 +58,7 @@ class ModelTurn:
         emit: EventSink,
         edges: RunHooks,
         cancelled: Callable[[], bool],
+        code_limit: Callable[[], int | None] = lambda: None,
     ) -> None:
         self.llm = llm
         self.context = context
@@ -61,6 +66,7 @@ class ModelTurn:
         self.emit = emit
         self.edges = edges
         self.cancelled = cancelled
+        self.code_limit = code_limit
         self._images: bool | None = None  # whether the model accepts images (asked once)
 
     def take(self, run: RunState) -> LLMResponse:
@@ -119,12 +125,19 @@ class ModelTurn:
 
     def _complete(self, run: RunState) -> LLMResponse:
         step, run_id = run.steps, run.run_id
+        limit = self.code_limit()
+        text_cut = CodeBlockCutter(limit) if limit is not None else None
+        thinking_cut = CodeBlockCutter(limit) if limit is not None else None
 
         def on_text(text: str) -> None:
-            self.emit(TextDelta(run_id=run_id, step=step, text=text))
+            shown = text_cut.feed(text) if text_cut is not None else text
+            if shown:
+                self.emit(TextDelta(run_id=run_id, step=step, text=shown))
 
         def on_thinking(text: str) -> None:
-            self.emit(ThinkingDelta(run_id=run_id, step=step, text=text))
+            shown = thinking_cut.feed(text) if thinking_cut is not None else text
+            if shown:
+                self.emit(ThinkingDelta(run_id=run_id, step=step, text=shown))
 
         def on_notice(message: str) -> None:
             self.emit(RunWarning(run_id=run_id, message=message, category="model"))
@@ -144,7 +157,15 @@ class ModelTurn:
             raise
         except Exception as exc:
             raise ModelClientError(str(exc)) from exc
+        if text_cut is not None and thinking_cut is not None and limit is not None:
+            for cutter, event in ((text_cut, TextDelta), (thinking_cut, ThinkingDelta)):
+                if rest := cutter.finish():
+                    self.emit(event(run_id=run_id, step=step, text=rest))
+            if response.content:  # what the conversation, the thread and the record keep
+                response = dataclasses.replace(response, content=cut_code_blocks(response.content, limit))
         reply = reply_record(response)
+        if limit is not None and reply["thinking"]:  # the provider's own blocks (extras) stay as sent
+            reply["thinking"] = cut_code_blocks(reply["thinking"], limit)
         self.emit(
             ModelReply(
                 run_id=run_id,

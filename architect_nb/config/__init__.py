@@ -3,6 +3,8 @@
 - `schema`: `AppConfig`, one Pydantic model per section; unknown keys refused.
 - `loader`: `load_config`, the nearest `.architect.yaml`, then overrides, with errors that name the key.
 - `reference`: the configuration reference (docs/configuration.md), written from the schema.
+- `teaching_policy`: a course's teaching policy: each level's setting with where it was written (a system
+  file, the workspace, the notebook, the session) and the strictest of them, which holds.
 
 Depends on no other package of `architect_nb` (pydantic and yaml only)."""
 

@@ -1,6 +1,7 @@
 """Loading `.architect.yaml`, `ARCHITECT_*` environment variables and explicit arguments into an `AppConfig`.
 
-Precedence, lowest first: the YAML file < environment variables < explicit arguments.
+Precedence, lowest first: the YAML file < environment variables < explicit arguments. The `teaching:` section
+is the exception: no source overrides another there, the strictest holds (`teaching_policy`).
 Every mistake is reported
 with where it came from: the file and line, the variable, or the argument.
 """
@@ -16,7 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from architect_nb.config.schema import AppConfig
+from architect_nb.config.schema import AppConfig, TeachingConfig
 
 __all__ = ["CONFIG_FILENAMES", "ConfigError", "find_config_file", "load_config"]
 
@@ -61,6 +62,7 @@ def load_config(
     *,
     environ: Mapping[str, str] | None = None,
     search_from: Path | None = None,
+    overrides_label: str = "argument",
 ) -> AppConfig:
     """Build the configuration.
 
@@ -69,6 +71,8 @@ def load_config(
         overrides: Explicit settings, nested (`{"llm": {"model": "m"}}`) or dotted (`{"llm.model": "m"}`).
         environ: The environment to read `ARCHITECT_*` from (default: `os.environ`).
         search_from: Where to start looking for a config file when `path` is omitted.
+        overrides_label: What the overrides are, in messages ("%architect config"). Their `teaching.*` keys
+            are a level below the file's (`teaching_policy`): the strictest of the two holds.
 
     Raises:
         ConfigError: If the file cannot be read or parsed, or any key is unknown or has a bad value.
@@ -87,19 +91,56 @@ def load_config(
 
     env = os.environ if environ is None else environ
     for key, value in _from_environment(env).items():
+        if key[0] == "teaching":  # the spawner's: the system level (`teaching_policy.system_levels`)
+            continue
         _set(data, key, value[1])
         _mark(sources, key, f"environment variable {value[0]}")
+    # The session's teaching settings are a level of their own, below the file's: they cannot loosen it.
+    session_teaching: dict[str, Any] = {}
     for raw_key, value in (overrides or {}).items():
         for key, leaf in _flatten(tuple(raw_key.split(".")), value):
-            _set(data, key, leaf)
-            _mark(sources, key, f"argument {'.'.join(map(str, key))}")
+            _set(session_teaching if key[0] == "teaching" else data, key, leaf)
+            _mark(sources, key, f"{overrides_label} {'.'.join(map(str, key))}")
 
     try:
         config = AppConfig.model_validate(data)
         _anchor_workspace(config, sources, config_file)  # which checks workspace.read_roots against it
     except ValidationError as exc:
         raise ConfigError(_explain(exc, sources, config_file)) from None
+    session = _session_teaching(session_teaching.get("teaching"), overrides_label)
+    _record_teaching(config, session, sources, overrides_label)
     return config
+
+
+def _session_teaching(raw: Any, label: str) -> TeachingConfig | None:
+    if raw is None:
+        return None
+    try:
+        return TeachingConfig.model_validate(raw if isinstance(raw, dict) else {"mode": raw})
+    except ValidationError as exc:
+        problems = [
+            f"{label} teaching.{'.'.join(map(str, e['loc']))}: {e['msg']}"
+            for e in exc.errors(include_url=False, include_input=False)
+        ]
+        raise ConfigError("; ".join(problems) + ".") from None
+
+
+def _record_teaching(
+    config: AppConfig, session: TeachingConfig | None, sources: dict[Key, str], overrides_label: str
+) -> None:
+    """The file's and the session's teaching settings, as levels; `config.teaching` is their strictest."""
+    from architect_nb.config.teaching_policy import PolicyLevel, TeachingPolicy
+
+    levels = []
+    if ("teaching",) in sources and not sources[("teaching",)].startswith(overrides_label):
+        origin = f"the workspace's config {sources[('teaching',)]}"
+        levels.append(PolicyLevel("workspace", origin, config.teaching))
+    if session is not None:
+        keys = ", ".join(f"teaching.{key}" for key in sorted(session.model_fields_set))
+        levels.append(PolicyLevel("kernel", f"{overrides_label} ({keys})", session))
+    if levels:
+        config.set_teaching_levels(tuple(levels))
+        config.teaching = TeachingPolicy(tuple(levels)).strictest()
 
 
 def _anchor_workspace(config: AppConfig, sources: dict[Key, str], file: Path | None) -> None:

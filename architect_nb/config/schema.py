@@ -6,9 +6,9 @@ Key names follow the reference implementation so its users' files work unchanged
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 __all__ = [
     "AgentSpec",
@@ -29,12 +29,16 @@ __all__ = [
     "NotebookConfig",
     "QualityGateConfig",
     "SandboxConfig",
+    "TeachingConfig",
+    "TeachingMode",
     "WorkspaceConfig",
 ]
 
 ConfirmMode = Literal["yolo", "confirm-sensitive", "confirm-all"]
 #: LiteLLM's `reasoning_effort` levels ("none" turns thinking off where a model thinks by default).
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
+#: A course's rule for the agent, from the loosest: `config.teaching_policy.STRICTNESS` orders them.
+TeachingMode = Literal["full", "explain", "hints", "off"]
 
 
 class _Section(BaseModel):
@@ -483,6 +487,35 @@ class KernelConfig(_Section):
     )
 
 
+class TeachingConfig(_Section):
+    mode: TeachingMode = Field(
+        "full",
+        description=(
+            "full: as usual. explain: read, search, list variables and explain; nothing is written. "
+            "hints: as explain, and the model guides instead of solving. off: `%%architect` refuses. "
+            "The strictest level holds; see docs/classroom.md."
+        ),
+    )
+    message: str = Field(
+        "",
+        max_length=2000,
+        description="The teacher's words, shown when the policy turns the agent off or refuses a write.",
+    )
+    code_lines: int = Field(
+        3, ge=0, le=200, description="hints: longer code blocks in the model's answers are cut from the cell."
+    )
+    tools: list[str] | None = Field(
+        None, description="The only tools the agent may call (names); unset: every tool the mode allows."
+    )
+    budget_usd: float | None = Field(None, ge=0, description="The most one run may cost, in dollars.")
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: object) -> object:
+        """YAML 1.1 reads a bare `off` as false: `mode: off` means off."""
+        return "off" if value is False else value
+
+
 #: The folders Python, test runners, linters and Jupyter keep their caches in: listings and searches skip
 #: them (`tools.tree.walk`), and they are never the agent's change.
 CACHE_DIR_NAMES = ("__pycache__", ".ipynb_checkpoints", ".mypy_cache", ".pytest_cache", ".ruff_cache")
@@ -589,3 +622,20 @@ class AppConfig(_Section):
         default_factory=CheckpointsConfig,
         description="What files held before a run changed them, for `%architect undo`.",
     )
+    teaching: TeachingConfig = Field(
+        default_factory=TeachingConfig,
+        description=(
+            "A course's rules: what the agent may do. A system file, the workspace, the notebook and "
+            "`%architect config` each set one; the strictest holds."
+        ),
+    )
+    # Each level's teaching setting, as `load_config` read them (`teaching_policy.PolicyLevel`s): `teaching`
+    # above is their strictest, and the policy says which level set what.
+    _teaching_levels: tuple[Any, ...] = PrivateAttr(default=())
+
+    @property
+    def teaching_levels(self) -> tuple[Any, ...]:
+        return self._teaching_levels
+
+    def set_teaching_levels(self, levels: tuple[Any, ...]) -> None:
+        self._teaching_levels = levels

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from architect_nb.config.schema import AppConfig, ConfirmMode, GuardrailsConfig, SandboxConfig
+from architect_nb.config.teaching_policy import policy_for
 from architect_nb.execution.checkpoints.files import default_checkpoint_dir
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.execution.confirmation.confirmers import Confirmer
@@ -95,6 +96,7 @@ def build_engine(
         claude_settings=claude,
         checkpoints=checkpoints,
         kernel=kernel,
+        teaching=policy_for(config),
     )
 
 

@@ -39,6 +39,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from architect_nb.config.schema import AppConfig
+from architect_nb.config.teaching_policy import PolicyLevel, TeachingPolicy
 from architect_nb.execution.audit import AuditLog, AuditRecord
 from architect_nb.execution.checkpoints.store import CheckpointStore
 from architect_nb.execution.confirmation.confirmers import (
@@ -66,7 +67,13 @@ from architect_nb.execution.steps import (
     parse_arguments,
 )
 from architect_nb.log import get_logger
-from architect_nb.tools.base import CallOutcome, ToolRefusedError, ToolResult, format_validation_error
+from architect_nb.tools.base import (
+    BaseTool,
+    CallOutcome,
+    ToolRefusedError,
+    ToolResult,
+    format_validation_error,
+)
 from architect_nb.tools.commands.command_tool import as_command_tool
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.kernel.session import KernelSession
@@ -109,6 +116,9 @@ class ExecutionEngine:
             off), for `%architect status` and the problems a run reports.
         checkpoints: The change records undo reads; default the ones `config` names.
         kernel: The live kernel, for the kernel tools and kernel checks.
+        teaching: The course's teaching policy (`config.teaching_policy`): under all but `full` it refuses
+            every call that writes, at step 3; `tools` limits the tools in every mode. Runs may tighten it
+            (`tighten`), never loosen it.
     """
 
     def __init__(
@@ -125,6 +135,7 @@ class ExecutionEngine:
         claude_settings: ClaudeSettings | None = None,
         checkpoints: CheckpointStore | None = None,
         kernel: KernelSession | None = None,
+        teaching: TeachingPolicy | None = None,
     ) -> None:
         self.registry = registry
         self.kernel = kernel
@@ -136,6 +147,7 @@ class ExecutionEngine:
         self.confirmer = confirmer
         self.claude_rules = claude_rules
         self.claude_settings = claude_settings
+        self.teaching = teaching if teaching is not None else TeachingPolicy()
         self.checkpoints = checkpoints if checkpoints is not None else CheckpointStore.for_config(config)
         self._snapshots = CallSnapshots(self.checkpoints)
         self.audit = AuditLog()
@@ -189,6 +201,11 @@ class ExecutionEngine:
         record says it finished."""
         self.checkpoints.end_run(self.run_id)
         self._run = RunContext(self.run_id)
+
+    def tighten(self, level: PolicyLevel | None) -> TeachingPolicy:
+        """Add a teaching policy level (the notebook's): it can only make the rules stricter."""
+        self.teaching = self.teaching.with_level(level)
+        return self.teaching
 
     def abort(self, reason: str = "") -> None:
         """Stop the run from any thread (a Stop button): later calls are refused until `start_run`."""
@@ -336,6 +353,10 @@ class ExecutionEngine:
                 call.preview = tool.preview(**call.kwargs)
             except Exception:  # e.g. the file is missing: the tool itself will say so
                 call.preview = None
+        refusal = self._teaching_refusal(call)
+        if refusal is not None:
+            record.step("teaching", "block", refusal)
+            return ToolResult.refused(CallOutcome.BLOCKED, refusal)
         refusal = guardrail_refusal(call, self.guardrails)
         if refusal is None and self.claude_rules is not None:
             refusal = self.claude_rules.refusal(tool, call.kwargs)
@@ -344,6 +365,33 @@ class ExecutionEngine:
             return ToolResult.refused(CallOutcome.BLOCKED, f"Guardrail: {refusal}")
         record.step("guardrails", "allow")
         return None
+
+    def offers(self, tool: BaseTool) -> bool:
+        """Whether the teaching policy lets `tool` run at all (a command: when it only reads)."""
+        teaching = self.teaching
+        if not teaching.allows_tool(tool.name):
+            return False
+        return teaching.writes or tool.reads_only or as_command_tool(tool) is not None
+
+    def withheld(self, name: str) -> str | None:
+        """Why the teaching policy keeps the registered tool `name` from runs; None when it does not."""
+        if not self.registry.has_tool(name):
+            return None
+        return None if self.offers(self.registry.get(name)) else self.teaching.refusal(name)
+
+    def _teaching_refusal(self, call: CallState) -> str | None:
+        """Step 3's teaching rules: a tool the policy leaves out, or a write under a policy without writes (a
+        command writes unless the classifier judged it a reading one)."""
+        teaching, tool = self.teaching, call.tool
+        if not teaching.allows_tool(tool.name):
+            return teaching.refusal(tool.name)
+        if teaching.writes or tool.reads_only:
+            return None
+        if call.command is not None:
+            if call.command.sensitivity == "safe" and not call.command.blocked:
+                return None
+            return teaching.refusal(tool.name, f"`{call.command.command[:80]}` may change things")
+        return teaching.refusal(tool.name)
 
     def _pre_hooks(self, call: CallState, record: AuditRecord) -> ToolResult | None:
         hooks = self.hook_executor

@@ -28,6 +28,7 @@ from architect_nb.agent.conversation.thread import Thread
 from architect_nb.agent.events import RunFinished, StopReason
 from architect_nb.agent.loop import AgentLoop, RunResult
 from architect_nb.config import AppConfig, ConfigError
+from architect_nb.config.teaching_policy import TeachingOffError
 from architect_nb.log import get_logger
 from architect_nb.notebook.magics import CellArgs, UsageError, parse_cell_line
 from architect_nb.notebook.output.render import MessageOutput, RunOutput
@@ -108,6 +109,8 @@ class CellRun:
             return None
         try:
             note = self.prelude(self)
+        except TeachingOffError:  # the notebook's teaching policy: the run does not begin
+            raise
         except Exception:  # the run goes on without the notebook's outline
             log.exception("notebook_context_failed")
             return None
@@ -250,8 +253,8 @@ async def run_cell(line: str, body: str) -> None:
     kernel = IPythonKernel(shell, calls, cell_id) if shell is not None else None
     raw_cell = _raw_cell(shell, line, body)
     prelude = (
-        _context_prelude(shell, config, kernel, cell_id, raw_cell, body)
-        if _wants_context(args, config, body)
+        _notebook_prelude(shell, config, kernel, cell_id, raw_cell, body, _wants_context(args, config, body))
+        if shell is not None
         else None
     )
     try:
@@ -271,6 +274,9 @@ async def run_cell(line: str, body: str) -> None:
     except (UnknownAgentError, ConfigError, ValueError) as exc:
         live.finish(MessageOutput(str(exc)))
         return
+    except TeachingOffError as exc:
+        live.finish(MessageOutput(str(exc), level="warning"))
+        return
     if stepper is not None:
         stepper.transcript = loop.transcript
     run = CellRun(loop, confirmer, live, task, thread, config, prelude, stepper)
@@ -289,6 +295,10 @@ async def run_cell(line: str, body: str) -> None:
         calls.close()
         if kernel is not None:
             kernel.finish(raw_cell)
+    off = run.future.exception() if run.future.done() and not run.future.cancelled() else None
+    if isinstance(off, TeachingOffError):  # the notebook's policy: no run began
+        live.finish(MessageOutput(str(off), level="warning"))
+        return
     _finish(session, run, display)
     _offer_reload(session, run, shell, display)
     if args.agent == "plan" and (plan := plan_of(session.history[-1].payload)) is not None:
@@ -343,10 +353,18 @@ def _raw_cell(shell: Any, line: str, body: str) -> str:
     return f"%%architect {line}".rstrip() + "\n" + body
 
 
-def _context_prelude(
-    shell: Any, config: AppConfig, kernel: Any, cell_id: str | None, raw_cell: str, task: str
+def _notebook_prelude(
+    shell: Any,
+    config: AppConfig,
+    kernel: Any,
+    cell_id: str | None,
+    raw_cell: str,
+    task: str,
+    wants_context: bool,
 ) -> Callable[[CellRun], str | None]:
-    """The facts now (main thread); the notebook read and its outline written later, in the worker."""
+    """The facts now (main thread); the notebook read later, in the worker: its teaching policy always, its
+    outline when the run wants it."""
+    from architect_nb.config.teaching_policy import notebook_level
     from architect_nb.notebook.context import context_note, find_notebook, gather_facts
     from architect_nb.notebook.context.opening_note import forget_outlines
     from architect_nb.notebook.kernel.live_documents import current_channel
@@ -356,6 +374,10 @@ def _context_prelude(
 
     def prelude(run: CellRun) -> str | None:
         found = find_notebook(facts, config.workspace.root, current_channel())
+        where = f"the notebook {found.view.path}'s metadata" if found.view.path else "the notebook's metadata"
+        run.loop.tighten(notebook_level(found.metadata, where))  # raises TeachingOffError for `off`
+        if not wants_context:
+            return None
         run.notebook = found.view
         if kernel is not None and found.live is not None:
             path = found.view.path or str(found.file or "the notebook")

@@ -48,6 +48,9 @@ class KernelRun:
     undone: UndoReport | None = None
 
 
+_SESSION = "%architect config"  # the overrides' name in messages: the teaching policy's kernel level
+
+
 class Session:
     """Defaults and history for the `%%architect` cells of one kernel."""
 
@@ -73,10 +76,12 @@ class Session:
             overrides["llm.reasoning_effort"] = None if budget else args.think
         start = Path(overrides.get("workspace.root") or Path.cwd())
         if args.read_roots:  # added to the configured ones
-            configured = load_config(args.config, overrides, search_from=start).workspace.read_roots
+            configured = load_config(
+                args.config, overrides, search_from=start, overrides_label=_SESSION
+            ).workspace.read_roots
             added = [str(p.expanduser().resolve()) for p in args.read_roots]
             overrides["workspace.read_roots"] = [*map(str, configured), *added]
-        return load_config(args.config, overrides, search_from=start)
+        return load_config(args.config, overrides, search_from=start, overrides_label=_SESSION)
 
     def mode_for(self, args: CellArgs) -> ConfirmMode | None:
         return args.mode or self.mode
@@ -285,6 +290,8 @@ class Session:
             f"MCP servers: {servers}",
             *claude_status(config.workspace.root, config.hooks.claude_settings),
             f"sandbox: {_sandbox_line(config)}",
+            f"teaching policy: {engine.teaching.describe()} (a notebook's own, in its metadata, joins when a "
+            "cell runs)",
             f"approval timeout: {config.notebook.approval_timeout:g} s",
             f"front end that shows buttons: {_front_end_line(config.notebook.headless_grace)}",
             f"runs in this kernel: {len(self.history)}",
@@ -322,7 +329,13 @@ class Session:
             self.overrides = previous
             raise
         shown = ", ".join(f"{k}={v}" for k, v in updates.items())
-        return MessageOutput(f"Set for this kernel's runs: {shown}.", level="info")
+        said = f"Set for this kernel's runs: {shown}."
+        if any(key.startswith("teaching") for key in updates):
+            from architect_nb.config.teaching_policy import policy_for
+
+            policy = policy_for(self.config())
+            said += f" The teaching policy that holds: {policy.describe()}."
+        return MessageOutput(said, level="info")
 
     def _threads(self) -> str:
         """This kernel's threads and the workspace's saved ones, then the runs a stopped kernel cut off."""

@@ -141,6 +141,9 @@ class BaseTool(ABC):
     #: True for tools whose effects on the workspace cannot be known beforehand (MCP tools): the engine
     #: snapshots the whole workspace around them, as around a command.
     unknown_effects: ClassVar[bool] = False
+    #: True for tools that only read (files, searches, variables) or keep the agent's own notes: all that a
+    #: teaching policy that forbids writing leaves (`config.teaching_policy`).
+    reads_only: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

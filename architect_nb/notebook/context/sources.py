@@ -41,6 +41,7 @@ class Found:
     view: NotebookView
     live: LiveDocument | None = None  # the open document, when it came from one
     file: Path | None = None  # the notebook's file, when known
+    metadata: Any = None  # the notebook's own metadata (its teaching policy), from a document or a file
 
 
 def _shown(path: Path | None, root: Path) -> tuple[str | None, bool]:
@@ -103,7 +104,7 @@ def _from_document(facts: KernelFacts, root: Path, locator: Locator) -> tuple[Fo
         selected=next((c.index for c in cells if state.selected and c.id == state.selected), None),
         editing=next((c.index for c in cells if state.editing and c.id == state.editing), None),
     )
-    return Found(view, live, file), None
+    return Found(view, live, file, state.data.get("metadata")), None
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
@@ -161,7 +162,7 @@ def _from_file(facts: KernelFacts, root: Path) -> Found | None:
             readable=inside,
             notes=notes,
         )
-        return Found(view, None, path)
+        return Found(view, None, path, data.get("metadata"))
     return None
 
 
@@ -222,5 +223,5 @@ def find_notebook(facts: KernelFacts, root: Path, locator: Locator | None = None
     if found is None:
         found = _from_history(facts)
     if note:
-        found = Found(replace(found.view, notes=(*found.view.notes, note)), found.live, found.file)
+        found = replace(found, view=replace(found.view, notes=(*found.view.notes, note)))
     return found

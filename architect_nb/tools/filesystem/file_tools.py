@@ -65,6 +65,7 @@ SKILL_PREFIX = "skill:"  # `agent.conversation.skills.SKILL_PREFIX`
 
 class ReadFileTool(WorkspaceTool):
     name = "read_file"
+    reads_only = True
     description = "Read a text file. Files over 256 KB must be read in parts with offset/limit (in lines)."
     args_model = ReadFileArgs
 
@@ -359,6 +360,7 @@ class ListFilesArgs(ToolArgs):
 
 class ListFilesTool(WorkspaceTool):
     name = "list_files"
+    reads_only = True
     description = "List files and folders (folders end in '/')."
     args_model = ListFilesArgs
 

@@ -74,6 +74,7 @@ class _KernelTool(BaseTool):
 
 class ListVariablesTool(_KernelTool):
     name = "list_variables"
+    reads_only = True
     description = "List the user's notebook variables: name, type, size."
     args_model = ListVariablesArgs
 
@@ -97,6 +98,7 @@ class ListVariablesTool(_KernelTool):
 
 class InspectVariableTool(_KernelTool):
     name = "inspect_variable"
+    reads_only = True
     description = "Describe a variable: DataFrame dtypes/head/nulls/stats, array stats, function source."
     args_model = InspectVariableArgs
 

@@ -102,6 +102,7 @@ class _NotebookTool(WorkspaceTool):
 
 class ReadNotebookTool(_NotebookTool):
     name = "read_notebook"
+    reads_only = True
     description = (
         "Read a .ipynb notebook by cell (index, id, type, numbered source, outputs in brief); not read_file."
     )

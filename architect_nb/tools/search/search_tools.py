@@ -116,6 +116,8 @@ class _SearchTool(WorkspaceTool):
     `hidden_folders` (absolute paths: architect-nb's state folders) are never searched nor listed. With
     `rg_walk` off, the Python walk is used even where `rg` is installed."""
 
+    reads_only = True
+
     def __init__(
         self,
         workspace_root: Path,

@@ -108,6 +108,8 @@ def todo_in_messages(messages: Sequence[Mapping[str, Any]]) -> list[TodoItem]:
 class TodoTool(BaseTool):
     """Keeps the model's checklist; the loop stores the list in the thread after each call."""
 
+    reads_only = True
+
     name: ClassVar[str] = "todo"
     description: ClassVar[str] = "Keep your checklist of a multi-step task; the user sees it."
     args_model: ClassVar[type[BaseModel]] = TodoArgs
