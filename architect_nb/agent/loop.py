@@ -231,8 +231,9 @@ class AgentLoop:
         messages, the RunStarted event, the start-up warnings and the session_start hooks."""
         confirmer = EventedConfirmer(self.engine.confirmer, self.emit)
         redacted = default_redactor().redact(task)  # what is saved of the task: the run's record, the thread
+        model = str(getattr(self.llm, "display_name", self.llm.model))
         self.run_id = self.engine.start_run(
-            confirmer=confirmer, transcript=self.transcript.to_payload, task=redacted
+            confirmer=confirmer, transcript=self.transcript.to_payload, task=redacted, model=model
         )
         self.thread = thread
         schemas = self.engine.registry.get_schemas(self._allowed_tools())
@@ -245,7 +246,6 @@ class AgentLoop:
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         messages += [dict(m) for m in thread.messages]  # compression rewrites these copies, not the thread
         earlier_end = len(messages)
-        model = str(getattr(self.llm, "display_name", self.llm.model))
         task_message = thread.begin_run(run_id=self.run_id, task=redacted, agent=self.agent.name, model=model)
         if task_message is not None:
             messages.append(dict(task_message))

@@ -433,6 +433,13 @@ class NotebookConfig(_Section):
     context_tokens: int = Field(
         1500, ge=200, le=20_000, description="About how many tokens the notebook outline may take at most."
     )
+    provenance: bool = Field(
+        True,
+        description=(
+            "Record in each cell the agent inserts or edits which lines it wrote (run, model, line hashes; "
+            "never prompts), for `python -m architect_nb provenance`. A teaching policy may require it."
+        ),
+    )
 
 
 class InstructionsConfig(_Section):
@@ -508,6 +515,9 @@ class TeachingConfig(_Section):
         None, description="The only tools the agent may call (names); unset: every tool the mode allows."
     )
     budget_usd: float | None = Field(None, ge=0, description="The most one run may cost, in dollars.")
+    require_provenance: bool = Field(
+        False, description="Record which lines the agent wrote even where notebook.provenance is off."
+    )
 
     @field_validator("mode", mode="before")
     @classmethod

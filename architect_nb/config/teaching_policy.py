@@ -145,6 +145,10 @@ class TeachingPolicy:
     def problems(self) -> list[str]:
         return [f"{level.origin}: {level.problem}" for level in self.levels if level.problem]
 
+    @property
+    def require_provenance(self) -> bool:
+        return any(level.setting.require_provenance for level in self.levels)
+
     def strictest(self) -> TeachingConfig:
         """The rules that hold, as one setting."""
         return TeachingConfig(
@@ -153,6 +157,7 @@ class TeachingPolicy:
             code_lines=self.code_lines,
             tools=sorted(self.tools) if self.tools is not None else None,
             budget_usd=self.budget_usd,
+            require_provenance=self.require_provenance,
         )
 
     def allows_tool(self, name: str) -> bool:

@@ -23,8 +23,8 @@ Arrows point one way: the pipeline uses the families; `guardrails` uses `hooks` 
 no other family. The families use `architect_nb.tools`, never the other way round
 (`tests/unit/core/test_package_layout.py` pins it).
 
-Depends on `architect_nb.config`, `architect_nb.paths`, and the tools it runs: `tools.base`,
-`tools.registry`, `tools.workspace`, `tools.setup`, `tools.state_snapshot`, `tools.commands`,
+Depends on `architect_nb.config`, `architect_nb.paths`, `architect_nb.provenance`, and the tools it runs:
+`tools.base`, `tools.registry`, `tools.workspace`, `tools.setup`, `tools.state_snapshot`, `tools.commands`,
 `tools.filesystem` and `tools.kernel`. The design document's names are exported here too:
 `from architect_nb.execution import ExecutionEngine, ConfirmationPolicy, HookExecutor, GuardrailsEngine`.
 

@@ -23,6 +23,7 @@ from architect_nb.execution.guardrails.secret_files import secret_values
 from architect_nb.execution.hooks.claude_settings import read_claude_settings
 from architect_nb.execution.hooks.executor import HookExecutor
 from architect_nb.execution.hooks.transcript import HookTranscript
+from architect_nb.provenance.record import Authorship
 from architect_nb.redaction import default_redactor
 from architect_nb.tools.base import BaseTool
 from architect_nb.tools.kernel.session import KernelSession
@@ -58,6 +59,9 @@ def build_engine(
     rules = ClaudePermissions(claude, root) if claude is not None else None
     rails = rules.guardrails(config.guardrails) if rules is not None else config.guardrails
     registry = ToolRegistry()
+    teaching = policy_for(config)
+    # Who wrote which lines of the cells the tools write: on unless turned off; kept if a policy requires it.
+    authorship = Authorship(enabled=config.notebook.provenance or teaching.require_provenance)
     register_all_tools(
         registry,
         config.workspace,
@@ -69,6 +73,7 @@ def build_engine(
         # Searches never look at sensitive files, nor at the state folders' snapshots of the workspace.
         sensitive_files=rails.sensitive_files if rails.active else (),
         hidden_folders=_state_folders(config),
+        authorship=authorship,
     )
     if kernel is not None and config.kernel.tools:
         register_kernel_tools(registry, config, kernel)
@@ -96,7 +101,8 @@ def build_engine(
         claude_settings=claude,
         checkpoints=checkpoints,
         kernel=kernel,
-        teaching=policy_for(config),
+        teaching=teaching,
+        authorship=authorship,
     )
 
 

@@ -67,6 +67,7 @@ from architect_nb.execution.steps import (
     parse_arguments,
 )
 from architect_nb.log import get_logger
+from architect_nb.provenance.record import Author, Authorship
 from architect_nb.tools.base import (
     BaseTool,
     CallOutcome,
@@ -119,6 +120,8 @@ class ExecutionEngine:
         teaching: The course's teaching policy (`config.teaching_policy`): under all but `full` it refuses
             every call that writes, at step 3; `tools` limits the tools in every mode. Runs may tighten it
             (`tighten`), never loosen it.
+        authorship: Shared with the notebook tools, which record in the cells they write who wrote which
+            lines (`provenance.record`): each run sets itself as the author (`start_run`).
     """
 
     def __init__(
@@ -136,6 +139,7 @@ class ExecutionEngine:
         checkpoints: CheckpointStore | None = None,
         kernel: KernelSession | None = None,
         teaching: TeachingPolicy | None = None,
+        authorship: Authorship | None = None,
     ) -> None:
         self.registry = registry
         self.kernel = kernel
@@ -148,6 +152,7 @@ class ExecutionEngine:
         self.claude_rules = claude_rules
         self.claude_settings = claude_settings
         self.teaching = teaching if teaching is not None else TeachingPolicy()
+        self.authorship = authorship if authorship is not None else Authorship()
         self.checkpoints = checkpoints if checkpoints is not None else CheckpointStore.for_config(config)
         self._snapshots = CallSnapshots(self.checkpoints)
         self.audit = AuditLog()
@@ -178,6 +183,7 @@ class ExecutionEngine:
         confirmer: Confirmer | None = None,
         transcript: TranscriptSource | None = None,
         task: str = "",
+        model: str = "",
     ) -> str:
         """Begin a new run: fresh guardrail counters, abort cleared. Returns the run id.
 
@@ -187,8 +193,10 @@ class ExecutionEngine:
                 default the engine's own.
             transcript: The run's transcript for Claude-style hooks; default the run's audit records.
             task: The run's task, redacted: its saved record names it, so the run can be found again.
+            model: The run's model, which the cells it writes record with the run's id (`authorship`).
         """
         self._run = RunContext(run_id or uuid.uuid4().hex[:12], confirmer, transcript)
+        self.authorship.current = Author(self.run_id, model) if model else None
         self.aborted = False
         self.abort_reason = ""
         if self.guardrails is not None:

@@ -212,7 +212,10 @@ def ops_from_json(raw: Any) -> list[CellOp]:
         if item.get("op") == "insert" and isinstance(item.get("cell"), dict):
             ops.append(CellOp.insert(dict(item["cell"]), item.get("after")))
         elif item.get("op") == "edit" and isinstance(item.get("id"), str):
-            ops.append(CellOp.edit(item["id"], str(item.get("source", "")), str(item.get("expect", ""))))
+            architect = item.get("architect")  # the cell's new provenance record (`provenance.record`)
+            kept = dict(architect) if isinstance(architect, dict) else None
+            source, expect = str(item.get("source", "")), str(item.get("expect", ""))
+            ops.append(CellOp.edit(item["id"], source, expect, kept))
         elif item.get("op") == "delete" and isinstance(item.get("id"), str):
             ops.append(CellOp.delete(item["id"], str(item.get("expect", ""))))
         elif item.get("op") == "outputs" and isinstance(item.get("id"), str):

@@ -22,7 +22,8 @@ The families (each package's docstring says what it holds and what it depends on
 - `notebook_files`: the `.ipynb` cell tools, working on files.
 - `todo`: the model's checklist.
 
-Depends on `architect_nb.config` and `architect_nb.paths` (the path gate), for the core. Dependencies point
+Depends on `architect_nb.config`, `architect_nb.paths` (the path gate) and `architect_nb.provenance` (who
+wrote which lines), for the core. Dependencies point
 from the families to the core,
 and between families only to public modules, never in a circle: patch, search and notebook_files use
 filesystem's I/O, filesystem and search use tree's walk and globs, kernel knows notebook_files' documents.

@@ -12,6 +12,7 @@ from architect_nb.config.schema import (
     SandboxConfig,
     WorkspaceConfig,
 )
+from architect_nb.provenance.record import Authorship
 from architect_nb.tools.commands.run_command import RunCommandTool
 from architect_nb.tools.filesystem.file_tools import (
     DeleteFileTool,
@@ -50,12 +51,13 @@ def register_filesystem_tools(
     workspace_config: WorkspaceConfig,
     documents: DocumentBackend | None = None,
     own_notebook: Callable[[], OwnNotebook | str] | None = None,
+    authorship: Authorship | None = None,
 ) -> None:
     """The file tools and the notebook tools; `documents` finds notebooks open in a front end (the notebook
     tools then change those there), else every notebook is a file. `own_notebook` (the kernel session's)
     is the run's notebook: when its file is not in the workspace, they reach it through its front end."""
     root = workspace_config.root.resolve()
-    notebooks = NotebookDocuments(documents, own_notebook)
+    notebooks = NotebookDocuments(documents, own_notebook, authorship or Authorship())
     tools: list[WorkspaceTool] = [
         ReadFileTool(root),
         WriteFileTool(root),
@@ -134,10 +136,12 @@ def register_all_tools(
     own_notebook: Callable[[], OwnNotebook | str] | None = None,
     sensitive_files: Sequence[str] = (),
     hidden_folders: Sequence[str] = (),
+    authorship: Authorship | None = None,
 ) -> None:
     """Every built-in tool but the kernel's; `sensitive_files` and `hidden_folders` are kept from searches
-    (`register_search_tools`)."""
-    register_filesystem_tools(registry, workspace_config, documents, own_notebook)
+    (`register_search_tools`); the notebook tools record in the cells they write who wrote which lines, as
+    `authorship` says (`provenance.record`)."""
+    register_filesystem_tools(registry, workspace_config, documents, own_notebook, authorship)
     register_search_tools(
         registry, workspace_config, sensitive_files=sensitive_files, hidden_folders=hidden_folders
     )

@@ -83,7 +83,13 @@ def inverse_ops(
             if now != change.get("after"):
                 conflicts.append(f"cell id={cell_id}: edited since the run")
                 continue
-            op = CellOp.edit(cell_id, str(change.get("before", "")), now)
+            architect = change.get("architect_before")  # the cell's provenance as it was, when it changed
+            op = CellOp.edit(
+                cell_id,
+                str(change.get("before", "")),
+                now,
+                architect if isinstance(architect, dict) else None,
+            )
         elif kind == "insert":
             if at is None:
                 continue  # taken out already

@@ -9,7 +9,8 @@
 
 They work on files; they never import IPython. Depends on the core, the file tools
 (`filesystem.edit_file`, `filesystem.fileio`, `filesystem.textmatch`, `filesystem.diffs`) and `search.scan`'s
-notebook text reading, which search shares.
+notebook text reading, which search shares; and `architect_nb.provenance` for the record of who wrote
+which lines of a cell.
 """
 
 from architect_nb.tools.notebook_files.notebook_tools import (

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from architect_nb.paths.validators import PathTraversalError, is_inside, validate_path
+from architect_nb.provenance.record import Authorship
 from architect_nb.tools.filesystem.fileio import FileAccessError, TextFile, read_text_file
 from architect_nb.tools.notebook_files.cellops import CellOp
 from architect_nb.tools.notebook_files.model import (
@@ -155,6 +156,8 @@ class NotebookDocuments:
 
     backend: DocumentBackend | None = None
     own: Callable[[], OwnNotebook | str] | None = None
+    #: Who writes during the current run: the cells the tools insert or edit record it (`provenance.record`).
+    authorship: Authorship = field(default_factory=Authorship)
     _read: dict[Path, str] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["CellOp", "CellOpError", "apply_ops", "check_ops"]
+__all__ = ["CellOp", "CellOpError", "apply_ops", "check_ops", "with_architect"]
 
 OpKind = Literal["edit", "insert", "delete", "outputs"]
 
@@ -43,6 +43,8 @@ class CellOp:
         expect: The source an edit or delete was computed from (for `outputs`: the source that ran).
         after: An insert's place: after the cell with this id; None puts it first.
         cell: An insert's whole cell (nbformat JSON, with its id).
+        architect: An edit's new `metadata["architect"]` for the cell (its provenance record,
+            `provenance.record`); `{}` takes the key out, None leaves the metadata as it is.
     """
 
     op: OpKind
@@ -53,10 +55,11 @@ class CellOp:
     cell: dict[str, Any] | None = None
     outputs: tuple[dict[str, Any], ...] | None = None
     execution_count: int | None = None
+    architect: dict[str, Any] | None = None
 
     @classmethod
-    def edit(cls, cell_id: str, source: str, expect: str) -> CellOp:
-        return cls("edit", cell_id, source=source, expect=expect)
+    def edit(cls, cell_id: str, source: str, expect: str, architect: dict[str, Any] | None = None) -> CellOp:
+        return cls("edit", cell_id, source=source, expect=expect, architect=architect)
 
     @classmethod
     def insert(cls, cell: dict[str, Any], after: str | None) -> CellOp:
@@ -82,7 +85,8 @@ class CellOp:
                 "expect": self.expect,
             }
         if self.op == "edit":
-            return {"op": "edit", "id": self.cell_id, "source": self.source, "expect": self.expect}
+            edit = {"op": "edit", "id": self.cell_id, "source": self.source, "expect": self.expect}
+            return edit if self.architect is None else {**edit, "architect": self.architect}
         if self.op == "delete":
             return {"op": "delete", "id": self.cell_id, "expect": self.expect}
         return {"op": "insert", "after": self.after, "cell": self.cell}
@@ -172,7 +176,19 @@ def apply_ops(cells: Sequence[dict[str, Any]], ops: Sequence[CellOp]) -> list[di
         changed = dict(out[at])
         text = op.source or ""
         changed["source"] = text if isinstance(out[at].get("source"), str) else text.splitlines(True)
+        if op.architect is not None:
+            changed["metadata"] = with_architect(changed.get("metadata"), op.architect)
         out[at] = changed
+    return out
+
+
+def with_architect(metadata: Any, architect: dict[str, Any]) -> dict[str, Any]:
+    """A cell's metadata with `architect` as its "architect" entry (`{}`: without one)."""
+    out = dict(metadata) if isinstance(metadata, dict) else {}
+    if architect:
+        out["architect"] = copy.deepcopy(architect)
+    else:
+        out.pop("architect", None)
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from architect_nb.paths.validators import PathTraversalError, visible
+from architect_nb.provenance.record import METADATA_KEY, stamped
 from architect_nb.tools.base import ToolResult
 from architect_nb.tools.filesystem.diffs import count_changes
 from architect_nb.tools.filesystem.edit_file import EditError, plan_edit
@@ -28,7 +29,7 @@ from architect_nb.tools.filesystem.fileio import FileAccessError
 from architect_nb.tools.metadata import ToolMetadata
 from architect_nb.tools.notebook_files.backend import DocumentError, Loaded, NotebookDocuments
 from architect_nb.tools.notebook_files.celldiff import cell_diff
-from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, check_ops
+from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, check_ops, with_architect
 from architect_nb.tools.notebook_files.model import (
     Notebook,
     NotebookError,
@@ -208,6 +209,15 @@ class _CellEditTool(_NotebookTool):
     def _change(self, notebook: Notebook, args: Any) -> _Change:
         raise NotImplementedError
 
+    def _stamp(self, before: str | None, after: str, architect: dict[str, Any]) -> dict[str, Any] | None:
+        """The cell's new `metadata["architect"]`, with who wrote which of its lines (`provenance.record`);
+        None when nothing is recorded (no run, or provenance turned off)."""
+        author = self.documents.authorship.author()
+        if author is None:
+            return None
+        record = stamped(before, after, architect.get(METADATA_KEY), author)
+        return {**architect, METADATA_KEY: record}
+
     def _plan(self, kwargs: dict[str, Any]) -> tuple[Path, Loaded, _Change]:
         args = self.args_model.model_validate(kwargs)
         target, loaded = self._load(args.path, for_edit=True)  # type: ignore[attr-defined]
@@ -259,6 +269,10 @@ class EditNotebookCellTool(_CellEditTool):
         before = cell_source(cell)
         plan = plan_edit(before, args.old_str, args.new_str, f"{notebook.shown} [{label}]")
         changed = set_source(cell, plan.new_text)
+        architect_before = _architect(cell)
+        architect = self._stamp(before, plan.new_text, architect_before)
+        if architect is not None:
+            changed["metadata"] = with_architect(cell.get("metadata"), architect)
         cells = list(notebook.cells)
         cells[index] = changed
         diff = cell_diff(notebook.shown, (index, cell), (index, changed))
@@ -274,7 +288,9 @@ class EditNotebookCellTool(_CellEditTool):
             "before": before,
             "after": plan.new_text,
         }
-        ops = [CellOp.edit(cell_id, plan.new_text, before)]
+        if architect is not None:  # undo puts the cell's record back as it was
+            record["architect_before"] = architect_before
+        ops = [CellOp.edit(cell_id, plan.new_text, before, architect)]
         return _Change(_with_cells(notebook, cells), diff, summary, ops, [record])
 
 
@@ -299,6 +315,9 @@ class InsertNotebookCellTool(_CellEditTool):
             position = n
         seed = f"{notebook.file.text}\x00{position}\x00{args.cell_type}\x00{args.source}"
         cell = new_cell(notebook, args.cell_type, args.source, seed, position)
+        architect = self._stamp(None, args.source, {})
+        if architect is not None:
+            cell["metadata"] = with_architect(cell.get("metadata"), architect)
         cells = list(notebook.cells)
         cells.insert(position, cell)
         diff = cell_diff(notebook.shown, None, (position, cell))
@@ -358,3 +377,10 @@ def _id(cell: dict[str, Any]) -> str:
     """A cell's id ('' in nbformat 4.4 files, which have none; an open document's cells always have one)."""
     cell_id = cell.get("id")
     return cell_id if isinstance(cell_id, str) else ""
+
+
+def _architect(cell: dict[str, Any]) -> dict[str, Any]:
+    """The cell's `metadata["architect"]` as it is ({} when it has none or it is not a mapping)."""
+    metadata = cell.get("metadata")
+    architect = metadata.get("architect") if isinstance(metadata, dict) else None
+    return dict(architect) if isinstance(architect, dict) else {}
