@@ -201,7 +201,7 @@ class ExecutionEngine:
         self.abort_reason = ""
         if self.guardrails is not None:
             self.guardrails.reset()
-        self.checkpoints.begin_run(self.run_id, task)
+        self.checkpoints.begin_run(self.run_id, task, model)
         return self.run_id
 
     def end_run(self) -> None:

@@ -12,10 +12,12 @@
 - `records`: what one step changed, what a run holds, what an undo reports, and its errors.
 - `review`: one file's change for review: a diff, or a binary file described, never decoded.
 - `materialise`: the workspace as it was before a run, written to a folder (the notebook check's before).
+- `file_provenance`: which lines of each text file a run wrote, recorded when it ends.
 
 Depends on `architect_nb.config`, `architect_nb.paths`, the file and notebook I/O of
 `architect_nb.tools.filesystem` and `architect_nb.tools.notebook_files`, and the tools' undo seam for state
-besides files (`architect_nb.tools.state_snapshot`, kept in memory); on no other execution family.
+besides files (`architect_nb.tools.state_snapshot`, kept in memory); `architect_nb.provenance` for the record
+of who wrote which lines; on no other execution family.
 """
 
 from __future__ import annotations

@@ -117,10 +117,15 @@ class RunRecord:
     #: The steps that changed state besides files (the person's variables): {"step", "tool", "names"}. The
     #: snapshots themselves live in the kernel's memory only (`CheckpointStore.record_state`).
     state_steps: list[dict[str, Any]] = field(default_factory=list)
+    model: str = ""  # the run's model: what the files' provenance names with the run
+    #: Which lines of each text file the run wrote (`provenance.record`), made when the run ends.
+    provenance: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_manifest(self) -> dict[str, Any]:
         return {
             "task": self.task,
+            "model": self.model,
+            "provenance": self.provenance,
             "started_at": self.started_at,
             "process": self.process,
             "finished": self.finished,
@@ -150,6 +155,8 @@ class RunRecord:
             finished=bool(data.get("finished", True)),  # saved before runs said: not known to be cut off
             pending=data.get("pending") if isinstance(data.get("pending"), dict) else None,
             state_steps=[d for d in data.get("state_steps", []) if isinstance(d, dict)],
+            model=str(data.get("model", "")),
+            provenance=dict(data["provenance"]) if isinstance(data.get("provenance"), dict) else {},
         )
 
 

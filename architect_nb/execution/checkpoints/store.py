@@ -46,6 +46,7 @@ from architect_nb.execution.checkpoints.records import (
 )
 from architect_nb.execution.checkpoints.restore import plan_paths, restore
 from architect_nb.execution.checkpoints.shadow_git import ShadowRepo, SnapshotError, file_stamp, forget_runs
+from architect_nb.provenance.record import Author
 from architect_nb.tools.state_snapshot import KERNEL_ENTRY, StateChange, StateSnapshot, describe_changes
 
 if TYPE_CHECKING:
@@ -147,22 +148,24 @@ class CheckpointStore:
             return str(exc)
         return None
 
-    def begin_run(self, run_id: str, task: str) -> None:
-        """A run starts: its task (the caller redacts it) and time go into its record, written with its first
-        snapshot, so a person can find the run again from another kernel (`saved_runs`)."""
+    def begin_run(self, run_id: str, task: str, model: str = "") -> None:
+        """A run starts: its task (the caller redacts it), model and time go into its record, written with its
+        first snapshot, so a person can find the run again from another kernel (`saved_runs`)."""
         first = next((line.strip() for line in task.splitlines() if line.strip()), "")
         with self._lock:
             run = self._runs.setdefault(run_id, RunRecord())
-            run.task, run.started_at = first[:200], time.time()
+            run.task, run.started_at, run.model = first[:200], time.time(), model
             run.process = f"{socket.gethostname()}:{os.getpid()}"
 
     def end_run(self, run_id: str) -> None:
         """The run ended (however it ended): a saved run is marked finished, so it is not taken for one cut
-        off by a dead kernel."""
+        off by a dead kernel, and records which lines of each text file it wrote (`file_provenance`)."""
+        written = self._files_written(run_id)
         with self._lock:
             run = self._runs.get(run_id)
             if run is None or run.finished:
                 return
+            run.provenance = written
             run.finished = True
             run.pending = None
             if not run.saved:
@@ -170,6 +173,25 @@ class CheckpointStore:
             manifest = run.to_manifest()
         self._save(run_id, manifest)
         self._clear_pending(run_id)
+
+    def provenance(self, run_id: str) -> dict[str, dict[str, Any]]:
+        """Which lines of each text file the run wrote (`provenance.record`), once the run has ended."""
+        run = self._run(run_id)
+        return dict(run.provenance) if run is not None else {}
+
+    def _files_written(self, run_id: str) -> dict[str, dict[str, Any]]:
+        run = self._runs.get(run_id)
+        if run is None or run.finished or not run.model or self.available() is not None:
+            return {}
+        firsts, lasts = _spans(self._steps(run_id))
+        if not firsts:
+            return {}
+        from architect_nb.execution.checkpoints.file_provenance import files_written
+
+        try:
+            return files_written(self.shadow, firsts, lasts, Author(run_id, run.model))
+        except (OSError, SnapshotError):  # the record is extra: never what ends a run badly
+            return {}
 
     def before(
         self, run_id: str, *, step: int, call_id: str, tool: str, paths: Sequence[Path] | None

@@ -276,3 +276,31 @@ def test_the_command_prints_text_and_json(tmp_path: Path, capsys: pytest.Capture
         ).returncode
         == 2
     )
+
+
+def test_the_runs_record_says_which_lines_of_each_file_it_wrote(tmp_path: Path) -> None:
+    (tmp_path / "clean.py").write_text("def clean(df):\n    return df\n")
+    (tmp_path / "data.bin").write_bytes(b"\x00\x01" * 100)
+    engine = _engine(tmp_path)
+    run = engine.start_run(model="gpt-4o-mini")
+    edit = {"path": "clean.py", "old_str": "    return df", "new_str": "    df = df.dropna()\n    return df"}
+    assert engine.execute_tool_call("edit_file", edit).success
+    assert engine.execute_tool_call("write_file", {"path": "new.py", "content": "a = 1\nb = 2\n"}).success
+    assert engine.execute_tool_call("write_file", {"path": "data.bin", "content": "now text\n"}).success
+    engine.end_run()
+    records = engine.checkpoints.provenance(run)
+    assert compare(
+        "def clean(df):\n    df = df.dropna()\n    return df\n", records["clean.py"]
+    ).agent_lines == [2]
+    assert compare("a = 1\nb = 2\n", records["new.py"]).agent_lines == [1, 2]
+    assert "data.bin" in records and compare("now text\n", records["data.bin"]).agent_lines == [1]
+    assert records["new.py"]["runs"][0] == {
+        "run": run,
+        "model": "gpt-4o-mini",
+        "at": records["new.py"]["runs"][0]["at"],
+    }
+    # Kept with the run on disk, for a new kernel: the manifest holds the same, and no text of the files.
+    files = engine.checkpoints.on_disk
+    assert files is not None
+    manifest = (files.directory / run / "manifest.json").read_text()
+    assert json.loads(manifest)["provenance"] == records and "dropna" not in manifest
