@@ -1,15 +1,18 @@
 """A course's teaching policy in a real kernel: the kernel starts with the administrator's file named in its
 environment, as a hub's spawner sets it; each level is set where a course sets it (that file, the workspace's
 `.architect.yaml`, the notebook's metadata read from the notebook's file, `%architect config`), and each mode
-is seen in the cell."""
+is seen in the cell. Then provenance: cells the agent wrote, saved again, edited by the student, reported."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
 from tests.support.agent import copy_sample_project, write_script
@@ -148,3 +151,44 @@ def test_off_in_the_system_file_refuses_before_any_run(
     text = cell.text() + "".join(cell.data("text/html"))
     assert "The assistant opens after the deadline." in text and "set by the system file" in text, text
     assert cell.data(RUN_MIME) == []
+
+
+def test_provenance_round_trip_run_save_reload_edit_report(fe: FrontEnd, tmp_path: Path) -> None:
+    """The agent writes cells of a notebook in the workspace from a real kernel; the notebook is saved again
+    by nbformat (as a front end saves it), one agent line is edited by the student, and the report says so."""
+    ws = tmp_path / "ws"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("import pandas as pd")]
+    nbformat.write(notebook, ws / "homework.ipynb")
+    cell_id = notebook.cells[0].id
+    edit = {"path": "homework.ipynb", "cell_id": cell_id, "old_str": "import pandas as pd"}
+    edit["new_str"] = "import pandas as pd\ndf = pd.read_csv('grades.csv')"
+    insert = {"path": "homework.ipynb", "source": "mean = df['grade'].mean()\nprint(mean)"}
+    cell = _run(
+        fe,
+        ws,
+        [
+            {"tool_calls": [{"name": "edit_notebook_cell", "arguments": edit}]},
+            {"tool_calls": [{"name": "insert_notebook_cell", "arguments": insert}]},
+            {"content": "Done."},
+        ],
+    )
+    assert [r["status"] for r in _results(cell)] == ["ok", "ok"]
+    run_id = _payload(cell)["events"][0]["run_id"]
+
+    saved = nbformat.read(ws / "homework.ipynb", as_version=4)  # reloaded, then saved as a front end would
+    saved.cells[1].source = "mean = df['grade'].median()\nprint(mean)"  # the student changes an agent line
+    nbformat.write(saved, ws / "homework.ipynb")
+
+    done = subprocess.run(
+        [sys.executable, "-m", "architect_nb", "provenance", "--json", str(ws / "homework.ipynb")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    [report] = json.loads(done.stdout)["notebooks"]
+    first, second = report["cells"]
+    assert first["agent_lines"] == [2] and first["untouched"] and first["runs"][0]["run"] == run_id
+    assert second["agent_lines"] == [2] and second["changed"] == 1 and not second["untouched"]
+    assert "Help me with the cart" not in (ws / "homework.ipynb").read_text()  # the prompt is never kept
