@@ -286,7 +286,7 @@ class Session:
             f"mode: {self.mode or 'the agent default (confirm-sensitive for build)'}",
             f"workspace: {config.workspace.root}",
             f"read roots (read-only): {', '.join(map(str, config.workspace.read_roots)) or 'none'}",
-            f"tools: {', '.join(engine.registry.names())}",
+            _tools_line(engine),
             f"MCP servers: {servers}",
             *claude_status(config.workspace.root, config.hooks.claude_settings),
             f"sandbox: {_sandbox_line(config)}",
@@ -476,3 +476,12 @@ def _front_end_line(grace: float) -> str:
     if watch is not None and watch.seen:
         return "seen (questions wait for a click)"
     return f"none seen yet (a question nobody can see gets its safe default after {grace:g} s)"
+
+
+def _tools_line(engine: Any) -> str:
+    """The tools runs are offered, and those the teaching policy withholds."""
+    tools = sorted(engine.registry.list_all(), key=lambda tool: tool.name)
+    offered = [tool.name for tool in tools if engine.offers(tool)]
+    withheld = [tool.name for tool in tools if not engine.offers(tool)]
+    line = f"tools: {', '.join(offered) or 'none'}"
+    return line + (f" (withheld by the teaching policy: {', '.join(withheld)})" if withheld else "")

@@ -82,6 +82,10 @@ def test_explain_from_the_system_file_refuses_writes_and_lets_the_agent_read(
     ws = tmp_path / "ws"
     status = fe.run("%architect status").text()
     assert f"teaching policy: explain (set by the system file {system_file}:1)" in status, status
+    offered, _, withheld = (
+        status.partition("tools: ")[2].splitlines()[0].partition(" (withheld by the teaching")
+    )
+    assert "read_file" in offered and "write_file" not in offered and "write_file" in withheld, status
 
     cell = _run(fe, ws, [WRITE, READ, {"content": "Here is why."}])
     written, read = _results(cell)
