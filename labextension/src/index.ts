@@ -5,7 +5,8 @@
  * notebook's kernel, and one for the reload note under a run
  * (`application/vnd.architect-nb.reload+json`, its button runs
  * `%architect reload`); live edits (`livetracker.ts`); and the entry points
- * (`entrypoints.ts`: "Fix with architect", "Ask architect"). It is a regular plugin rather than a MIME extension
+ * (`entrypoints.ts`: "Fix with architect", "Ask architect"); and marks beside
+ * the lines the agent wrote in cell editors (`provenance.ts`). It is a regular plugin rather than a MIME extension
  * because a MIME extension cannot reach a kernel.
  */
 
@@ -13,12 +14,17 @@ import type {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
+import {
+  IConfigurableExtension,
+  IEditorExtensionRegistry
+} from '@jupyterlab/codemirror';
 import { INotebookTracker } from '@jupyterlab/notebook';
 import { IRenderMimeRegistry } from '@jupyterlab/rendermime';
 
 import { entryPointsPlugin } from './entrypoints';
 import { notebookUndoRunner } from './kernelundo';
 import { liveEditsPlugin } from './livetracker';
+import { cellOf, provenanceExtension } from './provenance';
 import { createReloadFactory } from './reload';
 import { createRendererFactory } from './widget';
 
@@ -47,4 +53,34 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, liveEditsPlugin, entryPointsPlugin];
+/** The marks beside the agent's lines, in every cell editor (the registry makes one per editor). */
+const provenancePlugin: JupyterFrontEndPlugin<void> = {
+  id: 'architect-nb:provenance',
+  description:
+    'Marks in the gutter of cell editors the lines the agent wrote, as the cell’s provenance record says.',
+  autoStart: true,
+  optional: [IEditorExtensionRegistry],
+  activate: (
+    app: JupyterFrontEnd,
+    registry: IEditorExtensionRegistry | null
+  ) => {
+    registry?.addExtension({
+      name: 'architect-nb:provenance',
+      factory: options => {
+        const cell = cellOf(options.model);
+        if (cell === null) {
+          return null; // a file or console editor: no cell metadata, no record
+        }
+        const extension = provenanceExtension(cell);
+        // Immutable, as EditorExtensionRegistry.createImmutableExtension makes it.
+        const configurable: IConfigurableExtension<undefined> = {
+          instance: () => extension,
+          reconfigure: () => null
+        };
+        return configurable;
+      }
+    });
+  }
+};
+
+export default [plugin, liveEditsPlugin, entryPointsPlugin, provenancePlugin];

@@ -13,7 +13,9 @@
  * list changes nothing. Outputs of an edited cell are kept, as when the
  * person edits it. An `outputs` operation sets a code cell's outputs and
  * execution count (the kernel's run_cell ran it), in one transaction that is
- * not an undo step of the source.
+ * not an undo step of the source. An edit may also set the cell's
+ * `metadata.architect` (its provenance record, `architect_nb/provenance`) in
+ * the same undo step as its source, so Ctrl+Z takes both back together.
  */
 
 import type {
@@ -23,6 +25,7 @@ import type {
   SharedCell
 } from '@jupyter/ydoc';
 import type * as nbformat from '@jupyterlab/nbformat';
+import type { PartialJSONValue } from '@lumino/coreutils';
 
 /** One operation, as JSON from the kernel. */
 export interface ICellOp {
@@ -34,6 +37,8 @@ export interface ICellOp {
   cell?: { [key: string]: unknown };
   outputs?: nbformat.IOutput[];
   execution_count?: number | null;
+  /** An edit's new `metadata.architect`: `{}` deletes the key; absent leaves the metadata alone. */
+  architect?: { [key: string]: unknown };
 }
 
 /** Why an operation was refused; the same codes as the kernel's. */
@@ -125,12 +130,26 @@ export function parseOps(raw: unknown): ICellOp[] {
       if (op === 'edit' && typeof item.source !== 'string') {
         throw new CellOpError('bad', 'An edit carried no new source.');
       }
-      return {
+      if (
+        op === 'edit' &&
+        item.architect !== undefined &&
+        !isRecord(item.architect)
+      ) {
+        throw new CellOpError(
+          'bad',
+          'An edit carried cell metadata that is not an object.'
+        );
+      }
+      const parsed: ICellOp = {
         op,
         id: item.id,
         source: op === 'edit' ? String(item.source) : undefined,
         expect: item.expect as string | undefined
       };
+      if (op === 'edit' && item.architect !== undefined) {
+        parsed.architect = item.architect as { [key: string]: unknown };
+      }
+      return parsed;
     }
     throw new CellOpError(
       'bad',
@@ -268,6 +287,18 @@ function newCell(raw: { [key: string]: unknown }): SharedCell.Cell {
   return cell as SharedCell.Cell;
 }
 
+/** Set the cell's `metadata.architect`, or delete it for `{}`. */
+function setArchitect(
+  cell: ISharedCell,
+  value: { [key: string]: unknown }
+): void {
+  if (Object.keys(value).length === 0) {
+    cell.deleteMetadata('architect');
+  } else {
+    cell.setMetadata('architect', value as PartialJSONValue);
+  }
+}
+
 /** Check, then apply `ops` in order; each one a separate undo step. */
 export function applyOps(
   notebook: ISharedNotebook,
@@ -304,8 +335,15 @@ export function applyOps(
     }
     const cell: ISharedCell = notebook.cells[index];
     const [start, end, text] = sourceSplice(cell.getSource(), op.source ?? '');
+    const architect = op.architect;
     separateUndo(cell);
-    cell.updateSource(start, end, text);
+    // One transaction: the record always describes the source it sits beside, also after Ctrl+Z.
+    cell.transact(() => {
+      cell.updateSource(start, end, text);
+      if (architect !== undefined) {
+        setArchitect(cell, architect);
+      }
+    });
     separateUndo(cell);
   }
 }

@@ -14,6 +14,9 @@ jest.mock('@jupyterlab/apputils', () => ({
 jest.mock('@jupyterlab/rendermime', () => ({
   IRenderMimeRegistry: 'rendermime'
 }));
+jest.mock('@jupyterlab/codemirror', () => ({
+  IEditorExtensionRegistry: 'editor-extensions'
+}));
 
 import plugins, { RUN_MIME_TYPE } from '../src/index';
 import type { IUndoRunner } from '../src/undo';
