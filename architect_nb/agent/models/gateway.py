@@ -11,13 +11,17 @@ holds the providers' keys, the budgets and the model allow list; the kernel hold
 `GatewayClient` is `LiteLLMClient` with another way to make one attempt, so the turn is the same: retries
 and their notices, length cuts, refusals, the live text. A turn is priced from the proxy's
 `x-litellm-response-cost` header when it sends one (it does for unstreamed answers), else from LiteLLM's
-bundled price list (`price_list`, read without importing LiteLLM). A spent budget, a refused key and a rate
-limit each end in one sentence that says what to do (`model_failures.explain`).
+bundled price list (`price_list`, read without importing LiteLLM). A spent budget and a refused key each end
+in one sentence that says what to do (`model_failures.explain`). A rate limit (429) is the class gateway
+being busy (its rpm or `max_parallel_requests` limit reached by the whole class): the cell says so and the
+call waits and tries again, with jittered backoff, for as long as it takes or until the person interrupts it
+(`retry_policy.BusyGatewayPolicy`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import weakref
@@ -39,11 +43,13 @@ from architect_nb.agent.models.model_failures import Failure, explain
 from architect_nb.agent.models.model_reply import Usage
 from architect_nb.agent.models.price_list import ListedModel, model_entry, price
 from architect_nb.agent.models.prompt_cache import needs_markers, with_markers
-from architect_nb.agent.models.retry_policy import MAX_WAIT_S, RetryPolicy
+from architect_nb.agent.models.retry_policy import MAX_WAIT_S, BusyGatewayPolicy, RetryPolicy
 from architect_nb.agent.models.text_tool_calls import LiveText
 from architect_nb.config.schema import LLMConfig
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 __all__ = [
@@ -74,7 +80,21 @@ def warm_up_http() -> None:
     import httpcore  # noqa: F401
     import httpx
 
-    httpx.Client().close()
+    httpx.Client(verify=_tls()).close()
+
+
+def _tls() -> ssl.SSLContext:
+    """The process's TLS context for gateways, made once per CA setting (`SSL_CERT_FILE`, `SSL_CERT_DIR`).
+    httpx makes one per client by default, loading the whole CA bundle: 50 ms of CPU for every run, which a
+    class of 30 starting at once pays on the node's few cores."""
+    return _tls_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _tls_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    import httpx
+
+    return httpx.create_ssl_context()  # reads the same variables, as each client would
 
 
 class _Attempts:
@@ -113,9 +133,13 @@ class GatewayClient(ListedModel, LiteLLMClient):
 
         if self._http is None:
             read = float(self.config.timeout)  # seconds with nothing received, as llm.timeout means
-            self._http = httpx.Client(timeout=httpx.Timeout(read, connect=min(read, 10.0)))
+            timeout = httpx.Timeout(read, connect=min(read, 10.0))
+            self._http = httpx.Client(timeout=timeout, verify=_tls())
             weakref.finalize(self, self._http.close)  # its pooled connections close with the client
         return _Attempts(self._http)
+
+    def _retry_policy(self) -> RetryPolicy:
+        return BusyGatewayPolicy(self.config.retries, float(self.config.timeout))
 
     def close(self) -> None:
         if self._http is not None:

@@ -99,7 +99,7 @@ class LiteLLMClient:
         if (refused := offline_refusal(self.model, self.endpoint())) is not None:
             raise LLMError(refused)  # after the checks that need no network, which say more
         backend = self._backend()  # LiteLLM's import (seconds): not for a call refused before it
-        policy = RetryPolicy(self.config.retries, float(self.config.timeout))
+        policy = self._retry_policy()
         text, thinking = _Echo(on_text), _Echo(on_thinking)
         more_room = True
         spent = Usage()  # the tokens of an answer cut at the length limit and asked again: billed too
@@ -134,6 +134,10 @@ class LiteLLMClient:
     def _backend(self) -> Any:
         """What one call's attempts go through: LiteLLM here (`GatewayClient`: its HTTP client)."""
         return import_litellm()
+
+    def _retry_policy(self) -> RetryPolicy:
+        """One call's retries: `llm.retries` of each kind (`GatewayClient`: a busy gateway's uncounted)."""
+        return RetryPolicy(self.config.retries, float(self.config.timeout))
 
     def count_tokens(
         self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] = ()
@@ -195,7 +199,11 @@ class LiteLLMClient:
             kind = failure.kind if failure.kind in ("context_window", "refused") else "llm"
             raise LLMError(self._explain(failure, policy, litellm), kind=kind) from exc
         log.warning(
-            "llm_retry", model=self.model, error=failure.kind, attempt=policy.tries, delay_s=round(delay, 2)
+            "llm_retry",
+            model=self.model,
+            error=failure.kind,
+            attempt=policy.tries + policy.busy,
+            delay_s=round(delay, 2),
         )
         _say(on_notice, policy.notice(failure, delay))
         _sleep(delay, should_stop)

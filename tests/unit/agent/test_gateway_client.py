@@ -208,18 +208,37 @@ def test_a_model_the_key_may_not_use_says_so(server: OpenAIStubServer) -> None:
         client(server).complete(USER, [])
 
 
-def test_a_rate_limit_is_waited_out_then_told_in_one_sentence(server: OpenAIStubServer) -> None:
+def test_a_rate_limit_is_the_class_gateway_busy_and_waited_out(server: OpenAIStubServer) -> None:
+    """More 429s than `llm.retries` allows are waited out (tests/unit/agent/test_gateway_busy.py has more)."""
     limit = proxy_error(429, "Max parallel request limit reached. Hit limit for api_key: sk-...6789.", "None")
-    server.queue(limit.with_(headers=(("retry-after", "0.1"),)), Reply.text("after the wait"))
+    server.queue(*[limit.with_(headers=(("retry-after", "0.05"),))] * 3, Reply.text("after the wait"))
     notices: list[str] = []
-    assert client(server).complete(USER, [], on_notice=notices.append).content == "after the wait"
-    assert len(notices) == 1 and "rate limiting" in notices[0] and "as the provider asked" in notices[0]
-    server.queue(*[limit.with_(headers=(("retry-after", "0"),))] * 2)
+    assert client(server, retries=1).complete(USER, [], on_notice=notices.append).content == "after the wait"
+    assert len(notices) == 3 and len(server.requests) == 4
+    assert notices[0].startswith("The class gateway is busy (429: Max parallel request limit reached.")
+    assert "(retry 3)" in notices[2] and notices[2].endswith("Interrupt the cell to stop waiting.")
+
+
+def test_a_gateway_asking_to_wait_longer_than_architect_waits_is_told_at_once(
+    server: OpenAIStubServer,
+) -> None:
+    server.queue(proxy_error(429, "Daily limit reached.", "None").with_(headers=(("retry-after", "3600"),)))
     with pytest.raises(LLMError) as raised:
-        client(server, retries=1).complete(USER, [])
-    assert str(raised.value).startswith(
-        "The provider kept rate limiting gpt-4o-mini after 1 retry (429: Max parallel"
-    )
+        client(server).complete(USER, [])
+    assert str(raised.value).startswith("The provider asks to wait 3600 s before calling gpt-4o-mini again")
+    assert len(server.requests) == 1
+
+
+def test_the_runs_of_a_kernel_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx loads the whole CA bundle for each client by default: 50 ms of CPU a run, 30 times in a class."""
+    import certifi
+
+    from architect_nb.agent.models.gateway import _tls
+
+    first = _tls()
+    assert _tls() is first
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())  # a CA setting changed in the kernel is followed
+    assert _tls() is not first and _tls() is _tls()
 
 
 def test_a_stream_cut_short_is_asked_again(server: OpenAIStubServer) -> None:
