@@ -119,12 +119,13 @@ class AgentLoop:
         self._sink = on_event
         self._cancel = threading.Event()
         self._cancel_reason: StopReason = "interrupted"
+        self._deadline: float | None = None  # the current run's time limit (`timeout_s`), monotonic
         self._hooks = RunHooks(engine, self.emit, self.transcript.to_payload)
         self.thread: Thread | None = None  # the conversation of the current (or last) run
         self.run_id = ""  # the current (or last) run's
         self.stepper = stepper
         self._turn = ModelTurn(
-            llm, self.context, self.costs, self.emit, self._hooks, self._cancel.is_set, self._code_limit
+            llm, self.context, self.costs, self.emit, self._hooks, self._model_must_stop, self._code_limit
         )
         self._step_through = (
             StepThrough(stepper, engine.registry, self.emit, self.cancel) if stepper is not None else None
@@ -193,11 +194,12 @@ class AgentLoop:
         from that step. Raises `ThreadError` for a thread of another workspace.
         """
         run = self._begin(task, self._thread_for(task, thread))
+        self._deadline = run.started + self.timeout_s if self.timeout_s is not None else None
         try:
             if run.stop == "completed":  # a session_start hook may have refused the task
                 self._steps(run)
         except RunCancelledError:
-            run.ends(self._cancel_reason, "The run was interrupted.")
+            run.ends(self._cancel_reason, self._stop_words("The run was interrupted."))
         except LLMError as exc:
             stops: dict[str, StopReason] = {"script": "script_error", "refused": "refused"}
             stop = stops.get(exc.kind, "llm_error")
@@ -379,10 +381,25 @@ class AgentLoop:
         names = allowed if allowed is not None else [tool.name for tool in registry.list_all()]
         return [name for name in names if registry.has_tool(name) and self.engine.offers(registry.get(name))]
 
+    def _model_must_stop(self) -> bool:
+        """Whether a model call in progress must stop: the run was cancelled, or its time is up (a call that
+        waits on a busy gateway, however often, ends at the run's time limit)."""
+        if self._cancel.is_set():
+            return True
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            self.cancel("timeout")
+            return True
+        return False
+
+    def _stop_words(self, otherwise: str) -> str:
+        if self._cancel_reason == "timeout":
+            return f"Stopped: the run took longer than {self.timeout_s or 0:g} s."
+        return otherwise
+
     def _should_stop(self, run: RunState) -> tuple[StopReason, str] | None:
         if self._cancel.is_set():
             stopped_by = self._step_through.stopped_by if self._step_through is not None else ""
-            return self._cancel_reason, stopped_by or "The run was interrupted."
+            return self._cancel_reason, self._stop_words(stopped_by or "The run was interrupted.")
         if run.steps >= self.agent.max_steps:
             return "max_steps", f"Stopped after {run.steps} steps (the agent's max_steps)."
         if self.timeout_s is not None and time.monotonic() - run.started > self.timeout_s:
