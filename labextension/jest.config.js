@@ -5,11 +5,12 @@ module.exports = {
   setupFiles: ['<rootDir>/tests/setup.js'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }],
-    // @jupyter/ydoc (JupyterLab's shared notebook model, for the live-edit tests) ships ES modules only.
-    '^.+/@jupyter/ydoc/.+\\.js$': [
+    // @jupyter/ydoc (JupyterLab's shared notebook model, for the live-edit tests) and @noble/hashes ship
+    // ES modules only.
+    '^.+/(@jupyter/ydoc|@noble/hashes)/.+\\.js$': [
       'ts-jest',
       { tsconfig: { allowJs: true, module: 'commonjs', isolatedModules: true } }
     ]
   },
-  transformIgnorePatterns: ['/node_modules/(?!@jupyter/ydoc/)']
+  transformIgnorePatterns: ['/node_modules/(?!(@jupyter/ydoc|@noble/hashes)/)']
 };

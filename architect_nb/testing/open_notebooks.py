@@ -133,8 +133,10 @@ class OpenNotebooks:
         path = str(request.get("path", ""))
         with self._lock:
             if kind == "locate":
-                cell = request.get("cell")
-                docs = [d for d in self.docs.values() if any(c.get("id") == cell for c in d.cells)]
+                # Its documents are all on the kernel that asks; the cell at different paths is ambiguous.
+                docs = self._holding(request.get("cell"))
+                if len({d.path for d in docs}) > 1:
+                    return {"type": "located", "docs": [], "ambiguous": True}
                 return {
                     "type": "located",
                     "docs": [{"doc": d.token, "path": str(d.path), "shared": self.shared} for d in docs],
@@ -195,10 +197,16 @@ class OpenNotebooks:
         return None
 
     def locate(self, cell_id: str) -> tuple[_Live, Path | None] | None:
-        """The open notebook holding cell `cell_id`, and its file (the path it was opened under)."""
+        """The open notebook holding cell `cell_id`, and its file (the path it was opened under); None when
+        notebooks at different paths hold it (copies of one template), as the channel's `locate`."""
         with self._lock:
-            docs = [d for d in self.docs.values() if any(c.get("id") == cell_id for c in d.cells)]
-        return (_Live(self, docs[0]), docs[0].path) if docs else None
+            docs = self._holding(cell_id)
+        if not docs or len({d.path for d in docs}) > 1:
+            return None
+        return _Live(self, docs[0]), docs[0].path
+
+    def _holding(self, cell_id: Any) -> list[OpenDocument]:
+        return [d for d in self.docs.values() if any(c.get("id") == cell_id for c in d.cells)]
 
 
 def ops_from_json(raw: Any) -> list[CellOp]:

@@ -15,6 +15,11 @@
  * documents and asks the other tabs of the same browser over a
  * BroadcastChannel, so a notebook open in another Notebook 7 tab is found and
  * changed too.
+ *
+ * Notebooks copied from one template share their cell ids, so `locate` answers
+ * only with the documents connected to the kernel that asks; when those still
+ * hold the cell at different paths, the answer is `ambiguous` with no
+ * documents, and the kernel reads the notebook's file instead of guessing.
  */
 
 import type * as nbformat from '@jupyterlab/nbformat';
@@ -41,6 +46,12 @@ export interface IOpenDocument {
   readonly shared: boolean;
   readonly readOnly: boolean;
   readonly model: ISharedNotebook;
+  /**
+   * The id of the kernel the document is connected to (null: none). A source
+   * that cannot say leaves it out, and then any kernel finds the document by a
+   * cell's id.
+   */
+  kernel?(): string | null;
   /** The cell being typed in, and the cells running, now. */
   guard(): IGuard;
   toJSON(): nbformat.INotebookContent;
@@ -89,8 +100,11 @@ export class DocumentHub {
     this.port?.post({ t: 'bye', from: this.app });
   }
 
-  /** Answer one request of a kernel; never rejects. */
-  async handle(request: Json): Promise<Json> {
+  /**
+   * Answer one request of a kernel (`kernel`: its id, when the comm it came
+   * by is known); never rejects.
+   */
+  async handle(request: Json, kernel: string | null = null): Promise<Json> {
     try {
       if (request.type === 'claim') {
         const docs = this.claims(String(request.path ?? ''));
@@ -106,15 +120,21 @@ export class DocumentHub {
         return { type: 'claimed', docs };
       }
       if (request.type === 'locate') {
-        const docs = this.located(String(request.cell ?? ''));
+        const docs = this.located(String(request.cell ?? ''), kernel);
         const others = await this.askPeers({
           type: 'locate',
-          cell: request.cell
+          cell: request.cell,
+          kernel
         });
         for (const answer of others) {
           if (Array.isArray(answer.docs)) {
             docs.push(...answer.docs.filter(isRecord));
           }
+        }
+        // One notebook in several tabs is one path; different paths would be a guess (an older tab does
+        // not filter by kernel, and two notebooks on one kernel may share a template's ids).
+        if (new Set(docs.map(doc => String(doc.path ?? ''))).size > 1) {
+          return { type: 'located', docs: [], ambiguous: true };
         }
         return { type: 'located', docs };
       }
@@ -139,12 +159,19 @@ export class DocumentHub {
       }));
   }
 
-  /** This tab's documents that hold the cell `cellId`, with their paths. */
-  located(cellId: string): Json[] {
+  /**
+   * This tab's documents that hold the cell `cellId`, with their paths; with
+   * `kernel`, only those connected to that kernel.
+   */
+  located(cellId: string, kernel: string | null = null): Json[] {
     if (cellId === '') {
       return [];
     }
     return this.documents()
+      .filter(
+        doc =>
+          kernel === null || doc.kernel === undefined || doc.kernel() === kernel
+      )
       .filter(doc => doc.model.cells.some(cell => cell.getId() === cellId))
       .map(doc => ({
         app: this.app,
@@ -301,7 +328,12 @@ export class DocumentHub {
         body.type === 'claim'
           ? { docs: this.claims(String(body.path ?? '')) }
           : body.type === 'locate'
-            ? { docs: this.located(String(body.cell ?? '')) }
+            ? {
+                docs: this.located(
+                  String(body.cell ?? ''),
+                  typeof body.kernel === 'string' ? body.kernel : null
+                )
+              }
             : this.answerLocal(body);
       this.port?.post({
         t: 'reply',
@@ -420,7 +452,7 @@ export class KernelLink {
       return;
     }
     const req = data.req;
-    void this.hub.handle(data).then(answer => {
+    void this.hub.handle(data, this.kernel.id).then(answer => {
       if (!comm.isDisposed) {
         comm.send({ ...answer, req } as JSONObject);
       }

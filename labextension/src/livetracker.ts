@@ -86,11 +86,29 @@ const SELECTIONS_KEPT = 200;
  * Shift+Enter, the running cell is the active one: the selection is then the
  * cell that was active before it (the person moved from there to write the
  * `%%architect` cell). Run All keeps the active cell where the person left it.
+ * Runs are kept by notebook view and cell id: notebooks copied from one
+ * template share their cell ids.
  */
 export class SelectionLog {
   private readonly active = new WeakMap<Notebook, string | null>();
   private readonly before = new WeakMap<Notebook, string | null>();
-  private readonly atRun = new Map<string, string | null>();
+  private readonly views = new WeakMap<Notebook, number>();
+  /** By `${view} ${cellId}`: the selection, and when (the latest of several views wins). */
+  private readonly atRun = new Map<
+    string,
+    { selected: string | null; at: number }
+  >();
+  private clock = 0;
+  private viewCount = 0;
+
+  private key(notebook: Notebook, cellId: string): string {
+    let view = this.views.get(notebook);
+    if (view === undefined) {
+      view = ++this.viewCount;
+      this.views.set(notebook, view);
+    }
+    return `${view} ${cellId}`;
+  }
 
   watch(notebook: Notebook): void {
     this.active.set(notebook, notebook.activeCell?.model.id ?? null);
@@ -110,8 +128,12 @@ export class SelectionLog {
       active !== null && active !== cellId
         ? active
         : (this.before.get(notebook) ?? null);
-    this.atRun.delete(cellId);
-    this.atRun.set(cellId, selected === cellId ? null : selected);
+    const key = this.key(notebook, cellId);
+    this.atRun.delete(key);
+    this.atRun.set(key, {
+      selected: selected === cellId ? null : selected,
+      at: ++this.clock
+    });
     while (this.atRun.size > SELECTIONS_KEPT) {
       const oldest = this.atRun.keys().next().value;
       if (oldest === undefined) {
@@ -121,8 +143,21 @@ export class SelectionLog {
     }
   }
 
-  selectedWhenRun(cellId: string): string | null {
-    return this.atRun.get(cellId) ?? null;
+  /** The selection when `cellId` was last run in one of `notebooks` (the views of one document). */
+  selectedWhenRun(
+    notebooks: readonly Notebook[],
+    cellId: string
+  ): string | null {
+    let latest: { selected: string | null; at: number } | undefined;
+    for (const notebook of notebooks) {
+      const view = this.views.get(notebook);
+      const run =
+        view === undefined ? undefined : this.atRun.get(`${view} ${cellId}`);
+      if (run !== undefined && (latest === undefined || run.at > latest.at)) {
+        latest = run;
+      }
+    }
+    return latest?.selected ?? null;
   }
 }
 
@@ -166,13 +201,18 @@ export function trackerDocuments(
         shared: model.collaborative === true,
         readOnly: panels[0].context.contentsModel?.writable === false,
         model: model.sharedModel,
+        kernel: () => panels[0].sessionContext.session?.kernel?.id ?? null,
         guard: () => guardOf(panels),
         toJSON: () => model.toJSON() as unknown as nbformat.INotebookContent,
         dirty: () =>
           codeModels(panels[0])
             .filter(cell => cell.isDirty)
             .map(cell => cell.id),
-        selectedWhenRun: cellId => selections?.selectedWhenRun(cellId) ?? null,
+        selectedWhenRun: cellId =>
+          selections?.selectedWhenRun(
+            panels.map(panel => panel.content),
+            cellId
+          ) ?? null,
         markRun: cellId => {
           const cell = codeModels(panels[0]).find(c => c.id === cellId);
           if (cell !== undefined) {

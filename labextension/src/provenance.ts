@@ -11,12 +11,12 @@
  * junk) redone here, so the marks agree with what the kernel and
  * `python -m architect_nb provenance` report.
  *
- * Hashing is a small synchronous SHA-256 rather than `crypto.subtle`: that is
- * missing on pages served over plain http from anywhere but localhost (a
- * classroom server), it is asynchronous (a result could arrive after newer
- * typing), and the encoding must match Python's `surrogatepass` for lone
- * surrogates, which `TextEncoder` replaces. Lines are short and their hashes
- * are cached, so the cost is small.
+ * Hashing is `@noble/hashes`' synchronous SHA-256 rather than `crypto.subtle`:
+ * that is missing on pages served over plain http from anywhere but localhost
+ * (a classroom server), and it is asynchronous (a result could arrive after
+ * newer typing). The bytes hashed are this module's own UTF-8, which encodes
+ * lone surrogates as Python's `surrogatepass` does (`TextEncoder` replaces
+ * them). Lines are short and their hashes are cached, so the cost is small.
  *
  * A record that is not one of ours never throws: the cell gets no marks and
  * the console one warning.
@@ -38,42 +38,10 @@ import {
   ViewPlugin,
   ViewUpdate
 } from '@codemirror/view';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 
-// ------------------------------------------------------------------ SHA-256
-
-/** The first 32 bits of the fractional part of `p`'s square or cube root, exactly (BigInt). */
-function rootFraction(p: number, root: 2 | 3): number {
-  // The largest x with x ** root <= p * 2 ** (32 * root) is floor(root(p) * 2 ** 32).
-  const target = BigInt(p) << BigInt(32 * root);
-  let low = 0n;
-  let high = 1n << 40n;
-  while (low < high) {
-    const mid = (low + high + 1n) >> 1n;
-    if (mid ** BigInt(root) <= target) {
-      low = mid;
-    } else {
-      high = mid - 1n;
-    }
-  }
-  return Number(low & 0xffffffffn);
-}
-
-function primes(count: number): number[] {
-  const found: number[] = [];
-  for (let n = 2; found.length < count; n++) {
-    if (found.every(p => n % p !== 0)) {
-      found.push(n);
-    }
-  }
-  return found;
-}
-
-// The constants are defined by the standard this way (FIPS 180-4, 4.2.2 and 5.3.3).
-const ROUND = Uint32Array.from(primes(64), p => rootFraction(p, 3));
-const INITIAL = Uint32Array.from(primes(8), p => rootFraction(p, 2));
-
-/** The round constants, for the tests. */
-export const SHA256_K: Readonly<Uint32Array> = ROUND;
+// ------------------------------------------------------------------ UTF-8
 
 /** UTF-8 as Python's `str.encode('utf-8', 'surrogatepass')`: a lone surrogate is encoded, not replaced. */
 export function utf8(text: string): Uint8Array {
@@ -103,57 +71,6 @@ export function utf8(text: string): Uint8Array {
     }
   }
   return Uint8Array.from(out);
-}
-
-const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
-
-/** The SHA-256 digest of `bytes`, in lowercase hex. */
-export function sha256Hex(bytes: Uint8Array): string {
-  // The message, a 1 bit, zeros, and its length in bits (64 bits, big-endian), in 64-byte blocks.
-  const padded = new Uint8Array(Math.ceil((bytes.length + 9) / 64) * 64);
-  padded.set(bytes);
-  padded[bytes.length] = 0x80;
-  const view = new DataView(padded.buffer);
-  view.setUint32(padded.length - 8, Math.floor(bytes.length / 0x20000000));
-  view.setUint32(padded.length - 4, (bytes.length * 8) >>> 0);
-  const h = Uint32Array.from(INITIAL);
-  const w = new Uint32Array(64);
-  for (let block = 0; block < padded.length; block += 64) {
-    for (let t = 0; t < 16; t++) {
-      w[t] = view.getUint32(block + t * 4);
-    }
-    for (let t = 16; t < 64; t++) {
-      const s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >>> 3);
-      const s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >>> 10);
-      w[t] = (w[t - 16] + s0 + w[t - 7] + s1) >>> 0;
-    }
-    let [a, b, c, d, e, f, g, k] = h;
-    for (let t = 0; t < 64; t++) {
-      const t1 =
-        (k +
-          (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) +
-          ((e & f) ^ (~e & g)) +
-          ROUND[t] +
-          w[t]) >>>
-        0;
-      const t2 =
-        ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) +
-          ((a & b) ^ (a & c) ^ (b & c))) >>>
-        0;
-      k = g;
-      g = f;
-      f = e;
-      e = (d + t1) >>> 0;
-      d = c;
-      c = b;
-      b = a;
-      a = (t1 + t2) >>> 0;
-    }
-    [a, b, c, d, e, f, g, k].forEach((value, i) => {
-      h[i] = (h[i] + value) >>> 0;
-    });
-  }
-  return Array.from(h, x => x.toString(16).padStart(8, '0')).join('');
 }
 
 // ------------------------------------------------------------------ lines and their hashes
@@ -191,7 +108,7 @@ export function lineHash(line: string): string {
   const text = line.replace(/[\r\n]+$/, '');
   let hash = hashes.get(text);
   if (hash === undefined) {
-    hash = sha256Hex(utf8(text)).slice(0, 8);
+    hash = bytesToHex(sha256(utf8(text))).slice(0, 8);
     if (hashes.size >= 20000) {
       hashes.clear(); // a bound, not an LRU: a cell's lines are hashed again at most once
     }

@@ -212,19 +212,44 @@ class FakeNotebook {
 }
 
 describe('SelectionLog', () => {
+  type Watched = Parameters<SelectionLog['watch']>[0];
+
   it('takes the cell selected before the run for a cell run with Shift+Enter, and the active one for Run All', () => {
     const log = new SelectionLog();
     const nb = new FakeNotebook();
-    type Watched = Parameters<SelectionLog['watch']>[0];
+    const views = [nb as unknown as Watched];
     log.watch(nb as unknown as Watched);
     nb.activate('b'); // the person looks at the failing cell
     nb.activate('arch'); // then writes and runs the %%architect cell
     log.scheduled(nb as unknown as Watched, 'arch');
-    expect(log.selectedWhenRun('arch')).toBe('b');
+    expect(log.selectedWhenRun(views, 'arch')).toBe('b');
     nb.activate('a'); // Run All from cell a
     log.scheduled(nb as unknown as Watched, 'arch');
-    expect(log.selectedWhenRun('arch')).toBe('a');
-    expect(log.selectedWhenRun('never-ran')).toBeNull();
+    expect(log.selectedWhenRun(views, 'arch')).toBe('a');
+    expect(log.selectedWhenRun(views, 'never-ran')).toBeNull();
+  });
+
+  it('keeps the runs of notebooks that share cell ids apart, and takes the latest of one document’s views', () => {
+    const log = new SelectionLog();
+    const [exam, copy, examView] = [0, 1, 2].map(() => {
+      const nb = new FakeNotebook();
+      log.watch(nb as unknown as Watched);
+      return nb;
+    });
+    const run = (nb: FakeNotebook, selected: string) => {
+      nb.activate(selected);
+      nb.activate('arch');
+      log.scheduled(nb as unknown as Watched, 'arch');
+    };
+    run(exam, 'a');
+    run(copy, 'b'); // the same cell id, in a notebook copied from the same template
+    const of = (...nbs: FakeNotebook[]) =>
+      log.selectedWhenRun(nbs as unknown as Watched[], 'arch');
+    expect(of(exam)).toBe('a');
+    expect(of(copy)).toBe('b');
+    run(examView, 'm'); // the exam again, from its second view
+    expect(of(exam, examView)).toBe('m');
+    expect(of(new FakeNotebook())).toBeNull();
   });
 });
 

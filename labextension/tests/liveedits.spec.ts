@@ -42,6 +42,22 @@ class Doc implements IOpenDocument {
   }
 }
 
+/** A document that says which kernel it is connected to (null: none), as the tracker's documents do. */
+class KernelDoc extends Doc {
+  constructor(
+    token: string,
+    path: string,
+    model: YNotebook,
+    public connectedTo: string | null
+  ) {
+    super(token, path, model);
+  }
+
+  kernel(): string | null {
+    return this.connectedTo;
+  }
+}
+
 function notebook(): YNotebook {
   return sharedNotebook([
     { id: 'a', source: 'a = 1\n' },
@@ -254,8 +270,94 @@ describe('DocumentHub', () => {
   });
 });
 
+/** Where the docs of a `located` answer are: [app, doc, path]. */
+function placesOf(answer: Json): [unknown, unknown, unknown][] {
+  return (answer.docs as Json[]).map(doc => [doc.app, doc.doc, doc.path]);
+}
+
+describe('locate (the notebook of a running cell, by its id)', () => {
+  // Two notebooks copied from one template: the same cell ids, each on its own kernel.
+  const exam = () => new KernelDoc('e1', 'exam.ipynb', notebook(), 'k-exam');
+  const copy = () => new KernelDoc('c1', 'copy.ipynb', notebook(), 'k-copy');
+
+  it('answers only with the documents connected to the kernel that asks', async () => {
+    const hub = new DocumentHub('tab1', 'JupyterLab', () => [copy(), exam()]);
+    const asked = (kernel: string) =>
+      hub.handle({ type: 'locate', cell: 'a' }, kernel);
+    expect(placesOf(await asked('k-exam'))).toEqual([
+      ['tab1', 'e1', 'exam.ipynb']
+    ]);
+    expect(placesOf(await asked('k-copy'))).toEqual([
+      ['tab1', 'c1', 'copy.ipynb']
+    ]);
+    // A kernel none of them is connected to, and a document connected to none, find nothing.
+    expect(await asked('k-other')).toEqual({ type: 'located', docs: [] });
+    const idle = new KernelDoc('i1', 'idle.ipynb', notebook(), null);
+    const alone = new DocumentHub('tab2', 'JupyterLab', () => [idle]);
+    expect(await alone.handle({ type: 'locate', cell: 'a' }, 'k-exam')).toEqual(
+      { type: 'located', docs: [] }
+    );
+  });
+
+  it('is ambiguous, naming no document, when the cell is in notebooks at different paths', async () => {
+    // On one kernel (a notebook connected to another's kernel), or asked without knowing the kernel.
+    const shared = new KernelDoc('c1', 'copy.ipynb', notebook(), 'k-exam');
+    const hub = new DocumentHub('tab1', 'JupyterLab', () => [shared, exam()]);
+    const ambiguous = { type: 'located', docs: [], ambiguous: true };
+    expect(await hub.handle({ type: 'locate', cell: 'a' }, 'k-exam')).toEqual(
+      ambiguous
+    );
+    const unknown = new DocumentHub('tab2', 'JupyterLab', () => [
+      copy(),
+      exam()
+    ]);
+    expect(await unknown.handle({ type: 'locate', cell: 'b' })).toEqual(
+      ambiguous
+    );
+    // A cell only one of them has is not ambiguous.
+    const own = new KernelDoc(
+      'e1',
+      'exam.ipynb',
+      sharedNotebook([{ id: 'own', source: '%%architect\nsolve it' }]),
+      'k-exam'
+    );
+    const one = new DocumentHub('tab3', 'JupyterLab', () => [shared, own]);
+    expect(
+      placesOf(await one.handle({ type: 'locate', cell: 'own' }, 'k-exam'))
+    ).toEqual([['tab3', 'e1', 'exam.ipynb']]);
+  });
+
+  it('asks the other tabs for the same kernel, and one notebook open in two tabs is not ambiguous', async () => {
+    const browser = new Browser();
+    const hub = new DocumentHub(
+      'tab1',
+      'Jupyter Notebook',
+      () => [exam()],
+      browser.port()
+    );
+    let theirs: Doc[] = [copy(), exam()];
+    new DocumentHub('tab2', 'Jupyter Notebook', () => theirs, browser.port());
+    await settle();
+    const answer = await hub.handle({ type: 'locate', cell: 'a' }, 'k-exam');
+    expect(answer.ambiguous).toBeUndefined();
+    expect(placesOf(answer)).toEqual([
+      ['tab1', 'e1', 'exam.ipynb'],
+      ['tab2', 'e1', 'exam.ipynb']
+    ]);
+    // A tab that cannot say which kernel its documents are on (as an older version, which does not
+    // filter) names the copy too: ambiguous.
+    theirs = [new Doc('c1', 'copy.ipynb', notebook())];
+    expect(await hub.handle({ type: 'locate', cell: 'a' }, 'k-exam')).toEqual({
+      type: 'located',
+      docs: [],
+      ambiguous: true
+    });
+  });
+});
+
 /** A kernel connection as `KernelLink` uses it. */
 class FakeKernel {
+  readonly id = 'k1';
   readonly statusChanged = new Signal<this, KernelMessage.Status>(this);
   isDisposed = false;
   target: ((comm: unknown, msg: unknown) => void) | null = null;
@@ -352,6 +454,31 @@ describe('KernelLink', () => {
         type: 'claimed',
         docs: [{ app: 'app1', doc: 't1', shared: false, where: 'JupyterLab' }],
         req: 7
+      }
+    ]);
+  });
+
+  it('locates a cell among the documents connected to its own kernel only', async () => {
+    const mine = new KernelDoc('m1', 'exam.ipynb', notebook(), 'k1');
+    const other = new KernelDoc('o1', 'copy.ipynb', notebook(), 'k2');
+    const kernel = new FakeKernel();
+    link(kernel, new DocumentHub('app1', 'JupyterLab', () => [other, mine]));
+    kernel.last.receive({ type: 'welcome', protocol: 1 });
+    kernel.last.receive({ type: 'locate', cell: 'a', req: 3 });
+    await settle();
+    expect(kernel.last.sent).toEqual([
+      {
+        type: 'located',
+        docs: [
+          {
+            app: 'app1',
+            doc: 'm1',
+            path: 'exam.ipynb',
+            shared: false,
+            where: 'JupyterLab'
+          }
+        ],
+        req: 3
       }
     ]);
   });

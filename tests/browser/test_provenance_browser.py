@@ -6,7 +6,8 @@ line to an existing cell. The extension marks exactly those three lines in the c
 kernel's own reading of the records says (`provenance.record.compare`). Typing into one of them takes its
 mark away and leaves the others; after a save and a reload the marks are where they were, and the file holds
 the records. `exam.ipynb`'s metadata turns the agent off: its `%%architect` cell says the teacher's message
-and where the policy comes from, and no run is shown.
+and where the policy comes from, and no run is shown, also with `copy.ipynb` open first, a copy of the same
+template (the same cell ids) without that metadata, on a kernel of its own.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 PROV = "project/prov.ipynb"
 EXAM = "project/exam.ipynb"
+COPY = "project/copy.ipynb"
 EDITED = "data = [3, 1, 2]\ntotal = sum(data)"
 ADDED_LINE = "biggest = max(data)"
 INSERTED = "mean = total / len(data)\nprint(mean, biggest)"
@@ -79,11 +81,12 @@ def _setup(root: Path) -> Path:
         "exam.ipynb",
     )
     data = json.loads(exam.read_text())
-    data["metadata"]["architect"] = {"teaching": {"mode": "off", "message": EXAM_MESSAGE}}
-    # Cell ids of its own: the front end finds the running cell's notebook by the cell's id, and prov.ipynb
-    # (open again when JupyterLab restores its layout) has cells of the same ids.
     for i, cell in enumerate(data["cells"]):
         cell["id"] = f"exam-{i}"
+    # A copy of the same template: the same cell ids, and no teaching policy. The front end finds the
+    # running cell's notebook by the cell's id, among the notebooks on the kernel that asks.
+    (workspace / "copy.ipynb").write_text(json.dumps(data, indent=1))
+    data["metadata"]["architect"] = {"teaching": {"mode": "off", "message": EXAM_MESSAGE}}
     exam.write_text(json.dumps(data, indent=1))
     return workspace
 
@@ -247,10 +250,20 @@ def test_a_notebook_whose_metadata_turns_the_agent_off(lab: tuple[str, Path, Pat
 
     url, _, artifacts = lab
     with open_chromium(artifacts.parent / "chromium-profile-exam", url, height=1400) as (page, outside):
-        page.goto(f"{url}/lab/tree/{EXAM}")
+        # The copy first, on its kernel; then the exam, on another, in the same page.
+        page.goto(f"{url}/lab/tree/{COPY}")
+        _ready(page, COPY)
+        page.evaluate(
+            "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", EXAM
+        )
         _ready(page, EXAM)
-        page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        kernels = page.evaluate(
+            f"(paths) => paths.map(p => ({_PANEL})(p).sessionContext.session.kernel.id)", [COPY, EXAM]
+        )
+        assert kernels[0] != kernels[1], kernels
         panel = page.evaluate(f"(path) => ({_PANEL})(path).id", EXAM)
+        page.evaluate("(id) => window.jupyterapp.shell.activateById(id)", panel)
+        page.evaluate("() => { void window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
         output = page.locator(f"#{panel} .jp-Cell").nth(1).locator(".jp-OutputArea")
         expect(output).to_contain_text(EXAM_MESSAGE, timeout=90_000)
         _ready(page, EXAM)
@@ -264,4 +277,6 @@ def test_a_notebook_whose_metadata_turns_the_agent_off(lab: tuple[str, Path, Pat
         expect(page.locator(f"#{panel} .anb-RunRenderer")).to_have_count(0)
         outputs = _cells(page, EXAM)[1]["outputs"]
         assert all(RUN_MIME not in output.get("data", {}) for output in outputs), outputs
+        # The copy, which shares its cell ids, is untouched.
+        assert [c["outputs"] for c in _cells(page, COPY)] == [[], []]
         assert outside == []

@@ -207,7 +207,13 @@ class DocumentChannel:
 
     def locate(self, cell_id: str) -> tuple[LiveNotebook, Path | None] | None:
         """The open notebook holding the cell `cell_id` (the running `%%architect` cell), and its file; None
-        when no front end has it open, or front ends cannot be asked (then the outline reads the file)."""
+        when no front end has it open, or front ends cannot be asked (then the outline reads the file).
+
+        Notebooks copied from one template share their cell ids, and the notebook found here is the one
+        whose metadata (its teaching policy) the run follows. A front end answers only with the documents on
+        this kernel, and says `ambiguous` when those still hold the cell at different paths; that, or answers
+        naming different files (an older front end, which does not filter), is None too, so the notebook's
+        own file is read rather than a guess. One notebook open in several tabs is one file."""
         if self.unavailable() is not None or not cell_id:
             return None
         self._await_reconnects()
@@ -216,7 +222,10 @@ class DocumentChannel:
         if not clients:
             return None
         answers, _silent = self._ask({k: {"type": "locate", "cell": cell_id} for k in clients})
+        found: list[tuple[LiveNotebook, Path | None]] = []
         for comm_id, answer in sorted(answers.items(), key=lambda item: item[0]):
+            if answer.get("ambiguous"):
+                return None
             for doc in answer.get("docs") or []:
                 if not isinstance(doc, dict) or not isinstance(doc.get("app"), str):
                     continue
@@ -224,8 +233,10 @@ class DocumentChannel:
                 path = str(doc.get("path") or "")
                 where = str(doc.get("where") or client.where)[:40]
                 live = LiveNotebook(self, comm_id, doc["app"], str(doc.get("doc", "")), path, where)
-                return live, (client.root / path) if client.root is not None and path else None
-        return None
+                found.append((live, (client.root / path) if client.root is not None and path else None))
+        if len({str(file or live.path) for live, file in found}) > 1:
+            return None
+        return found[0] if found else None
 
     def _await_reconnects(self) -> None:
         """Front ends may be on their way: just after the hello (architect_nb loaded, maybe after a restart: a
