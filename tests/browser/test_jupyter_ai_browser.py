@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.browser import jupyter_server, open_chromium, require_tools, wait_for_file
+from tests.support.browser import (
+    JUPYTER_AI_ARGS,
+    jupyter_server,
+    open_chromium,
+    require_tools,
+    wait_for_file,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -53,7 +59,7 @@ def test_architect_answers_in_the_chat_asks_before_an_edit_and_approve_applies_i
     (root / ".architect.yaml").write_text(yaml.safe_dump({"llm": {"model": f"scripted/{script}"}}))
     (root / "demo.chat").write_text("")
 
-    server = jupyter_server(tmp_path, root, module="jupyterlab", app_args=[], python=JAI_PYTHON)
+    server = jupyter_server(tmp_path, root, module="jupyterlab", app_args=JUPYTER_AI_ARGS, python=JAI_PYTHON)
     with server as (url, shots), open_chromium(tmp_path / "profile", url, height=1000) as (page, _outside):
         page.goto(f"{url}/lab/tree/demo.chat")
         inputs = page.locator(".jp-chat-input-container, [class*='chat-input-container']").first

@@ -21,7 +21,14 @@ import pytest
 import yaml
 
 from tests.browser.test_jupyter_ai_browser import JAI_PYTHON, require_jupyter_ai
-from tests.support.browser import jupyter_server, kernel_idle, open_chromium, run_all_cells, write_notebook
+from tests.support.browser import (
+    JUPYTER_AI_ARGS,
+    jupyter_server,
+    kernel_idle,
+    open_chromium,
+    run_all_cells,
+    write_notebook,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -33,6 +40,7 @@ LAB_ARGS = [
     "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to open the chat and run the cells
     "--LabApp.news_url=None",
     "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    *JUPYTER_AI_ARGS,
 ]
 TURNS = [
     {

@@ -39,6 +39,10 @@ VENV_BIN = Path(sys.executable).parent
 
 # The labels of the approval prompt's buttons (architect_nb.notebook's widget).
 APPROVAL_BUTTONS = ("Approve", "Deny", "Abort run", "Approve all like this")
+#: Jupyter AI's servers start jupyter_server_mcp, whose MCP server listens on port 3001 unless told otherwise:
+#: two such servers at once (two workers' Jupyter AI tests) and the second exits with "address already in
+#: use", so the browser finds nothing at its URL. Port 0 lets the OS pick.
+JUPYTER_AI_ARGS = ["--MCPExtensionApp.mcp_port=0"]
 
 
 def require_tools(*, module: str = "jupyterlab") -> None:
