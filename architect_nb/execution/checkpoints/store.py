@@ -181,10 +181,10 @@ class CheckpointStore:
 
     def _files_written(self, run_id: str) -> dict[str, dict[str, Any]]:
         run = self._runs.get(run_id)
-        if run is None or run.finished or not run.model or self.available() is not None:
+        if run is None or run.finished or not run.model:
             return {}
         firsts, lasts = _spans(self._steps(run_id))
-        if not firsts:
+        if not firsts or self.available() is not None:  # a run that changed no file makes no snapshot store
             return {}
         from architect_nb.execution.checkpoints.file_provenance import files_written
 

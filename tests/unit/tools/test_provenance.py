@@ -304,3 +304,13 @@ def test_the_runs_record_says_which_lines_of_each_file_it_wrote(tmp_path: Path) 
     assert files is not None
     manifest = (files.directory / run / "manifest.json").read_text()
     assert json.loads(manifest)["provenance"] == records and "dropna" not in manifest
+
+
+def test_a_run_that_wrote_no_file_makes_no_snapshot_store_at_its_end(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("read me\n")
+    engine = _engine(tmp_path)
+    run = engine.start_run(model="m")
+    assert engine.execute_tool_call("read_file", {"path": "notes.txt"}).success
+    engine.end_run()
+    assert engine.checkpoints.provenance(run) == {}
+    assert not engine.checkpoints.shadow.git_dir.exists()  # the property names the store, making nothing
