@@ -4,10 +4,16 @@ LiteLLM takes seconds to import (3 s on an idle machine, over 5 s on a loaded on
 used to pay for it. `%load_ext architect_nb` now starts one daemon thread that, after a short pause (so the
 `%load_ext` cell replies first), imports LiteLLM through `import_litellm` and the agent's modules (engine,
 tools, shell grammar), and makes one mocked LiteLLM call (`mock_response`: nothing is sent), since LiteLLM
-imports much of itself on its first call. It touches nothing of the kernel's: no display, no widget, no
-comm, no kernel state, so it is safe beside ipykernel's own threads and the agent's worker. A kernel whose
-configuration calls a gateway (`llm.gateway`) never imports LiteLLM: the warm-up imports the gateway's HTTP
-client instead. A cell that
+imports much of itself on its first call. A kernel whose configuration calls a gateway (`llm.gateway`) never
+imports LiteLLM: the warm-up imports the gateway's HTTP client instead.
+
+Then it imports the notebook layer the first cell uses (`CELL_MODULES`: the live view and ipywidgets, the
+approval prompt, the notebook context). That is half a second of CPU, and in a class whose 30 kernels start
+their first cells together on two cores it kept each run from starting for seconds
+(benchmarks/classroom_load.py).
+
+The warm-up displays nothing and opens no comm (importing ipywidgets registers its comm target, as in any
+kernel that imports it), so it is safe beside ipykernel's own threads and the agent's worker. A cell that
 starts before it is done waits only for the rest: `import_litellm` holds a lock, and Python's import locks
 make two threads importing one module share the work. If no cell ever runs, the thread simply ends; a
 failure is logged, never shown, and the first cell then imports as before. `ARCHITECT_WARMUP=0` turns it
@@ -17,6 +23,7 @@ off.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import threading
 import time
@@ -24,6 +31,22 @@ import time
 __all__ = ["start_warm_up", "warm_up_thread"]
 
 _PAUSE = 0.3  # seconds: the %load_ext cell's reply goes out before the imports start
+#: What `notebook.runner.run_cell` imports on a first cell, beyond the model client and the agent: a kernel
+#: test checks that a first cell after the warm-up imports no module of ours or of ipywidgets.
+CELL_MODULES = (
+    "architect_nb.notebook.output.live",
+    "architect_nb.notebook.questions.approval",
+    "architect_nb.notebook.kernel.kernel_session",
+    "architect_nb.notebook.context.context_vars",
+    "architect_nb.notebook.context.opening_note",
+    "architect_nb.notebook.context.outline",
+    "architect_nb.notebook.context.kernel_facts",
+    "architect_nb.notebook.context.references",
+    "architect_nb.notebook.context.staleness",
+    "architect_nb.notebook.context.sources",
+    "architect_nb.execution.checkpoints.review",
+    "ahocorasick_rs",  # the secrets' prefilter, built when the cell refreshes the redactor
+)
 _lock = threading.Lock()
 _thread: threading.Thread | None = None
 
@@ -72,6 +95,8 @@ def _warm(pause: float) -> None:
                 pass
         import h11  # noqa: F401
         import httpcore  # noqa: F401
+
+        _import_cell_modules()
     except Exception as exc:  # the first cell imports them itself, and says what is wrong
         from architect_nb.log import get_logger
 
@@ -98,3 +123,9 @@ def _warm_gateway() -> None:
     from architect_nb.agent.models.gateway import warm_up_http
 
     warm_up_http()
+    _import_cell_modules()
+
+
+def _import_cell_modules() -> None:
+    for name in CELL_MODULES:
+        importlib.import_module(name)

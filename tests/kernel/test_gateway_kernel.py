@@ -43,6 +43,12 @@ def shared(
     }
     with front_end("ipk7", tmp, ws, env) as fe:
         assert fe.run("%load_ext architect_nb").status == "ok"
+        warmed = fe.run(  # what the warm-up imported, before any cell of the module's tests
+            "import sys, json\nfrom architect_nb.notebook.warm_up import warm_up_thread\n"
+            "warm_up_thread().join(60)\n"
+            f"open({str(tmp / 'warmed.json')!r}, 'w').write(json.dumps(list(sys.modules)))"
+        )
+        assert warmed.status == "ok", fe.describe()
         yield fe, ws
 
 
@@ -78,6 +84,24 @@ def test_a_cell_runs_through_the_gateway_with_the_students_key(
     assert server.authorizations[-2:] == [f"Bearer {KEY}"] * 2
     assert server.requests[-1]["model"] == "gpt-4o-mini"
     assert modules(fe)["litellm"] is False
+
+
+def test_after_the_warm_up_a_first_cell_imports_none_of_the_notebook_layer(
+    kernel: tuple[FrontEnd, Path], server: OpenAIStubServer
+) -> None:
+    """In a class, 30 first cells importing the live view, ipywidgets and the notebook context together on
+    two cores kept each run from starting for seconds (benchmarks/classroom_load.py): the warm-up imports
+    them (`warm_up.CELL_MODULES`), and this fails when a cell imports a module of ours it left out."""
+    fe, ws = kernel
+    server.queue(Reply.calls(("read_file", {"path": "notes.txt"})), Reply.text("The notes say hello."))
+    assert (
+        fe.run(f"%%architect --mode yolo --workspace {ws} --new\nWhat do the notes say?", timeout=120).status
+        == "ok"
+    )
+    warmed = set(json.loads((ws.parent / "warmed.json").read_text()))
+    cell = fe.run("import sys, json\nprint(json.dumps(sorted(sys.modules)))")
+    imported = set(json.loads(cell.text().strip().splitlines()[-1])) - warmed
+    assert sorted(m for m in imported if m.startswith(("architect_nb", "ipywidgets", "ahocorasick"))) == []
 
 
 def test_a_spent_budget_says_so_in_the_cell(kernel: tuple[FrontEnd, Path], server: OpenAIStubServer) -> None:
