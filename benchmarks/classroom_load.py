@@ -9,23 +9,25 @@ calls the model through the gateway client; a real LiteLLM proxy (`litellm --con
 result comes back, the answer. So each run is two model turns and one tool call.
 
 The proxy allows `--limit` requests in flight for the whole class (`global_max_parallel_requests`, 16 by
-default), fewer than the class sends at once, so it answers part of the burst with 429 "Max parallel
-request limit reached": the cells say the class gateway is busy and try again. The proxy runs without a
-database (as in tests/kernel/test_litellm_proxy.py), so the students share the master key and the limit is
-the proxy-wide one, which this LiteLLM enforces with its older limiter (`LEGACY_MULTI_INSTANCE_RATE_LIMITING
-=true`); per-key limits (`max_parallel_requests`, `rpm_limit` at `/key/generate`) need the database.
+default). When more come at once (`--arrivals 0`, or a lower `--limit`), it answers part of the burst with
+429 "Max parallel request limit reached": the cells say the class gateway is busy and try again. The proxy
+runs without a database (as in tests/kernel/test_litellm_proxy.py), so the students share the master key
+and the limit is the proxy-wide one, which this LiteLLM enforces with its older limiter
+(`LEGACY_MULTI_INSTANCE_RATE_LIMITING=true`); per-key limits (`max_parallel_requests`, `rpm_limit` at
+`/key/generate`) need the database.
 
 First one student alone (`--solo` runs, each the first cell of a fresh kernel while the class's kernels
-idle), then the whole class, its cells sent within milliseconds of each other. Side by side: runs finished
+idle), then the whole class, its cells sent at random moments over `--arrivals` seconds (5 by default: a
+class pressing Run when the teacher says so; 0 sends them all in the same millisecond, the worst case, which
+the single-process proxy bounds). Side by side: runs finished
 and errors; p50 and p95 of the run time (from sending the cell to its reply) for the class against one
 student alone, and where that time goes (from the timestamps of the run's own record); the CPU the proxy,
 the kernels and this script used during the class's burst; the memory a kernel that ran the cell adds over
 a plain kernel that just started (RSS and USS, from psutil); the proxy's own memory; the 429s the proxy gave
 (its access log) against the busy retries the cells reported. Goals: every run finishes, 0 errors, p95
-within 2x one student's time. `--preload` imports the notebook layer in every kernel before the cells, to
-show what a warm-up that covered it would save.
+within 2x one student's time.
 
-Run: `.venv/bin/python benchmarks/classroom_load.py [--students 30] [--limit 16] [--solo 5] [--preload]`
+Run: `.venv/bin/python benchmarks/classroom_load.py [--students 30] [--limit 16] [--solo 5] [--arrivals 5]`
 (about two minutes on two cores; without `.venv-proxy` it says so and skips). Every kernel it starts and the
 proxy are stopped when it ends, fails or is interrupted (Ctrl-C, SIGTERM).
 """
@@ -71,18 +73,12 @@ NOTES = "Bring a pencil on Friday; the quiz covers loops.\n"
 ANSWER = "The notes say to bring a pencil on Friday: the quiz covers loops."
 TASK = "%%architect --mode yolo --new\nWhat do my notes.txt say?"
 BUSY = "The class gateway is busy"
-#: What a kernel's first `%%architect` cell imports that the warm-up does not (the notebook layer: the live
-#: view's widgets, the approval prompt, the notebook context): `--preload` imports it before the cells.
-PRELOAD = (
-    "import ipywidgets, architect_nb.notebook.output.live, architect_nb.notebook.questions.approval, "
-    "architect_nb.notebook.context.outline, architect_nb.notebook.context.opening_note, "
-    "architect_nb.notebook.kernel.kernel_session, architect_nb.execution.checkpoints.review"
-)
 JOIN_WARM_UP = (
     "import architect_nb.notebook.warm_up as _w\n_w.warm_up_thread() and _w.warm_up_thread().join(120)"
 )
 PROXY_START_S = 240.0  # the proxy imports its whole server stack: a minute or more on two busy cores
 RUN_TIMEOUT_S = 300.0
+START_ATTEMPTS = 3
 GOAL_RATIO = 2.0
 #: A run's parts, between the events its record holds (each stamped by the kernel's clock).
 PHASES = (
@@ -269,11 +265,24 @@ class Kernels:
     started: list[FrontEnd] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    restarts: int = 0  # kernels that died at start and were started again
+
     def start(self, folder: Path, env: dict[str, str]) -> FrontEnd:
-        fe = FrontEnd("ipk7", self.kernel_dirs, folder, env)
-        with self.lock:
-            self.started.append(fe)
-        return fe
+        for attempt in range(START_ATTEMPTS):
+            try:
+                fe = FrontEnd("ipk7", self.kernel_dirs, folder, env)
+            except RuntimeError as exc:  # "Kernel died before replying to kernel_info"
+                # jupyter_client picks a kernel's five ports and the kernel binds them later, so with many
+                # kernels starting at once one of them may already be taken ("Address already in use").
+                if "died" not in str(exc) or attempt == START_ATTEMPTS - 1:
+                    raise
+                with self.lock:
+                    self.restarts += 1
+                continue
+            with self.lock:
+                self.started.append(fe)
+            return fe
+        raise AssertionError("unreachable")
 
     def stop(self, fe: FrontEnd) -> None:
         with self.lock:
@@ -371,7 +380,8 @@ def run_class(students: list[Student], timeout: float, arrivals: float = 0.0, se
     press Run within one instant); wait for all. Returns the wall time of the whole burst."""
     fes = [s.fe for s in students if s.fe is not None]
     started = time.perf_counter()
-    offsets = sorted(random.Random(seed).uniform(0, arrivals) for _ in students) if arrivals > 0 else []
+    moments = random.Random(seed)  # one generator: a new one per student gave every student the same moment
+    offsets = sorted(moments.uniform(0, arrivals) for _ in students) if arrivals > 0 else []
     cells = []
     for n, student in enumerate(students):
         assert student.fe is not None
@@ -450,6 +460,10 @@ def cpu_seconds(pids: list[int]) -> float:
 # --------------------------------------------------------------------------- the report
 
 
+def restarted(count: int) -> str:
+    return f" ({count} started again: a port taken between choosing it and binding it)" if count else ""
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
@@ -491,7 +505,6 @@ def report(
     print(
         f"A class of {len(pupils)} on one node ({os.cpu_count()} cores): one %%architect cell each (2 model "
         f"turns, 1 tool call) through a LiteLLM proxy allowing {args.limit} requests in flight"
-        + (" (the notebook layer preloaded)" if args.preload else "")
         + (
             f"; the cells sent at random moments over {args.arrivals:g} s"
             if args.arrivals > 0
@@ -499,7 +512,8 @@ def report(
         )
     )
     print(
-        f"setup: {len(pupils) + len(solo) + 1} kernels started in {facts['kernels_up']:.0f} s, the proxy up "
+        f"setup: {len(pupils) + len(solo) + 1} kernels started in {facts['kernels_up']:.0f} s"
+        f"{restarted(facts['restarts'])}, the proxy up "
         f"after {facts['proxy_up']:.0f} s, %load_ext and warm-up in {facts['loaded']:.0f} s; "
         f"the class's burst took {facts['burst']:.1f} s"
     )
@@ -570,13 +584,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument(
         "--arrivals",
         type=float,
-        default=0.0,
-        help="send the class's cells at random moments over this many seconds (default: all at once)",
-    )
-    parser.add_argument(
-        "--preload",
-        action="store_true",
-        help="import the notebook layer in every kernel before its cell (what a fuller warm-up would save)",
+        default=5.0,
+        help="send the class's cells at random moments over this many seconds (0: all at once)",
     )
     return parser.parse_args()
 
@@ -594,6 +603,7 @@ def start_everything(
     plain.fe = kernels.start(plain.folder, kernel_env())
     start_kernels(kernels, [*solo, *pupils], proxy.url)
     facts["kernels_up"] = time.monotonic() - started
+    facts["restarts"] = kernels.restarts
     wait_until_up(proxy)
     facts["proxy_up"] = time.monotonic() - started
     plain.fe.run("1 + 1")
@@ -603,8 +613,6 @@ def start_everything(
     learners = [s.fe for s in (*solo, *pupils) if s.fe is not None]
     run_everywhere(learners, "%load_ext architect_nb", 180)
     run_everywhere(learners, JOIN_WARM_UP, 180)
-    if args.preload:
-        run_everywhere(learners, PRELOAD, 180)
     facts["loaded"] = time.monotonic() - started
     settle()
     facts["proxy_idle"] = memory_mb(proxy.proc.pid, children=True)
