@@ -14,6 +14,7 @@ moved cells meanwhile. Outputs of an edited cell are kept, as when a person edit
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -61,6 +62,7 @@ MAX_IMAGES = 4  # the images read_notebook hands a model that accepts them, as r
 _CELLS = re.compile(r"^(?P<path>.+\.ipynb)#(?P<first>\d{1,6})(?:-(?P<last>\d{1,6}))?$", re.IGNORECASE)
 _NB_PATH = PATH_HELP
 _CELL = "Cell id or 'index:N' (0-based)."
+_BUSY_TICK_S = 0.2  # between tries at an open document the person is typing in
 _ERRORS = (PathTraversalError, FileAccessError, NotebookError, EditError, DocumentError, CellOpError)
 
 
@@ -229,7 +231,23 @@ class _CellEditTool(_NotebookTool):
     def preview(self, **kwargs: Any) -> str | None:
         return self._plan(kwargs)[2].diff
 
+    #: Refusals of an open document that pass (`CellOpError` codes): the person typing in the cell, or a
+    #: collaborator's edit since it was read. The call then reads the notebook again and retries, for up to
+    #: `busy_wait_s` seconds. A delete is never retried over a change: it would delete what was just typed.
+    waits_for: frozenset[str] = frozenset()
+    busy_wait_s = 5.0
+
     def execute(self, **kwargs: Any) -> ToolResult:
+        deadline = time.monotonic() + self.busy_wait_s
+        while True:
+            try:
+                return self._execute_once(kwargs)
+            except CellOpError as exc:  # only those it `waits_for` come here
+                if time.monotonic() >= deadline:
+                    return ToolResult.fail(str(exc))
+                time.sleep(_BUSY_TICK_S)
+
+    def _execute_once(self, kwargs: dict[str, Any]) -> ToolResult:
         metadata: ToolMetadata = {}
         try:
             target, loaded, change = self._plan(kwargs)
@@ -245,6 +263,10 @@ class _CellEditTool(_NotebookTool):
                 if loaded.own_cell is not None:  # outside the workspace: undo finds it by the run's cell
                     cells = [{**record, "locate_by": loaded.own_cell} for record in cells]
                 metadata["document_change"] = {"path": shown, "where": where, "cells": cells}
+        except CellOpError as exc:
+            if exc.code in self.waits_for:  # 'typing' and 'changed' come only from an open document
+                raise
+            return ToolResult.fail(str(exc))
         except _ERRORS as exc:
             return ToolResult.fail(str(exc))
         except OSError as exc:
@@ -261,6 +283,7 @@ class EditNotebookCellTool(_CellEditTool):
     name = "edit_notebook_cell"
     description = "Replace unique text in one notebook cell, as edit_file does; returns the cell diff."
     args_model = EditNotebookCellArgs
+    waits_for = frozenset({"typing", "changed"})  # the edit is planned again on the cell as it is now
 
     def _change(self, notebook: Notebook, args: Any) -> _Change:
         index = notebook.find(args.cell_id)
@@ -337,6 +360,7 @@ class DeleteNotebookCellTool(_CellEditTool):
     name = "delete_notebook_cell"
     description = "Delete one notebook cell, if the workspace allows deletion."
     args_model = DeleteNotebookCellArgs
+    waits_for = frozenset({"typing"})
 
     def __init__(
         self, workspace_root: Path, allow_delete: bool = False, documents: NotebookDocuments | None = None
