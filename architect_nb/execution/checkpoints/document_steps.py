@@ -68,20 +68,25 @@ def inverse_ops(
     current = list(cells)
     ops: list[CellOp] = []
     conflicts: list[str] = []
+    left: set[str] = set()  # cells left alone: the run's earlier changes to them are left too, unsaid
     for change in reversed(changes):
         cell_id = str(change.get("id", ""))
+        if cell_id in left:
+            continue
         at = next((i for i, c in enumerate(current) if c.get("id") == cell_id), None)
         kind = change.get("kind")
         op: CellOp | None = None
         if kind == "edit":
             if at is None:
                 conflicts.append(f"cell id={cell_id}: deleted since the run")
+                left.add(cell_id)
                 continue
             now = source_of(current[at])
             if now == change.get("before"):
                 continue  # back already (the person's Ctrl+Z)
             if now != change.get("after"):
                 conflicts.append(f"cell id={cell_id}: edited since the run")
+                left.add(cell_id)
                 continue
             architect = change.get("architect_before")  # the cell's provenance as it was, when it changed
             op = CellOp.edit(
@@ -96,6 +101,7 @@ def inverse_ops(
             now = source_of(current[at])
             if now != source_of(change.get("cell") or {}):
                 conflicts.append(f"cell id={cell_id}: edited since the run inserted it")
+                left.add(cell_id)
                 continue
             op = CellOp.delete(cell_id, now)
         elif kind == "delete":
