@@ -26,7 +26,7 @@ from architect_nb.testing.open_notebooks import OpenDocument, OpenNotebooks
 from architect_nb.testing.openai_server import OpenAIStubServer, Reply
 from architect_nb.tools.kernel.session import PlainKernel
 from architect_nb.tools.notebook_files.backend import DocumentError, NotebookDocuments
-from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, apply_ops, check_ops
+from architect_nb.tools.notebook_files.cellops import CellOp, CellOpError, apply_ops, check_ops, source_of
 from architect_nb.tools.notebook_files.notebook_tools import (
     DeleteNotebookCellTool,
     EditNotebookCellTool,
@@ -137,6 +137,7 @@ def test_a_cell_the_person_types_in_or_that_runs_is_left_alone(
     tools = _tools(workspace, notebooks)
     code = doc.cells[1]["id"]
     doc.editing = code
+    tools["edit"].busy_wait_s = 0.5  # the person stays in the cell for longer than the tool waits
     typing = tools["edit"].execute(
         path="analysis.ipynb", cell_id=code, old_str="import math", new_str="import os"
     )
@@ -165,23 +166,87 @@ def test_an_edit_lands_on_its_cell_by_id_even_after_the_person_moved_cells(
     assert doc.source(target).startswith(old + "  # ok") and doc.cells[1]["id"] == target
 
 
-def test_a_cell_changed_between_read_and_apply_is_refused_not_overwritten(
+def test_a_cell_changed_between_read_and_apply_is_edited_as_it_is_now_keeping_the_typing(
+    workspace: Path, nb: Path, front: tuple[OpenNotebooks, OpenDocument]
+) -> None:
+    """A collaborator (or the person) typed into the cell after the tool read it: the front end refuses the
+    change computed from the old text, and the tool plans the same edit again on the cell as it is now."""
+    notebooks, doc = front
+    code = doc.cells[1]["id"]
+    racing = _typing_before_apply(notebooks, doc, code, "# just typed\n", times=1)
+    tool = EditNotebookCellTool(workspace, NotebookDocuments(_Front(racing, doc)))
+    result = tool.execute(path="analysis.ipynb", cell_id=code, old_str="import math", new_str="import os")
+    assert result.success, result.error
+    assert doc.source(code).startswith("# just typed\nimport os")
+    assert len(doc.applied) == 1  # the refused change changed nothing
+
+
+def test_a_cell_that_keeps_changing_is_refused_in_the_end_and_never_overwritten(
     workspace: Path, nb: Path, front: tuple[OpenNotebooks, OpenDocument]
 ) -> None:
     notebooks, doc = front
     code = doc.cells[1]["id"]
-
-    class Racing(OpenNotebooks):
-        def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-            if request.get("type") == "apply":  # the person types just before the change arrives
-                doc.type_into(code, "# just typed\n")
-            return notebooks.answer(request)
-
-    tool = EditNotebookCellTool(workspace, NotebookDocuments(_Front(Racing(), doc)))
+    racing = _typing_before_apply(notebooks, doc, code, "#")  # before every try
+    tool = EditNotebookCellTool(workspace, NotebookDocuments(_Front(racing, doc)))
+    tool.busy_wait_s = 0.5
     result = tool.execute(path="analysis.ipynb", cell_id=code, old_str="import math", new_str="import os")
     assert not result.success
     assert "changed since it was read (the person edited it); nothing changed" in str(result.error)
-    assert doc.source(code).startswith("# just typed\nimport math")
+    assert doc.source(code).lstrip("#").startswith("import math") and doc.source(code).startswith("##")
+    assert doc.applied == []
+
+
+def test_an_edit_waits_for_the_person_to_leave_the_cell(
+    workspace: Path, nb: Path, front: tuple[OpenNotebooks, OpenDocument]
+) -> None:
+    notebooks, doc = front
+    code = doc.cells[1]["id"]
+    doc.editing = code
+    reads: list[int] = []
+
+    class Leaving(OpenNotebooks):
+        def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+            if request.get("type") == "read":
+                reads.append(1)
+                if len(reads) == 3:  # the person presses Escape while the tool waits
+                    doc.editing = None
+            return notebooks.answer(request)
+
+    tool = EditNotebookCellTool(workspace, NotebookDocuments(_Front(Leaving(), doc)))
+    result = tool.execute(path="analysis.ipynb", cell_id=code, old_str="import math", new_str="import os")
+    assert result.success, result.error
+    assert doc.source(code).startswith("import os") and len(reads) == 3
+
+
+def test_a_delete_is_never_retried_over_a_change(
+    workspace: Path, nb: Path, front: tuple[OpenNotebooks, OpenDocument]
+) -> None:
+    """Deleting a cell someone typed into after it was read would delete their typing: refused at once."""
+    notebooks, doc = front
+    code = doc.cells[1]["id"]
+    racing = _typing_before_apply(notebooks, doc, code, "# just typed\n")
+    tool = DeleteNotebookCellTool(workspace, True, NotebookDocuments(_Front(racing, doc)))
+    result = tool.execute(path="analysis.ipynb", cell_id=code)
+    assert not result.success and "changed since it was read" in str(result.error)
+    assert doc.source(code) == "# just typed\n" + "import math" + doc.source(code).split("import math", 1)[1]
+    assert doc.applied == []
+
+
+def _typing_before_apply(
+    notebooks: OpenNotebooks, doc: OpenDocument, cell_id: str, text: str, *, times: int = 10**6
+) -> OpenNotebooks:
+    """The front end, where someone types `text` into the cell just before each of the first `times` changes
+    arrives (after the tool read the cell)."""
+    typed: list[int] = []
+
+    class Racing(OpenNotebooks):
+        def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+            if request.get("type") == "apply" and len(typed) < times:
+                doc.type_into(cell_id, text)
+                typed.append(1)
+            return notebooks.answer(request)
+
+    return Racing()
 
 
 class _Front:
@@ -547,3 +612,24 @@ def test_inverse_operations_follow_the_cells_as_they_are_now() -> None:
     ops, conflicts = inverse_ops(moved, changes)
     assert conflicts == ["cell id=c1: deleted since the run"]
     assert [c["id"] for c in apply_ops(moved, ops)] == ["c0", "c2"]
+
+
+def test_a_cell_someone_typed_into_between_the_runs_edits_is_left_alone_and_named_once() -> None:
+    """A collaborator typed into the cell between the agent's edits, and after the last: every one of the
+    run's edits to it is left (each would undo part of their typing with it), and the cell is named once."""
+    cells = _cells("v0 = 0\nv1 = 0\n", "other\n")
+    changes = [
+        {"kind": "edit", "id": "c0", "index": 0, "before": "v0 = 0\nv1 = 0\n", "after": "v0 = 1\nv1 = 0\n"},
+        {
+            "kind": "edit",
+            "id": "c0",
+            "index": 0,
+            "before": "v0 = 1\nv1 = 0\ncc",
+            "after": "v0 = 1\nv1 = 1\ncc",
+        },
+        {"kind": "edit", "id": "c1", "index": 1, "before": "other\n", "after": "OTHER\n"},
+    ]
+    now = [{**cells[0], "source": "v0 = 1\nv1 = 1\ncccc"}, {**cells[1], "source": "OTHER\n"}]
+    ops, conflicts = inverse_ops(now, changes)
+    assert conflicts == ["cell id=c0: edited since the run"]
+    assert [source_of(c) for c in apply_ops(now, ops)] == ["v0 = 1\nv1 = 1\ncccc", "other\n"]
