@@ -419,8 +419,8 @@ class NotebookConfig(_Section):
         le=600,
         description=(
             "Seconds to wait for a JupyterLab or Notebook 7 front end to say whether a notebook is open "
-            "there, and to read or change it. One that does not answer fails the call and is dropped until "
-            "it reconnects."
+            "there, and to read or change it. One that does not answer is dropped until it reconnects, and "
+            "fails the call unless the others share the notebook with it (real-time collaboration)."
         ),
     )
     context: bool = Field(

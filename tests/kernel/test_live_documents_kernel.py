@@ -366,6 +366,34 @@ def test_two_front_ends_with_the_notebook_open(
         other.close()
 
 
+def test_a_collaborators_tab_closed_mid_run_leaves_the_edit_to_the_tab_still_open(
+    kernel: tuple[FrontEnd, Path], browser: DocumentFrontEnd
+) -> None:
+    """Real-time collaboration: two tabs share the document; one is closed without closing its comm. The
+    call does not fail: that tab is dropped when it does not answer, and the other applies the edit; the
+    file is never written behind the shared document."""
+    player, root = kernel
+    nb = root / "ws" / "analysis.ipynb"
+    on_disk = nb.read_bytes()
+    staying = browser.open(nb)
+    other = DocumentFrontEnd(player.km, root, "driver.ipynb", shared=True)
+    browser.notebooks.shared = True
+    try:
+        _wait(lambda: other.accepted, "the second front end")
+        other.open(nb)
+        other.vanish()
+        edit = _call(
+            "edit_notebook_cell", cell_id=staying.cells[1]["id"], old_str="import math", new_str="import os"
+        )
+        [result] = _run(player, root, [edit])
+        assert result["success"], result
+        assert staying.source(staying.cells[1]["id"]).startswith("import os") and len(staying.applied) == 1
+        assert nb.read_bytes() == on_disk
+    finally:
+        browser.notebooks.shared = False
+        other.close()
+
+
 # ------------------------------------------------------------------------- kernel restarts, synchronous undo
 
 

@@ -119,6 +119,14 @@ class DocumentFrontEnd:
         self.comm_id, self.accepted = None, False
         self.connect()
 
+    def vanish(self) -> None:
+        """The tab is gone without a word (closed, its browser killed): its comm is never closed, so the
+        kernel learns it only when a request goes unanswered."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.comm_id, self.accepted = None, False
+        self.kc.stop_channels()
+
     def close(self) -> None:
         """The tab closes: its comm is closed, as the labextension's `dispose` does, so the kernel forgets
         this front end (a kernel shared by several tests then holds no earlier test's front end)."""

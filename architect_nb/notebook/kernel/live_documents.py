@@ -167,23 +167,22 @@ class DocumentChannel:
     def open_document(self, path: Path) -> LiveNotebook | None:
         if (why := self.unavailable()) is not None:
             raise _document_error(f"'{path.name}' may be open in a front end, but {why}.")
-        self._await_reconnects()
-        with self._lock:
-            clients = dict(self.clients)
-        # A front end whose server is not on this kernel's file system (a remote kernel) cannot have it open.
-        asked = {k: rel for k, c in clients.items() if (rel := _relative(path, c.root)) is not None}
-        if not asked:
-            return None
-        answers, silent = self._ask({k: {"type": "claim", "path": rel} for k, rel in asked.items()})
-        claims: dict[tuple[str, str], tuple[str, bool]] = {}  # (app, doc) -> (route comm id, shared)
-        for comm_id, answer in answers.items():
-            for doc in answer.get("docs") or []:
-                if not isinstance(doc, dict) or not isinstance(doc.get("app"), str):
-                    continue
-                key = (doc["app"], str(doc.get("doc", "")))
-                direct = clients[comm_id].app == doc["app"]
-                if key not in claims or direct:
-                    claims[key] = (comm_id, bool(doc.get("shared")))
+        # A front end that does not answer is dropped. When the front ends that did answer share the
+        # document (real-time collaboration), the claim is made once more after the grace: a reloaded tab is
+        # back by then, and one closed for good (a collaborator's, in the middle of the run) is no longer
+        # asked, the others answering for the shared document. Otherwise the call fails, and says so.
+        for attempt in range(2):
+            self._await_reconnects()
+            with self._lock:
+                clients = dict(self.clients)
+            # A front end whose server is not on this kernel's file system (a remote kernel) cannot have it.
+            asked = {k: rel for k, c in clients.items() if (rel := _relative(path, c.root)) is not None}
+            if not asked:
+                return None
+            answers, silent = self._ask({k: {"type": "claim", "path": rel} for k, rel in asked.items()})
+            claims = _claims(answers, clients)
+            if not silent or attempt or not claims or not all(shared for _, shared in claims.values()):
+                break
         shown = path.name
         if silent:
             where = ", ".join(sorted({clients[k].where for k in silent}))
@@ -377,6 +376,23 @@ class LiveNotebook:
 
             raise CellOpError(code, error)
         raise _document_error(error)
+
+
+def _claims(
+    answers: dict[str, dict[str, Any]], clients: dict[str, _Client]
+) -> dict[tuple[str, str], tuple[str, bool]]:
+    """The documents the front ends claim, (app, doc) -> (the comm to reach it by, shared): a front end that
+    has it open itself is the route, else the tab that answered for it."""
+    claims: dict[tuple[str, str], tuple[str, bool]] = {}
+    for comm_id, answer in answers.items():
+        for doc in answer.get("docs") or []:
+            if not isinstance(doc, dict) or not isinstance(doc.get("app"), str):
+                continue
+            key = (doc["app"], str(doc.get("doc", "")))
+            direct = clients[comm_id].app == doc["app"]
+            if key not in claims or direct:
+                claims[key] = (comm_id, bool(doc.get("shared")))
+    return claims
 
 
 def _document_error(message: str) -> Exception:

@@ -1,5 +1,6 @@
-"""The kernel's `locate` (the notebook of the running `%%architect` cell, by the cell's id) when notebooks
-copied from one template share their cell ids: it never guesses, so the run reads its notebook's file.
+"""The kernel's `DocumentChannel` with several front ends. `locate` (the notebook of the running
+`%%architect` cell, by the cell's id) when notebooks copied from one template share their cell ids: it never
+guesses, so the run reads its notebook's file. And a claim when a collaborator's tab is gone without a word.
 
 The channel is the kernel's real `DocumentChannel`; each front end is a comm answered by `OpenNotebooks`
 (the package's stand-in, speaking the channel's JSON as the labextension does) or, for an older extension,
@@ -30,7 +31,7 @@ _ids = itertools.count(1)
 class _Comm:
     """A front end's comm: the kernel's requests are answered at once by `answer`."""
 
-    def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any] | None]) -> None:
         self.comm_id = f"comm-{next(_ids)}"
         self._answer = answer
         self._on_msg: Callable[[dict[str, Any]], None] | None = None
@@ -45,6 +46,8 @@ class _Comm:
         if data.get("type") == "welcome" or self._on_msg is None:
             return
         answer = self._answer(data)
+        if answer is None:  # a tab that is gone
+            return
         for doc in answer.get("docs") or []:
             doc.setdefault("app", self.comm_id)  # as the extension names itself (`OpenNotebooks` does not)
         self._on_msg({"content": {"data": {**answer, "req": data["req"]}}})
@@ -54,7 +57,7 @@ class _Comm:
 
 
 def _connect(
-    channel: DocumentChannel, root: Path, answer: Callable[[dict[str, Any]], dict[str, Any]]
+    channel: DocumentChannel, root: Path, answer: Callable[[dict[str, Any]], dict[str, Any] | None]
 ) -> None:
     comm = _Comm(answer)
     data = {"type": "client", "protocol": 1, "app": comm.comm_id, "where": "JupyterLab", "root": str(root)}
@@ -165,3 +168,26 @@ def test_one_notebook_open_in_two_tabs_is_found(root: Path, copies: tuple[Path, 
     _connect(channel, root, _front(root, other).answer)
     located = _locate(channel)
     assert located is not None and located[0].path == "exam.ipynb"
+
+
+def test_a_claim_goes_through_the_tab_still_open_when_a_collaborators_tab_is_gone(root: Path) -> None:
+    """Real-time collaboration: two tabs share the notebook and one is closed without closing its comm. The
+    claim is not refused: the silent tab is dropped, not back within the grace, and the one still open
+    answers for the shared document (the file is never written behind it)."""
+    notebook = _template(root / "shared.ipynb")
+    staying = OpenNotebooks(shared=True)
+    staying.open(notebook, key="shared.ipynb")
+    gone = OpenNotebooks(shared=True)
+    gone.open(notebook, key="shared.ipynb")
+    channel = DocumentChannel(timeout=0.5)
+    _connect(channel, root, lambda _request: None)  # the closed tab: it never answers
+    _connect(channel, root, staying.answer)
+    live = _worker(lambda: channel.open_document(notebook))
+    assert live is not None and live.where == "JupyterLab"
+    assert len(channel.clients) == 1  # the silent one was dropped
+    # A tab that is not sharing the document and does not answer still refuses the call (it may hold a copy).
+    alone = DocumentChannel(timeout=0.5)
+    _connect(alone, root, lambda _request: None)
+    _connect(alone, root, _front(root, notebook).answer)
+    with pytest.raises(Exception, match="did not answer"):
+        _worker(lambda: alone.open_document(notebook))
