@@ -13,7 +13,7 @@ CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 
 # every kernel and subprocess it starts.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup setup-ipk6 setup-proxy setup-jupyter-ai demo test test-unit lint format pytest pytest-without-bwrap bench clean \
+.PHONY: setup setup-ipk6 setup-proxy setup-jupyter-ai setup-collab demo test test-unit lint format pytest pytest-without-bwrap bench clean \
 	labextension labextension-test wheel-check
 
 JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
@@ -133,6 +133,25 @@ $(JAI_STAMP): $(STAMP)
 
 setup-jupyter-ai: $(JAI_STAMP)
 
+# Real-time collaboration (jupyter-collaboration 5), for tests/browser/test_collaboration_browser.py. A venv of
+# its own, as for Jupyter AI: once installed, collaboration is on in every JupyterLab the venv starts, and the
+# other browser tests must keep testing the notebook without it. It gets the main venv's JupyterLab version,
+# and reaches architect-nb through a .pth that adds the main venv's site-packages after its own.
+COLLAB ?= .venv-collab
+COLLAB_STAMP := $(COLLAB)/.installed-stamp
+$(COLLAB_STAMP): $(STAMP)
+	rm -rf $(COLLAB)
+	$(PY) -m venv $(COLLAB)
+	$(call uv_install,$(COLLAB)/bin/python) \
+		"jupyterlab==$$($(PY) -c 'import jupyterlab; print(jupyterlab.__version__)')" \
+		'jupyter-collaboration==5.0.4'
+	$(PY) -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
+		> "$$($(COLLAB)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/architect_main_venv.pth"
+	$(COLLAB)/bin/python -c 'import jupyter_server_ydoc, architect_nb'
+	@touch $(COLLAB_STAMP)
+
+setup-collab: $(COLLAB_STAMP)
+
 # Runs notebooks/01-quickstart.ipynb headless on the scripted model and prints it as a terminal transcript.
 demo: $(DEMO_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
@@ -160,7 +179,7 @@ format: $(STAMP)
 PYTEST_WORKERS ?= 2
 XDIST = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # Everything the suite needs: the main venv and the three side venvs.
-TEST_ENVS := $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP)
+TEST_ENVS := $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP) $(COLLAB_STAMP)
 pytest: $(TEST_ENVS)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
@@ -215,4 +234,4 @@ bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(IPK6) $(JAI) $(PROXY_VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(IPK6) $(JAI) $(COLLAB) $(PROXY_VENV) .pytest_cache .mypy_cache .ruff_cache build dist

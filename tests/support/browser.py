@@ -121,13 +121,20 @@ def write_notebook(root: Path, cells: list[str], name: str = "demo.ipynb") -> Pa
 
 @contextmanager
 def jupyter_server(
-    tmp_path: Path, root: Path, *, module: str, app_args: list[str], python: Path | None = None
+    tmp_path: Path,
+    root: Path,
+    *,
+    module: str,
+    app_args: list[str],
+    python: Path | None = None,
+    our_labextensions: bool = False,
 ) -> Iterator[tuple[str, Path]]:
     """Run `python -m MODULE` (jupyterlab or notebook) on `root`; yield its URL and a folder for artifacts.
 
     The server gets its own HOME and Jupyter folders under tmp_path and the venv's bin first on PATH, so the
     kernel and the commands the agent runs use the venv's tools. Its log is tmp_path/jupyter-MODULE.log.
-    `python` is another venv's interpreter to run it with (default: this one's).
+    `python` is another venv's interpreter to run it with (default: this one's); `our_labextensions` gives
+    that server this venv's labextensions too (ours and ipywidgets'), through `JUPYTER_PATH`.
     """
     python = python or Path(sys.executable)
     home = tmp_path / "home"
@@ -151,6 +158,8 @@ def jupyter_server(
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
     env.pop("PYTHONPATH", None)
+    if our_labextensions:
+        env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
     port = free_port()
     log = tmp_path / f"jupyter-{module}.log"
     with log.open("wb") as out:

@@ -1,0 +1,250 @@
+"""Real-time collaboration: the agent edits a notebook two people have open (jupyter-collaboration 5).
+
+One JupyterLab from `.venv-collab` (`make setup-collab`), where collaboration is on, and two people in two
+Chromium contexts (two clients of the shared document). Ada runs an `%%architect` cell on the scripted model
+in `shared.ipynb`; Bob has the same notebook open. The agent inserts, deletes and makes 50 edits in one cell
+while Bob types 500 characters into the cell beside it and, between its edits, 100 into the agent's own
+cell. Both views, and the file saved and reloaded, hold every character and every edit. Then Bob changes a
+cell the agent wrote, and `%architect undo` reverts the rest and leaves that cell, naming it. Last, Ada's
+tab closes in the middle of a run: the run goes on through Bob's, and the file is never written behind the
+shared document.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.agent import write_script
+from tests.support.browser import CHROMIUM, CHROMIUM_FLAGS, jupyter_server, require_tools, write_notebook
+from tests.support.notebook_page import Notebook
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+COLLAB_PYTHON = Path(__file__).resolve().parents[2] / ".venv-collab" / "bin" / "python"
+PATH = "shared.ipynb"
+EDITS = 50
+LINES = "".join(f"v{n:02} = 0\n" for n in range(EDITS))
+NEIGHBOUR = "# Bob's notes\n"
+BOB_NEIGHBOUR = "b" * 500  # letters only: the editor closes brackets and quotes by itself
+BOB_IN_AGENTS_CELL = "c" * 100
+
+
+def _call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": {"path": PATH, **arguments}}]}
+
+
+def _stress_script(workspace: Path) -> str:
+    edits = [
+        _call("edit_notebook_cell", cell_id="cell-3", old_str=f"v{n:02} = 0", new_str=f"v{n:02} = 1")
+        for n in range(EDITS)
+    ]
+    turns = [
+        _call("read_notebook"),
+        _call("insert_notebook_cell", after_cell_id="cell-2", source="inserted = True\n"),
+        _call("delete_notebook_cell", cell_id="cell-4"),
+        *edits,
+        {"content": "Done."},
+    ]
+    return write_script(workspace, turns, name="stress.yaml")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    require_tools()
+    if not COLLAB_PYTHON.exists():
+        message = "the collaboration test needs .venv-collab: run `make setup-collab` (make pytest does)"
+        pytest.fail(message) if __import__("os").environ.get("CI") else pytest.skip(message)
+    root = tmp_path / "root"
+    workspace = root / "project"
+    workspace.mkdir(parents=True)
+    (workspace / ".architect.yaml").write_text("workspace: {allow_delete: true}\n")
+    args = [
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.news_url=None",
+        "--LabApp.extension_manager=readonly",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    with jupyter_server(
+        tmp_path, root, module="jupyterlab", app_args=args, python=COLLAB_PYTHON, our_labextensions=True
+    ) as (
+        url,
+        artifacts,
+    ):
+        yield url, workspace, artifacts
+
+
+@contextmanager
+def two_people(url: str) -> Iterator[tuple[Any, Any]]:
+    """Ada's and Bob's pages: two browser contexts, so two clients of the shared documents."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+        try:
+            pages = []
+            for _ in range(2):
+                context = browser.new_context(viewport={"width": 1100, "height": 1400})
+                page = context.new_page()
+                page.set_default_timeout(60_000)
+                pages.append(page)
+            yield pages[0], pages[1]
+        finally:
+            browser.close()
+
+
+def _open(page: Any, url: str) -> Notebook:
+    page.goto(f"{url}/lab/tree/project/{PATH}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    notebook = Notebook(page, f"project/{PATH}")
+    notebook.ready()
+    return notebook
+
+
+#: The sources of the notebook at _PATH_ in the page, as one string (for `wait_for_function`).
+_PANEL_OF_BOB = (
+    "(Array.from(window.jupyterapp.shell.widgets('main')).find(w => w.context && w.context.path === '_PATH_')"
+    ".context.model.toJSON().cells.map(c => Array.isArray(c.source) ? c.source.join('') : c.source).join())"
+)
+
+
+def _on_disk(workspace: Path) -> dict[str, str]:
+    data = json.loads((workspace / PATH).read_text())
+    return {
+        c["id"]: "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in data["cells"]
+    }
+
+
+def _assert_succeeded(notebook: Notebook, nth: int) -> None:
+    """The nth run in the notebook ended, and every call of it succeeded (else their messages)."""
+    from playwright.sync_api import expect
+
+    badge = notebook.run_output(nth).locator(".anb-summary .anb-badge").first
+    expect(badge).to_have_text(re.compile("success|partial|failed|error"), timeout=180_000)
+    failed = notebook.run_output(nth).locator('details.anb-call[data-status="failed"]')
+    problems = [failed.nth(n).inner_text() for n in range(failed.count())]
+    assert badge.inner_text() == "success" and not problems, "\n\n".join(problems)
+
+
+def test_the_agent_edits_a_shared_notebook_and_nothing_is_lost(
+    server: tuple[str, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    url, workspace, artifacts = server
+    script = _stress_script(workspace)
+    write_notebook(
+        workspace,
+        [
+            "%load_ext architect_nb",
+            f"%%architect --mode yolo --max-steps 60 --model {script} --workspace {workspace}\nTidy it.",
+            NEIGHBOUR,
+            LINES,
+            "# a scratch cell\n",
+        ],
+        PATH,
+    )
+    with two_people(url) as (ada_page, bob_page):
+        ada, bob = _open(ada_page, url), _open(bob_page, url)
+        assert ada.eval("return panel.context.model.collaborative === true;"), "collaboration is not on"
+
+        ada.run_cell(0)
+        ada.run_cell(1)
+        # Bob types while the agent works: into the cell beside the agent's, then into the agent's own cell.
+        bob.activate()
+        bob.editor(2).click()
+        bob_page.keyboard.press("Control+End")
+        bob_page.keyboard.type(BOB_NEIGHBOUR, delay=5)
+        bob_page.keyboard.press("Escape")
+        for _ in range(len(BOB_IN_AGENTS_CELL) // 2):
+            bob.editor([cell_id for cell_id, _ in bob.cells()].index("cell-3")).click()  # it moves
+            bob_page.keyboard.press("Control+End")
+            bob_page.keyboard.type("cc", delay=5)
+            bob_page.keyboard.press("Escape")
+            time.sleep(0.05)
+
+        _assert_succeeded(ada, 0)
+        ada_page.screenshot(path=str(artifacts / "1-ada.png"))
+        bob_page.screenshot(path=str(artifacts / "1-bob.png"))
+        for person in (ada, bob):
+            cells = dict(person.cells())
+            assert list(cells)[:3] == ["cell-0", "cell-1", "cell-2"] and "cell-4" not in cells
+            inserted = [i for i, s in cells.items() if s == "inserted = True\n"]
+            assert len(inserted) == 1 and list(cells).index(inserted[0]) == 3, cells
+            assert cells["cell-2"] == NEIGHBOUR + BOB_NEIGHBOUR  # not a character lost
+            agents = cells["cell-3"]
+            assert agents.count("c") == len(BOB_IN_AGENTS_CELL), agents
+            assert all(f"v{n:02} = 1" in agents for n in range(EDITS)), agents  # not an edit lost
+
+        bob.save_without_dialog(artifacts, "bob")
+        saved = _on_disk(workspace)
+        assert saved == dict(bob.cells())
+        for page in (ada_page, bob_page):
+            page.reload()
+            page.wait_for_selector(".jp-Notebook .jp-Cell")
+        ada, bob = Notebook(ada_page, f"project/{PATH}"), Notebook(bob_page, f"project/{PATH}")
+        ada.ready()
+        bob.ready()
+        assert dict(ada.cells()) == dict(bob.cells()) == saved
+        assert ada_page.locator(".jp-Dialog").count() == 0 and bob_page.locator(".jp-Dialog").count() == 0
+
+        # ---- Bob changes two of the cells the agent wrote; undo reverts the rest and names those two.
+        inserted = next(i for i, source in saved.items() if source == "inserted = True\n")
+        for cell_id in (inserted, "cell-3"):
+            bob.editor([i for i, _ in bob.cells()].index(cell_id)).click()
+            bob_page.keyboard.press("Control+End")
+            bob_page.keyboard.type("dd", delay=5)
+            bob_page.keyboard.press("Escape")
+        edited = dict(bob.cells())
+        ada.run_new_cell("%architect undo")
+        ada_page.wait_for_function(
+            "() => document.body.innerText.includes('Left alone, because they changed since the run')",
+            timeout=60_000,
+        )
+        said = ada_page.locator("body").inner_text()
+        assert f"cell id={inserted}: edited since the run inserted it" in said, said
+        assert "cell id=cell-3: edited since the run" in said, said
+        for person in (ada, bob):
+            cells = dict(person.cells())
+            assert cells["cell-4"] == "# a scratch cell\n"  # the agent's delete is undone
+            assert cells[inserted] == edited[inserted] and cells["cell-3"] == edited["cell-3"]  # Bob's stay
+            assert cells["cell-2"] == NEIGHBOUR + BOB_NEIGHBOUR
+        ada_page.screenshot(path=str(artifacts / "2-undone.png"))
+
+        # ---- Ada's tab closes in the middle of a run: it goes on through Bob's, and says it did.
+        second = write_script(
+            workspace,
+            [
+                _call("edit_notebook_cell", cell_id="cell-3", old_str="v00 = 1", new_str="v00 = 2"),
+                {"tool_calls": [{"name": "run_command", "arguments": {"command": "sleep 6"}}]},
+                _call("edit_notebook_cell", cell_id="cell-3", old_str="v01 = 1", new_str="v01 = 2"),
+                {"content": "Second."},
+            ],
+            name="second.yaml",
+        )
+        ada.run_new_cell(f"%%architect --mode yolo --new --model {second} --workspace {workspace}\nAgain.")
+        bob_page.wait_for_function(
+            f"() => {_PANEL_OF_BOB}.includes('v00 = 2')".replace("_PATH_", f"project/{PATH}"), timeout=60_000
+        )
+        ada_page.context.close()  # the tab that started the run, while it sleeps
+        bob_page.wait_for_function(
+            f"() => {_PANEL_OF_BOB}.includes('v01 = 2')".replace("_PATH_", f"project/{PATH}"), timeout=90_000
+        )
+        bob.run_new_cell(
+            "from architect_nb.notebook.state import get_session\n"
+            "run = get_session().history[-1]\n"
+            "print('RUN', run.status, ['Applied to the notebook open in' in e['output'] "
+            "for e in run.payload['events'] if e['kind'] == 'tool_result' and 'edit' in e['tool']])"
+        )
+        bob_page.wait_for_function("() => document.body.innerText.includes('RUN ')", timeout=60_000)
+        said = bob_page.locator("body").inner_text()
+        assert "RUN success [True, True]" in said, said  # both edits went to the shared document
+        bob_page.screenshot(path=str(artifacts / "3-bob-after-ada-left.png"))
+
+    with capsys.disabled():
+        print(f"\nscreenshots (collaboration): {artifacts}")
