@@ -535,7 +535,8 @@ OTHER_PROGRAMS_FILES = (
     *(f"{name}/" for name in CACHE_DIR_NAMES),
     "*.py[cod]",
     ".hypothesis/",
-    ".jupyter_ystore.db",
+    ".jupyter_ystore.db*",  # jupyter-collaboration's document store, and SQLite's journal beside it
+    ".jupyter/collaboration_sessions.json",  # jupyter-collaboration 5's sessions, in the server's root
 )
 
 

@@ -101,9 +101,10 @@ def test_undo_restores_edits_and_what_commands_did(project: Path) -> None:
 
 
 _CACHES = (
-    "mkdir -p pkg/__pycache__ .pytest_cache/v .ipynb_checkpoints"
+    "mkdir -p pkg/__pycache__ .pytest_cache/v .ipynb_checkpoints .jupyter"
     " && printf 'o' > pkg/__pycache__/mod.cpython-311.pyc && printf 'c' > .pytest_cache/v/lastfailed"
     " && printf 'k' > .ipynb_checkpoints/nb-checkpoint.ipynb && printf 'y' > .jupyter_ystore.db"
+    " && printf 'j' > .jupyter_ystore.db-journal && printf 's' > .jupyter/collaboration_sessions.json"
 )
 
 
@@ -119,6 +120,7 @@ def test_what_other_programs_write_is_not_the_agents_change_and_undo_leaves_it(p
     assert (project / "a.py").read_text() == "original\n"
     assert (project / "pkg/__pycache__/mod.cpython-311.pyc").read_bytes() == b"o"
     assert (project / ".jupyter_ystore.db").read_bytes() == b"y"
+    assert (project / ".jupyter/collaboration_sessions.json").read_bytes() == b"s"
 
 
 def test_a_file_tool_that_names_another_programs_file_is_undone_and_the_list_can_be_emptied(
@@ -136,6 +138,8 @@ def test_a_file_tool_that_names_another_programs_file_is_undone_and_the_list_can
         ".pytest_cache/v/lastfailed",
         ".ipynb_checkpoints/nb-checkpoint.ipynb",
         ".jupyter_ystore.db",
+        ".jupyter_ystore.db-journal",
+        ".jupyter/collaboration_sessions.json",
     }
 
 
