@@ -73,6 +73,23 @@ $(DEMO_STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# A side venv's .pth that adds the main venv's site-packages after its own: venv $(1) reaches architect-nb
+# (and all the main venv has) without installing it again.
+define link_main_venv
+	$(PY) -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
+		> "$$($(1)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/architect_main_venv.pth"
+endef
+
+# A side venv $(1) for a browser test's JupyterLab: the main venv's JupyterLab version and the packages $(2),
+# linked to the main venv.
+define lab_side_venv
+	rm -rf $(1)
+	$(PY) -m venv $(1)
+	$(call uv_install,$(1)/bin/python) \
+		"jupyterlab==$$($(PY) -c 'import jupyterlab; print(jupyterlab.__version__)')" $(2)
+	$(call link_main_venv,$(1))
+endef
+
 # A second kernel environment with an older ipykernel (6.x, as Colab and many installs have), for the notebook
 # tests that run on both kernels. It holds only ipykernel 6 and jupyter-ui-poll and reaches everything else
 # (architect-nb itself, ipywidgets, ...) through a .pth that adds the main venv's site-packages after its own,
@@ -84,8 +101,7 @@ $(IPK6_STAMP): $(STAMP)
 	$(PY) -m venv $(IPK6)
 	$(call uv_install,$(IPK6)/bin/python) --no-deps \
 		'ipykernel==6.31.0' 'jupyter-ui-poll==1.1.0' 'nest-asyncio>=1.6'
-	$(PY) -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
-		> "$$($(IPK6)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/architect_main_venv.pth"
+	$(call link_main_venv,$(IPK6))
 	$(IPK6)/bin/python -c 'import ipykernel, architect_nb, ipywidgets; assert ipykernel.__version__.startswith("6.")'
 	@touch $(IPK6_STAMP)
 
@@ -121,13 +137,7 @@ setup-proxy: $(PROXY_STAMP)
 JAI ?= .venv-jai
 JAI_STAMP := $(JAI)/.installed-stamp
 $(JAI_STAMP): $(STAMP)
-	rm -rf $(JAI)
-	$(PY) -m venv $(JAI)
-	$(call uv_install,$(JAI)/bin/python) \
-		"jupyterlab==$$($(PY) -c 'import jupyterlab; print(jupyterlab.__version__)')" \
-		'jupyter-ai==3.2.0' 'jupyter-ai-acp-client==0.3.3'
-	$(PY) -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
-		> "$$($(JAI)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/architect_main_venv.pth"
+	$(call lab_side_venv,$(JAI),'jupyter-ai==3.2.0' 'jupyter-ai-acp-client==0.3.3')
 	$(JAI)/bin/python -c 'import architect_nb.acp.jupyter_ai, acp; assert acp.__file__.startswith("$(CURDIR)/$(JAI)/")'
 	@touch $(JAI_STAMP)
 
@@ -140,13 +150,7 @@ setup-jupyter-ai: $(JAI_STAMP)
 COLLAB ?= .venv-collab
 COLLAB_STAMP := $(COLLAB)/.installed-stamp
 $(COLLAB_STAMP): $(STAMP)
-	rm -rf $(COLLAB)
-	$(PY) -m venv $(COLLAB)
-	$(call uv_install,$(COLLAB)/bin/python) \
-		"jupyterlab==$$($(PY) -c 'import jupyterlab; print(jupyterlab.__version__)')" \
-		'jupyter-collaboration==5.0.4'
-	$(PY) -c 'import sysconfig; print("import site; site.addsitedir(%r)" % sysconfig.get_paths()["purelib"])' \
-		> "$$($(COLLAB)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/architect_main_venv.pth"
+	$(call lab_side_venv,$(COLLAB),'jupyter-collaboration==5.0.4')
 	$(COLLAB)/bin/python -c 'import jupyter_server_ydoc, architect_nb'
 	@touch $(COLLAB_STAMP)
 

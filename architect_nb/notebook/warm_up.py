@@ -38,12 +38,8 @@ CELL_MODULES = (
     "architect_nb.notebook.questions.approval",
     "architect_nb.notebook.kernel.kernel_session",
     "architect_nb.notebook.context.context_vars",
-    "architect_nb.notebook.context.opening_note",
-    "architect_nb.notebook.context.outline",
-    "architect_nb.notebook.context.kernel_facts",
-    "architect_nb.notebook.context.references",
-    "architect_nb.notebook.context.staleness",
-    "architect_nb.notebook.context.sources",
+    "architect_nb.notebook.context.opening_note",  # and the outline, references and staleness it imports
+    "architect_nb.notebook.context.sources",  # and the kernel facts
     "architect_nb.execution.checkpoints.review",
     "ahocorasick_rs",  # the secrets' prefilter, built when the cell refreshes the redactor
 )

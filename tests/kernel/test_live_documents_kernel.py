@@ -371,7 +371,9 @@ def test_a_collaborators_tab_closed_mid_run_leaves_the_edit_to_the_tab_still_ope
 ) -> None:
     """Real-time collaboration: two tabs share the document; one is closed without closing its comm. The
     call does not fail: that tab is dropped when it does not answer, and the other applies the edit; the
-    file is never written behind the shared document."""
+    file is never written behind the shared document. (The edit's preview asks first and drops the tab, so
+    this holds end to end even without the second claim; the unit test of `DocumentChannel.open_document`,
+    `test_a_claim_goes_through_the_tab_still_open_...`, is the one that needs it.)"""
     player, root = kernel
     nb = root / "ws" / "analysis.ipynb"
     on_disk = nb.read_bytes()

@@ -181,7 +181,7 @@ class DocumentChannel:
                 return None
             answers, silent = self._ask({k: {"type": "claim", "path": rel} for k, rel in asked.items()})
             claims = _claims(answers, clients)
-            if not silent or attempt or not claims or not all(shared for _, shared in claims.values()):
+            if not silent or attempt or not _shared_by_all(claims):
                 break
         shown = path.name
         if silent:
@@ -192,7 +192,7 @@ class DocumentChannel:
             )
         if not claims:
             return None
-        if len(claims) > 1 and not all(shared for _route, shared in claims.values()):
+        if len(claims) > 1 and not _shared_by_all(claims):
             raise _document_error(
                 f"'{shown}' is open in {len(claims)} front ends that do not share their edits (two browser "
                 "tabs or windows without real-time collaboration), so a change in one would be lost in the "
@@ -393,6 +393,11 @@ def _claims(
             if key not in claims or direct:
                 claims[key] = (comm_id, bool(doc.get("shared")))
     return claims
+
+
+def _shared_by_all(claims: dict[tuple[str, str], tuple[str, bool]]) -> bool:
+    """Whether every front end that claims the document shares it (real-time collaboration)."""
+    return bool(claims) and all(shared for _route, shared in claims.values())
 
 
 def _document_error(message: str) -> Exception:

@@ -263,11 +263,9 @@ class _CellEditTool(_NotebookTool):
                 if loaded.own_cell is not None:  # outside the workspace: undo finds it by the run's cell
                     cells = [{**record, "locate_by": loaded.own_cell} for record in cells]
                 metadata["document_change"] = {"path": shown, "where": where, "cells": cells}
-        except CellOpError as exc:
-            if exc.code in self.waits_for:  # 'typing' and 'changed' come only from an open document
-                raise
-            return ToolResult.fail(str(exc))
         except _ERRORS as exc:
+            if isinstance(exc, CellOpError) and exc.code in self.waits_for:  # only from an open document
+                raise
             return ToolResult.fail(str(exc))
         except OSError as exc:
             return ToolResult.fail(
