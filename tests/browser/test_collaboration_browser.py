@@ -122,11 +122,16 @@ def _saved_as(workspace: Path, cells: dict[str, str], timeout: float = 90) -> di
     while (on_disk := _on_disk(workspace)) != cells and time.monotonic() < deadline:
         time.sleep(0.3)
     assert on_disk == cells
-    return on_disk
+    return cells
 
 
-def _on_disk(workspace: Path) -> dict[str, str]:
-    data = json.loads((workspace / PATH).read_text())
+def _on_disk(workspace: Path) -> dict[str, str] | None:
+    """The file's cells, or None while the server is writing it: Jupyter's "atomic" save truncates the file
+    and writes it in place (the copy beside it is only a backup), so a read can find it empty or cut short."""
+    try:
+        data = json.loads((workspace / PATH).read_text())
+    except json.JSONDecodeError:
+        return None
     return {
         c["id"]: "".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in data["cells"]
     }

@@ -66,6 +66,11 @@ def _events(payload: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     return [e for e in payload["events"] if e["kind"] == kind]
 
 
+def _story(payload: dict[str, Any]) -> str:
+    """A run's events, one line each, for a failure's message: what the run did, and what its gates said."""
+    return "\n".join(json.dumps(event)[:1500] for event in payload["events"])
+
+
 def _text(nb: Any) -> str:
     parts = []
     for cell in nb.cells:
@@ -196,7 +201,7 @@ def test_02_refactor_extracts_cleaning_adds_passing_tests_and_keeps_the_numbers(
     assert text.count("explore.ipynb: same outputs before and after.") == 2
     assert "Cells added: cell 3 (" in text
     [tidied] = _events(tidy, "run_finished")
-    assert (tidied["status"], tidied["stop_reason"]) == ("success", "completed"), tidied["message"]
+    assert (tidied["status"], tidied["stop_reason"]) == ("success", "completed"), _story(tidy)
     gates = [e["message"] for e in _events(tidy, "warning") if e.get("category") == "quality_gate"]
     assert gates == ["Quality gate same-explore-results failed."]
     assert '"Nrth": "North"' in (ws / "cleaning.py").read_text()
