@@ -72,11 +72,20 @@ def _story(payload: dict[str, Any]) -> str:
 
 
 def _text(nb: Any) -> str:
-    parts = []
+    """The cells' text outputs, one after another. A stream that came in several messages (the kernel flushes
+    stdout on a timer, so under load one `print` can arrive in two) is read as one, as front ends show it."""
+    parts: list[str] = []
+    stream = None
     for cell in nb.cells:
         for output in cell.get("outputs", ()):
-            parts.append(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
-    return "\n".join(map(str, parts))
+            name = (cell.get("id"), output.get("name")) if output.get("output_type") == "stream" else None
+            text = str(output.get("text", "") or output.get("data", {}).get("text/plain", ""))
+            if name is not None and name == stream:
+                parts[-1] += text
+            else:
+                parts.append(text)
+            stream = name
+    return "\n".join(parts)
 
 
 def _saved_cleanly(nb: Any) -> None:
