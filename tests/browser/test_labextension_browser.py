@@ -96,21 +96,25 @@ LAB_ARGS = [
 
 
 @contextmanager
-def _lab(tmp_path: Path, write: Callable[[Path, Path], Path]) -> Iterator[tuple[str, Path, Path]]:
+def _lab(
+    tmp_path: Path, write: Callable[[Path, Path], Path], *, warm_up: bool = False
+) -> Iterator[tuple[str, Path, Path]]:
     """A running `jupyter lab` on tmp/root with the notebook `write` makes; its URL, the workspace and the
-    folder for artifacts."""
+    folder for artifacts. `warm_up`: the kernel imports LiteLLM after `%load_ext`, as users' kernels do."""
     require_tools()
     root = tmp_path / "root"
     root.mkdir()
     workspace = copy_sample_project(root / "project")
     write(root, workspace)
-    with jupyter_server(tmp_path, root, module="jupyterlab", app_args=LAB_ARGS) as (url, artifacts):
+    server = jupyter_server(tmp_path, root, module="jupyterlab", app_args=LAB_ARGS, warm_up=warm_up)
+    with server as (url, artifacts):
         yield url, workspace, artifacts
 
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
-    with _lab(tmp_path, _write_notebook) as running:
+    # The approvals with the warm-up importing in the kernel's background, as in a user's kernel.
+    with _lab(tmp_path, _write_notebook, warm_up=True) as running:
         yield running
 
 

@@ -128,6 +128,7 @@ def jupyter_server(
     app_args: list[str],
     python: Path | None = None,
     our_labextensions: bool = False,
+    warm_up: bool = False,
 ) -> Iterator[tuple[str, Path]]:
     """Run `python -m MODULE` (jupyterlab or notebook) on `root`; yield its URL and a folder for artifacts.
 
@@ -135,6 +136,11 @@ def jupyter_server(
     kernel and the commands the agent runs use the venv's tools. Its log is tmp_path/jupyter-MODULE.log.
     `python` is another venv's interpreter to run it with (default: this one's); `our_labextensions` gives
     that server this venv's labextensions too (ours and ipywidgets'), through `JUPYTER_PATH`.
+
+    The kernels skip the background import of LiteLLM after `%load_ext` (`notebook/warm_up.py`) unless
+    `warm_up`: the scripted models never use it, and it cost each kernel 5 s of CPU. With it, six of these
+    tests used 52 s of kernel CPU and took 148 s alone; without, 11 s and 113 s. The test of the approval
+    buttons keeps it, as users' kernels have it (the hub's and the gateway's kernels have it too).
     """
     python = python or Path(sys.executable)
     home = tmp_path / "home"
@@ -156,6 +162,7 @@ def jupyter_server(
         "IPYTHONDIR": str(home / "ipython"),
         "JUPYTER_PLATFORM_DIRS": "1",
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "ARCHITECT_WARMUP": "1" if warm_up else "0",
     }
     env.pop("PYTHONPATH", None)
     if our_labextensions:
