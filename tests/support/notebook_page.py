@@ -117,8 +117,11 @@ class Notebook:
         self.page.keyboard.press("Escape")
 
     def save_without_dialog(self, artifacts: Path, name: str) -> None:
-        """Save as the person does; no 'File Changed' dialog may come up."""
+        """Save as the person does, once the kernel is idle; no 'File Changed' dialog may come up. (A cell
+        still running when the save starts can make the notebook dirty again after it, so that it never reads
+        saved: seen once under load.)"""
         self.activate()
+        self.ready()
         self.page.evaluate("() => { void window.jupyterapp.commands.execute('docmanager:save'); }")
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
