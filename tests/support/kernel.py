@@ -72,8 +72,9 @@ def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     # The background import of LiteLLM after %load_ext (notebook/warm_up.py) is 5 s of CPU per kernel that
     # these kernels never use: their scripted models replay without LiteLLM. The warm-up's own tests turn it
-    # back on (tests/kernel/test_gateway_kernel.py, tests/unit/notebook/test_notebook_magics.py), and the
-    # browser tests' kernels have it, as users' kernels do.
+    # back on (tests/kernel/test_gateway_kernel.py, tests/unit/notebook/test_notebook_magics.py). The browser
+    # tests' servers turn it off the same way (`tests.support.browser.jupyter_server`), except where a test
+    # keeps it as users' kernels have it.
     env["ARCHITECT_WARMUP"] = "0"
     env.update(extra or {})
     return env
