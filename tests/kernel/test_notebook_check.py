@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -240,6 +241,49 @@ def test_a_missing_kernel_spec_and_a_missing_notebook_are_reported(tmp_path: Pat
     assert "installed: python3" in result.failure
     missing = compare_notebook_runs("other.ipynb", **kwargs)
     assert missing.failure == f"other.ipynb does not exist on the before side ({tmp_path / 'before'})"
+
+
+def test_a_side_runs_without_the_grammar_jsonschema_would_build_at_import(tmp_path: Path) -> None:
+    """The side process goes without rfc3987-syntax (1 s of CPU per side, for a format check notebooks never
+    need) and still runs and validates the notebook; the import is refused only in that process."""
+    import importlib.util
+
+    if importlib.util.find_spec("rfc3987_syntax") is None:
+        pytest.skip("rfc3987-syntax is not installed here: nothing to leave out")
+    notebook = _notebook(tmp_path, [new_code_cell("print(6 * 7)", id="c1")])
+    request = tmp_path / "request.json"
+    request.write_text(
+        json.dumps(
+            {
+                "notebook": str(notebook),
+                "cwd": str(tmp_path),
+                "kernel_name": None,
+                "cell_timeout": 60,
+                "notebook_timeout": 120,
+                "compare": [],
+            }
+        )
+    )
+    probe = (
+        "import sys; from architect_nb.checks import side; code = side.main(sys.argv[1:]); "
+        "import jsonschema; iri = 'iri' in jsonschema.FormatChecker().checkers; "
+        "print(code, sys.modules['rfc3987_syntax'], iri)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(request), str(tmp_path / "result.json")],
+        capture_output=True,
+        text=True,
+        timeout=200,
+        check=False,
+    )
+    assert done.stdout.split() == ["0", "None", "False"], done.stderr
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["failure"] is None
+    assert [o.get("text") for o in result["cells"][0]["outputs"]] == ["42\n"]
+    # Anywhere else (a person's kernel, this process) jsonschema keeps the check.
+    import jsonschema
+
+    assert "iri" in jsonschema.FormatChecker().checkers
 
 
 def test_the_command_exits_non_zero_on_a_difference(tmp_path: Path) -> None:
