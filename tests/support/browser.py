@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.kernel import pythonpath_for_tests
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless",
@@ -164,7 +166,7 @@ def jupyter_server(
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
         "ARCHITECT_WARMUP": "1" if warm_up else "0",
     }
-    env.pop("PYTHONPATH", None)
+    env["PYTHONPATH"] = pythonpath_for_tests()
     if our_labextensions:
         env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
     port = free_port()
