@@ -114,10 +114,10 @@ def _describe(exc: BaseException, request: dict[str, Any]) -> str:
 
 
 #: jsonschema (under nbformat) imports rfc3987-syntax when it is installed, as JupyterLab's jupyter-events has
-#: it installed, and that module builds an Earley grammar as it is imported: 1.0 s of the side's 2 s of CPU,
-#: for the `iri` format check, which notebook validation never makes (python-jsonschema/jsonschema#1428).
-#: Marked as absent in the side's own process only, never in a person's kernel: jsonschema then goes without
-#: that one check.
+#: it installed, and that module builds an Earley grammar as it is imported: about 1.5 s of the side's 2.9 s
+#: of CPU, for the `iri` format check, which notebook validation never makes (python-jsonschema/jsonschema
+#: #1428). Marked as absent in the side's own process only, never in a person's kernel: jsonschema then goes
+#: without that one check.
 UNUSED_SLOW_IMPORTS = ("rfc3987_syntax",)
 
 

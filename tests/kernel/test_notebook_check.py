@@ -244,7 +244,7 @@ def test_a_missing_kernel_spec_and_a_missing_notebook_are_reported(tmp_path: Pat
 
 
 def test_a_side_runs_without_the_grammar_jsonschema_would_build_at_import(tmp_path: Path) -> None:
-    """The side process goes without rfc3987-syntax (1 s of CPU per side, for a format check notebooks never
+    """The side process goes without rfc3987-syntax (1.5 s of CPU per side, for a format check notebooks never
     need) and still runs and validates the notebook; the import is refused only in that process."""
     import importlib.util
 
