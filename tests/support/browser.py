@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.kernel import pythonpath_for_tests
+from tests.support.kernel import started_process_env
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -162,11 +162,8 @@ def jupyter_server(
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
         "IPYTHONDIR": str(home / "ipython"),
-        "JUPYTER_PLATFORM_DIRS": "1",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        "ARCHITECT_WARMUP": "1" if warm_up else "0",
+        **started_process_env(warm_up=warm_up),
     }
-    env["PYTHONPATH"] = pythonpath_for_tests()
     if our_labextensions:
         env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
     port = free_port()

@@ -67,24 +67,28 @@ def write_kernelspecs(folder: Path) -> Path:
 TEST_SITE = ROOT / "tests" / "support" / "site"
 
 
-def pythonpath_for_tests() -> str:
-    """The PYTHONPATH of a process the tests start: TEST_SITE, and this checkout when the venvs are borrowed
-    (they are installed from their own checkout, so this one's code must come first)."""
-    return os.pathsep.join([str(TEST_SITE), *([str(ROOT)] if VENVS != ROOT else [])])
+def started_process_env(*, warm_up: bool = False) -> dict[str, str]:
+    """What every kernel and Jupyter server the tests start gets in its environment, on top of its own.
+
+    PYTHONPATH holds TEST_SITE, and this checkout when the venvs are borrowed (they are installed from their
+    own checkout, so this one's code must come first); any PYTHONPATH of the caller is dropped. Without
+    `warm_up`, kernels skip the background import of LiteLLM after `%load_ext` (notebook/warm_up.py): 5 s of
+    CPU per kernel that scripted runs never use. The warm-up's own tests turn it back on
+    (tests/kernel/test_gateway_kernel.py, tests/unit/notebook/test_notebook_magics.py), and so does the
+    browser test of the approval buttons, as users' kernels have it.
+    """
+    return {
+        "PYTHONPATH": os.pathsep.join([str(TEST_SITE), *([str(ROOT)] if VENVS != ROOT else [])]),
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        "JUPYTER_PLATFORM_DIRS": "1",
+        "ARCHITECT_WARMUP": "1" if warm_up else "0",
+    }
 
 
 def kernel_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{VENVS / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = pythonpath_for_tests()
-    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
-    env["JUPYTER_PLATFORM_DIRS"] = "1"
-    # The background import of LiteLLM after %load_ext (notebook/warm_up.py) is 5 s of CPU per kernel that
-    # these kernels never use: their scripted models replay without LiteLLM. The warm-up's own tests turn it
-    # back on (tests/kernel/test_gateway_kernel.py, tests/unit/notebook/test_notebook_magics.py). The browser
-    # tests' servers turn it off the same way (`tests.support.browser.jupyter_server`), except where a test
-    # keeps it as users' kernels have it.
-    env["ARCHITECT_WARMUP"] = "0"
+    env.update(started_process_env())
     env.update(extra or {})
     return env
 
