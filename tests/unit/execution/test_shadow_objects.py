@@ -8,6 +8,7 @@ git takes (a whole-workspace snapshot, a folder the fast way cannot take) must a
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import tempfile
@@ -85,12 +86,18 @@ def apply(workspace: Path, op: tuple[str, str, object]) -> bool:
             return False
     except (NotADirectoryError, FileExistsError):
         return False
+    except OSError as exc:  # a folder through a link to itself: no such change can be made
+        if exc.errno != errno.ELOOP:
+            raise
+        return False
     return True
 
 
 def tree_path(workspace: Path, rel: str) -> str | None:
     """`rel` as the file tools hand it to a snapshot: its folder resolved, as `validate_path` resolves it (a
-    path through a link to a folder is the folder's path), its name kept. None when that is outside."""
+    path through a link to a folder is the folder's path), its name kept, since a link made there is itself
+    the change. None when that folder is outside. (Not `validate_path` itself: it also refuses names a tool
+    may not be given, such as one with a newline, which these trees have on purpose.)"""
     root = Path(os.path.realpath(workspace))
     folder = Path(os.path.realpath((workspace / rel).parent))
     if folder != root and root not in folder.parents:
