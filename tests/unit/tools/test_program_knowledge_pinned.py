@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,7 @@ def _verdicts(root: Path, commands: list[str]) -> dict[str, list[object]]:
         row: list[object] = [verdict.sensitivity, verdict.blocked, verdict.reason]
         for sandboxed in (False, True):
             allowed, reason = protected.check_command(command, sandboxed=sandboxed)
-            row += [allowed, reason.replace(str(root), "<workspace>").replace(str(root.parent), "<parent>")]
+            row += [allowed, _placeless(reason, root)]
         out[command] = row
     return out
 
@@ -74,6 +75,12 @@ def _write(programs: list[str], verdicts: dict[str, list[object]]) -> None:
     lines = [f"{json.dumps(c)}: {json.dumps(v)}" for c, v in verdicts.items()]
     body = ",\n".join(lines)
     PINNED.write_text(f'{{"programs": {json.dumps(programs)},\n"verdicts": {{\n{body}\n}}}}\n')
+
+
+def _placeless(reason: str, root: Path) -> str:
+    """The reason without where the test's workspace is: its path, and how deep it is (`../../..`)."""
+    reason = reason.replace(str(root), "<workspace>").replace(str(root.parent), "<parent>")
+    return re.sub(r"(?:\.\./)+\.\.(?=')", "<up>", reason)
 
 
 @pytest.fixture(scope="module")
