@@ -6,12 +6,13 @@
   sub-packages: `reads` (a sensitive file read without being named) and `writes` (a protected file changed,
   named or not).
 - What both read: `shell_runs`, the commands a script runs (wrappers and `bash -c` strings followed, the
-  folders `cd` moves to); `mentions`, the names a command mentions; `program_options`, one table of how
-  programs take their options; `guarded_files`, the sensitive or protected files on disk now.
+  folders `cd` moves to); `mentions`, the names a command mentions; `guarded_files`, the sensitive or
+  protected files on disk now.
 - `secret_files`: the secret values in sensitive files, so they are redacted wherever they turn up.
 - `claude_permissions`: Claude Code's `permissions` rules, applied as guardrails and reasons to ask.
 
-Depends on `architect_nb.config`, `architect_nb.paths`, the shell parse of `architect_nb.tools.commands`,
+Depends on `architect_nb.config`, `architect_nb.paths`, the shell parse of `architect_nb.tools.commands`
+and its program models (`architect_nb.tools.commands.programs`: options, writes, walks),
 and `execution.hooks` for Claude Code's settings and tool names.
 """
 

@@ -5,6 +5,7 @@
 - `shell_parse` and `shell_words`: tree-sitter-bash into the simple commands bash would run.
 - `wrappers`: programs that run another command (`env`, `xargs`, `find -exec`, `bash -c`, ...).
 - `rules` and `checks`: the rule tables, and the options that move a safe program out of `safe`.
+- `programs`: per-program models of options, writes and walks, which the guardrails judge files with.
 - `outside`: path arguments that lead outside the workspace, which are never `safe`.
 - `blocklist`: refused in every mode, yolo included.
 - `git_config_risk`: whether a repository's git config makes read-only git commands run programs.

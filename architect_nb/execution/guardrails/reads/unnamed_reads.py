@@ -5,8 +5,9 @@
 same (`grep -r KEY .`, `cat config/*`, `find . -exec cat {} +`, `tar c . | tar xO`). Where run_command uses
 the OS sandbox, sensitive files are hidden from the command and this check is skipped; elsewhere it catches
 the common shapes, judging the parsed command (`shell_runs`) against the sensitive files on disk now with
-the per-program models of `program_walks`. A program that finds the file by itself (a script walking the
-tree) is not caught here: that is the sandbox's work, and the redaction of the file's values is the last line.
+the per-program models of `tools.commands.programs.walks`. A program that finds the file by itself (a
+script walking the tree) is not caught here: that is the sandbox's work, and the redaction of the file's
+values is the last line.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import stat
 from collections.abc import Callable, Sequence
 
 from architect_nb.execution.guardrails.guarded_files import GuardedFiles
-from architect_nb.execution.guardrails.reads.program_walks import NAMES_ONLY, Walk, lister, reader
 from architect_nb.execution.guardrails.shell_runs import Run, expand_glob, program_of
+from architect_nb.tools.commands.programs.walks import NAMES_ONLY, Walk, lister, reader
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 from architect_nb.tools.commands.wrappers import unwrap
 

@@ -5,10 +5,9 @@
   `write_sources` where an archive's members land and which files a patch changes (`archives`,
   `patch_targets` read them), and `git_rewrites` asks the repository (`git_state`) what a git command would
   rewrite.
-- The per-program models: `program_writes` (what each program writes), with `interpreter_writes` (inline
-  code), `archiver_writes` and `git_writes`, all describing `write_effects`.
 
-Depends on the shared parts of `execution.guardrails` (`shell_runs`, `mentions`, `program_options`,
-`guarded_files`) and on `reads.program_walks`; never on the engine (`rails`). The shell parse, its words
-and the rule tables are `tools.commands`'; read roots are matched with `architect_nb.paths`.
+Depends on the shared parts of `execution.guardrails` (`shell_runs`, `mentions`, `guarded_files`);
+never on the engine (`rails`). The shell parse, its words, the rule tables and the per-program models of
+what each program writes and walks (`tools.commands.programs`) are `tools.commands`'; read roots are
+matched with `architect_nb.paths`.
 """

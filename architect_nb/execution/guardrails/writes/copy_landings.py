@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 from architect_nb.execution.guardrails.shell_runs import Run
-from architect_nb.execution.guardrails.writes.write_effects import Copy
 from architect_nb.execution.guardrails.writes.write_targets import Target, Targets
+from architect_nb.tools.commands.programs.effects import Copy
 
 __all__ = ["copy"]
 

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 from architect_nb.execution.guardrails.shell_runs import Run
 from architect_nb.execution.guardrails.writes.git_state import GitRepo
-from architect_nb.execution.guardrails.writes.write_effects import GitCheckout, GitTree
 from architect_nb.execution.guardrails.writes.write_targets import Targets
+from architect_nb.tools.commands.programs.effects import GitCheckout, GitTree
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["git_checkout", "git_tree", "pathspecs"]

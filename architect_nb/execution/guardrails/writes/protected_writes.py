@@ -2,14 +2,14 @@
 and, where commands run without the OS sandbox, without naming it plainly.
 
 The named check always applies: a redirection, or an operand a program writes, removes, moves or changes the
-mode of (`program_writes`), that is a protected file or a folder holding one. Words are judged as bash
-will see them, after quote and escape removal (`shell_parse`). Without the sandbox, which would make protected
-files read-only, the unnamed forms are refused too: a glob, a variable or `$(...)` in a place the command
-writes, a link to a protected file, inline code that mentions one (`python -c`, `node -e`, a here-doc), what
-`find -delete`, `find -exec` or `xargs` reach, an archive whose members land on one (the archive is listed
-first), a recursive copy or move whose source holds a file that lands on one, a patch that names one, and
-git commands that rewrite tracked protected files (the repository is asked which files each one touches).
-The refusal says what to do instead.
+mode of (`tools.commands.programs.writes`), that is a protected file or a folder holding one. Words are judged
+as bash will see them, after quote and escape removal (`shell_parse`). Without the sandbox, which would make
+protected files read-only, the unnamed forms are refused too: a glob, a variable or `$(...)` in a place the
+command writes, a link to a protected file, inline code that mentions one (`python -c`, `node -e`, a
+here-doc), what `find -delete`, `find -exec` or `xargs` reach, an archive whose members land on one (the
+archive is listed first), a recursive copy or move whose source holds a file that lands on one, a patch
+that names one, and git commands that rewrite tracked protected files (the repository is asked which files
+each one touches). The refusal says what to do instead.
 
 Running project code (`pytest`, `make`, `python script.py`) is not judged here: its words cannot tell what
 it writes. Without the sandbox, the confirmation modes ask before it runs.
@@ -22,12 +22,13 @@ import os
 from collections.abc import Sequence
 
 from architect_nb.execution.guardrails.mentions import code_names
-from architect_nb.execution.guardrails.program_options import literal
 from architect_nb.execution.guardrails.shell_runs import Run, piped_from_printer, piped_text, resolve
 from architect_nb.execution.guardrails.writes.copy_landings import copy
 from architect_nb.execution.guardrails.writes.git_rewrites import git_checkout, git_tree, pathspecs
-from architect_nb.execution.guardrails.writes.program_writes import effects
-from architect_nb.execution.guardrails.writes.write_effects import (
+from architect_nb.execution.guardrails.writes.write_sources import extract, patch
+from architect_nb.execution.guardrails.writes.write_targets import Targets
+from architect_nb.execution.guardrails.writes.write_verdicts import ProtectedFiles, Refusal, Verdicts
+from architect_nb.tools.commands.programs.effects import (
     Change,
     Code,
     Copy,
@@ -43,9 +44,8 @@ from architect_nb.execution.guardrails.writes.write_effects import (
     Unknown,
     Within,
 )
-from architect_nb.execution.guardrails.writes.write_sources import extract, patch
-from architect_nb.execution.guardrails.writes.write_targets import Targets
-from architect_nb.execution.guardrails.writes.write_verdicts import ProtectedFiles, Refusal, Verdicts
+from architect_nb.tools.commands.programs.options import literal
+from architect_nb.tools.commands.programs.writes import effects
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 
 __all__ = ["ProtectedFiles", "protected_write"]

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from architect_nb.execution.guardrails.shell_runs import Run
 from architect_nb.execution.guardrails.writes.archives import members
 from architect_nb.execution.guardrails.writes.patch_targets import MAX_PATCH_BYTES, patched_files
-from architect_nb.execution.guardrails.writes.write_effects import Extract, PatchFrom
 from architect_nb.execution.guardrails.writes.write_targets import Targets
+from architect_nb.tools.commands.programs.effects import Extract, PatchFrom
 
 __all__ = ["extract", "patch"]
 

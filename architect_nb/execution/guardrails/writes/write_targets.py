@@ -13,9 +13,9 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from architect_nb.execution.guardrails.reads.program_walks import find_walk, lister
 from architect_nb.execution.guardrails.shell_runs import Run, expand_glob, program_of, resolve
 from architect_nb.execution.guardrails.writes.write_verdicts import Verdicts
+from architect_nb.tools.commands.programs.walks import find_walk, lister
 from architect_nb.tools.commands.shell_parse import SimpleCommand, Word
 
 __all__ = ["Target", "Targets"]

@@ -1,6 +1,6 @@
 """Reading a program's command line as GNU getopt does: options anywhere before `--`, short clusters
-(`-rn`, `-C2`), `--name=value`, and which options take a value. The guardrails' per-program models (what a
-program reads, lists or writes) all read arguments through it, with one table of which options take a value
+(`-rn`, `-C2`), `--name=value`, and which options take a value. The per-program models (what a program
+reads, lists or writes) all read arguments through it, with one table of which options take a value
 (`SPECS`), so a reader and a writer never disagree about where `cp`'s operands are.
 
 Options are read from parsed shell words: a word known only at run time (`"$D"`) stays a word, so a model can

@@ -5,15 +5,14 @@ that rewrite it take what changed between two commits (`checkout BRANCH`, `merge
 `stash pop`), discard local changes (`reset --hard`, `stash`, `checkout -f`), remove untracked files
 (`clean`, `stash -u`), restore or remove named paths (`checkout -- X`, `restore`, `rm`, `mv`), apply a patch
 (`apply`, `am`), or write what only another repository knows (`pull`). This module reads the command line;
-`git_state` asks the repository what each would touch.
+the guardrails' `git_state` asks the repository what each would touch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from architect_nb.execution.guardrails.program_options import Options, Spec, literal, number, word_options
-from architect_nb.execution.guardrails.writes.write_effects import (
+from architect_nb.tools.commands.programs.effects import (
     Change,
     Copy,
     Effect,
@@ -25,6 +24,7 @@ from architect_nb.execution.guardrails.writes.write_effects import (
     Unknown,
     Within,
 )
+from architect_nb.tools.commands.programs.options import Options, Spec, literal, number, word_options
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["git_effects"]

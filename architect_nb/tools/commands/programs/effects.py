@@ -1,4 +1,4 @@
-"""What a command may change, as the per-program models (`program_writes`, `git_writes`) describe it and the
+"""What a command may change, as the per-program models (`writes`, `git`) describe it and the
 check of protected files (`protected_writes`) judges it. Each effect says where its names come from: a word
 of the command, or something only the disk knows (an archive's members, a patch's files, what find reaches).
 """

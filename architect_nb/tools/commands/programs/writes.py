@@ -1,7 +1,7 @@
 """What each program writes: the per-program models of the check of protected files.
 
-`effects(program, args, stdin, fed)` says which paths a command changes (`write_effects`), read with
-the same option table as the models of what programs read (`program_options`). A program not modelled here
+`effects(program, args, stdin, fed)` says which paths a command changes (`effects`), read with
+the same option table as the models of what programs read (`options`). A program not modelled here
 writes nothing its words can tell: the project's own code (`pytest`, `make`, `python script.py`) is judged
 by the confirmation mode, and held by the OS sandbox where it runs.
 """
@@ -10,11 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from architect_nb.execution.guardrails.program_options import (
-    literal,
-    program_options,
-)
-from architect_nb.execution.guardrails.writes.archiver_writes import (
+from architect_nb.tools.commands.programs.archivers import (
     DECOMPRESSORS,
     compressor,
     cpio,
@@ -24,8 +20,17 @@ from architect_nb.execution.guardrails.writes.archiver_writes import (
     unzip,
     zip_,
 )
-from architect_nb.execution.guardrails.writes.git_writes import git_effects
-from architect_nb.execution.guardrails.writes.interpreter_writes import (
+from architect_nb.tools.commands.programs.effects import (
+    Change,
+    Copy,
+    Effect,
+    FoundByFind,
+    FromInput,
+    Stdin,
+    Unknown,
+)
+from architect_nb.tools.commands.programs.git import git_effects
+from architect_nb.tools.commands.programs.interpreters import (
     INTERPRETER,
     awk,
     ed,
@@ -36,14 +41,9 @@ from architect_nb.execution.guardrails.writes.interpreter_writes import (
     script_operand,
     sed,
 )
-from architect_nb.execution.guardrails.writes.write_effects import (
-    Change,
-    Copy,
-    Effect,
-    FoundByFind,
-    FromInput,
-    Stdin,
-    Unknown,
+from architect_nb.tools.commands.programs.options import (
+    literal,
+    program_options,
 )
 from architect_nb.tools.commands.rules import SHELLS
 from architect_nb.tools.commands.shell_words import Word

@@ -1,16 +1,11 @@
 """What archivers, compressors and `patch` write: an extraction's members (listed before it runs), the
 archive a creation writes, the files `--remove-files` or `zip -m` take away, the file `gzip` replaces, and
-the files a patch names. Part of `program_writes`.
+the files a patch names. Part of `writes`.
 """
 
 from __future__ import annotations
 
-from architect_nb.execution.guardrails.program_options import (
-    literal,
-    number,
-    program_options,
-)
-from architect_nb.execution.guardrails.writes.write_effects import (
+from architect_nb.tools.commands.programs.effects import (
     Change,
     Effect,
     Extract,
@@ -18,6 +13,11 @@ from architect_nb.execution.guardrails.writes.write_effects import (
     PatchFrom,
     Stdin,
     Unknown,
+)
+from architect_nb.tools.commands.programs.options import (
+    literal,
+    number,
+    program_options,
 )
 from architect_nb.tools.commands.shell_words import Word
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from architect_nb.execution.guardrails.program_options import SPECS, Options, options, paths
+from architect_nb.tools.commands.programs.options import SPECS, Options, options, paths
 
 __all__ = [
     "GREPS",

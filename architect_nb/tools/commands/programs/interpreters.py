@@ -1,6 +1,6 @@
 """What interpreters and editors write: the code they are given inline (`python -c`, `node -e`, `perl -e`, a
 here-doc fed to `python3 -`, an awk program, a sed script that writes), judged by what it mentions, and the
-files they edit in place (`sed -i`, `perl -pi`, `awk -i inplace`, `vim`, `ed`). Part of `program_writes`.
+files they edit in place (`sed -i`, `perl -pi`, `awk -i inplace`, `vim`, `ed`). Part of `writes`.
 """
 
 from __future__ import annotations
@@ -8,11 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from architect_nb.execution.guardrails.program_options import (
-    literal,
-    program_options,
-)
-from architect_nb.execution.guardrails.writes.write_effects import (
+from architect_nb.tools.commands.programs.effects import (
     Change,
     Code,
     Effect,
@@ -20,6 +16,10 @@ from architect_nb.execution.guardrails.writes.write_effects import (
     FromInput,
     Stdin,
     Unknown,
+)
+from architect_nb.tools.commands.programs.options import (
+    literal,
+    program_options,
 )
 from architect_nb.tools.commands.shell_words import Word
 
