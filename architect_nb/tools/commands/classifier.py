@@ -22,6 +22,8 @@ from typing import Literal
 from architect_nb.config.schema import CommandsConfig
 from architect_nb.tools.commands import rules
 from architect_nb.tools.commands.outside import leads_outside, outside_path
+from architect_nb.tools.commands.programs.model import ProgramModel
+from architect_nb.tools.commands.programs.registry import model_of
 from architect_nb.tools.commands.rules import DANGEROUS, DEV, SAFE
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
 from architect_nb.tools.commands.wrappers import unwrap
@@ -39,48 +41,9 @@ MAX_SHELL_DEPTH = 8
 
 _OK_WRITE_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 _FD_DUP = re.compile(r"^(?:\d+|-)$")
-_DOWNLOADERS = frozenset({"curl", "wget"})
-#: Programs that turn encoded or compressed bytes back into text, and the options that make them decode.
-#: Piped into an interpreter they hide the code from every check (`echo cm0g... | base64 -d | bash`).
-_DECODERS: dict[str, frozenset[str] | None] = {
-    "base64": frozenset({"-d", "--decode", "-D", "-di", "-id"}),
-    "basenc": frozenset({"-d", "--decode"}),
-    "base32": frozenset({"-d", "--decode"}),
-    "xxd": frozenset({"-r", "-revert", "-rp", "-pr"}),
-    "openssl": frozenset({"-d", "-decode"}),
-    "uudecode": None,
-    "gunzip": None,
-    "zcat": None,
-    "bzcat": None,
-    "xzcat": None,
-    "unxz": None,
-    "zstdcat": None,
-    "gzip": frozenset({"-d", "--decompress", "-dc", "-cd"}),
-    "bzip2": frozenset({"-d", "--decompress", "-dc", "-cd"}),
-    "xz": frozenset({"-d", "--decompress", "-dc", "-cd"}),
-    "zstd": frozenset({"-d", "--decompress", "-dc", "-cd"}),
-    "rev": None,
-    "tr": None,
-}
-_INTERPRETERS = rules.SHELLS | {"eval", "source", ".", "python", "perl", "ruby", "node", "php", "busybox"}
 _VERSIONED = re.compile(r"^(?:python|pypy|perl|ruby|node|nodejs|php|lua|tclsh|Rscript)[\d.]*$")
-_FAIL_CLOSED = {
-    "eval": "eval runs a string as shell code",
-    "source": "source runs a file as shell code",
-    ".": ". runs a file as shell code",
-    "exec": "exec replaces the shell",
-    "alias": "aliases change what later words mean",
-    "unalias": "aliases change what later words mean",
-    "builtin": "builtin bypasses the command table",
-    "enable": "enable changes the shell's builtins",
-    "trap": "trap runs code on signals",
-    "set": "set changes shell options or prints every variable",
-    "shopt": "shopt changes how words are expanded",
-    "export": "export changes the environment",
-    "printenv": "printenv prints environment variables, which may hold secrets",
-    "env": "env without a command prints environment variables, which may hold secrets",
-    "hash": "hash changes where programs are found",
-}
+#: Shells and the builtins that run a string as shell code: fed decoded bytes, they run code nobody read.
+_SHELL_CODE = ("eval", "source", ".")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -317,29 +280,37 @@ def _piped_into(
                 if other_pipe != pipe_id or other_stage >= stage or not other.words:
                     continue
                 name = other.words[0].skeleton.rsplit("/", 1)[-1]
-                if name in _DOWNLOADERS:
+                if _model(name).downloads:
                     judgement.block(f"pipes a download ({name}) into {base}")
                 if _decodes(name, other.words[1:]):
                     judgement.block(f"pipes decoded data ({name}) into {base}; run the code as written")
                 if (
                     other_stage == stage - 1
                     and name in ("echo", "printf")
-                    and base in rules.SHELLS
+                    and _model(base).is_shell
                     and all(w.value is not None for w in other.words[1:])
                 ):
                     _script(" ".join(w.value or "" for w in other.words[1:]), judgement, depth + 1)
 
 
+_UNMODELLED = ProgramModel(name="")
+
+
+def _model(program: str) -> ProgramModel:
+    """The program's model; one that claims nothing for a program without one."""
+    return model_of(program) or _UNMODELLED
+
+
 def _interpreter(base: str) -> bool:
     """Runs code it is given (`python3.12` as much as `python`)."""
-    return base in _INTERPRETERS or bool(_VERSIONED.match(base))
+    return _model(base).runs_code or bool(_VERSIONED.match(base))
 
 
 def _decodes(name: str, args: Sequence[Word]) -> bool:
-    if name not in _DECODERS:
-        return False
-    options = _DECODERS[name]
-    return options is None or any((w.value or w.text) in options for w in args)
+    decodes = _model(name).decodes
+    if isinstance(decodes, bool):
+        return decodes
+    return any((w.value or w.text) in decodes for w in args)
 
 
 def _argv(
@@ -375,11 +346,12 @@ def _argv(
     _raw_backstop(normalized, judgement)
     for word in args:
         if word.inner_programs and _interpreter(base):
-            downloads = _DOWNLOADERS.intersection(p.rsplit("/", 1)[-1] for p in word.inner_programs)
+            called = {p.rsplit("/", 1)[-1] for p in word.inner_programs}
+            downloads = {p for p in called if _model(p).downloads}
             if downloads:
                 judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
-            decoded = set(_DECODERS).intersection(p.rsplit("/", 1)[-1] for p in word.inner_programs)
-            if decoded and base in rules.SHELLS | {"eval", "source", "."}:
+            decoded = {p for p in called if _model(p).decodes is not False}
+            if decoded and (_model(base).is_shell or base in _SHELL_CODE):
                 judgement.block(f"runs code decoded by {sorted(decoded)[0]}; run the code as written")
     wrapped = unwrap(base, args, stdin_text)
     if wrapped is not None:
@@ -393,8 +365,8 @@ def _argv(
             _argv(inner, judgement, depth, opaque_tail=opaque or opaque_tail)
         if not wrapped.classify_self:
             return
-    if base in _FAIL_CLOSED:
-        judgement.raise_to(DANGEROUS, _FAIL_CLOSED[base])
+    if (fail_closed := _model(base).fail_closed) is not None:
+        judgement.raise_to(DANGEROUS, fail_closed)
         return
     _classify_program(base, args, judgement, opaque_tail=opaque_tail)
 
@@ -405,15 +377,16 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
     tokens: list[str | None] = [key, *values]
     raw_tokens: list[str | None] = [base, *values]
     extras = judgement.extras
+    model = _model(key)
     if rules.dev_match(raw_tokens, extras.safe) or rules.dev_match(tokens, extras.safe):
         level, reason = SAFE, None
     elif rules.dev_match(raw_tokens, extras.dev) or rules.dev_match(tokens, extras.dev):
         level, reason = DEV, f"{base} is a development tool"
-    elif rules.dev_match(tokens, rules.DEV_PREFIXES):
+    elif rules.dev_match(tokens, [(key, *words) for words in model.dev]):
         level, reason = DEV, f"{base} is a development tool (runs project code)"
-    elif key in rules.SAFE_PROGRAMS:
-        checked = [None if w.globbed and key not in _GLOB_TOLERANT else w.value for w in args]
-        reason = rules.SAFE_PROGRAMS[key](checked)
+    elif model.kind == "safe":
+        checked = [None if w.globbed and not model.globs_safe else w.value for w in args]
+        reason = model.check(checked) if model.check is not None else None
         level = DANGEROUS if reason else SAFE
         reason = f"{base}: {reason}" if reason else None
     else:
@@ -427,7 +400,7 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
         return
     if level != SAFE:
         return
-    if key in _RECURSIVE_READERS and any(_broad(w.value or w.text) for w in args):
+    if model.searches_trees and any(_broad(w.value or w.text) for w in args):
         judgement.raise_to(DANGEROUS, f"{base} would search folders that hold secrets")
     if key == "cd" and (not args or any(_broad(w.value or w.text) for w in args)):
         judgement.raise_to(DANGEROUS, "cd to a folder that holds secrets (later commands would read it)")
@@ -435,36 +408,13 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
         shown = word.value if word.value is not None else word.text
         if rules.secret_in(shown, word.globbed) or rules.secret_in(word.skeleton):
             judgement.raise_to(DANGEROUS, f"{base} would read {word.text}, which may hold secrets")
-        if word.substituted and key not in rules.PRINTERS:
+        if word.substituted and not model.printer:
             judgement.raise_to(DANGEROUS, f"{base} gets arguments computed at run time ({word.text[:60]})")
-    if opaque_tail and key not in rules.PRINTERS:
+    if opaque_tail and not model.printer:
         judgement.raise_to(DANGEROUS, f"{base} gets arguments from its input (xargs)")
 
 
-#: Safe programs whose options cannot run or write anything, so a glob expanding to `-x` is harmless.
-_GLOB_TOLERANT = frozenset(
-    set(rules.SAFE_PROGRAMS)
-    - {"find", "git", "rg", "sed", "sort", "uniq", "xxd", "tee", "tree", "file", "date"}
-    - {
-        "less",
-        "more",
-        "man",
-        "ps",
-        "jq",
-        "python",
-        "pip",
-        "node",
-        "npm",
-        "cargo",
-        "rustc",
-        "go",
-        "uv",
-        "hostname",
-    }
-)
-
-#: Programs that read whole folder trees, and the folders that certainly hold secrets.
-_RECURSIVE_READERS = frozenset({"grep", "egrep", "fgrep", "rg", "diff"})
+#: Folders that certainly hold secrets.
 _BROAD_PATHS = frozenset({"/", "~", "~/", "$HOME", "${HOME}", "/root", "/home", "/proc", "/etc", "/var"})
 
 

@@ -1,4 +1,4 @@
-"""The rule tables behind `classify_command`: levels, secrets, the safe programs and the dev prefixes.
+"""The rules behind `classify_command`: levels, secrets, and the program tables the models give.
 
 Rules look at one simple command at a time, after the shell has been parsed and wrappers unwrapped. The
 blocklist lives in `blocklist`, the per-program argument checks in `checks`.
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from architect_nb.tools.commands import checks
 from architect_nb.tools.commands.blocklist import RAW_BLOCKLIST, blocked_reason, blocked_redirect
+from architect_nb.tools.commands.programs.registry import models
 
 __all__ = [
     "BENIGN_VARIABLES",
@@ -57,11 +58,6 @@ BENIGN_VARIABLES = frozenset(
 
 # ---------------------------------------------------------------- programs
 
-#: Shells whose `-c` string (or standard input) is parsed recursively.
-SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash"})
-#: Safe programs whose arguments are only printed, so run-time values (`$(...)`, xargs input) are fine.
-PRINTERS = frozenset({"echo", "printf", "true", "false", "test", "[", "basename", "dirname"})
-
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
 _PIP = re.compile(r"^pip(?:\d+(?:\.\d+)*)?$")
 
@@ -75,166 +71,16 @@ def program_key(program: str) -> str:
     return program
 
 
-_LESS_OK = frozenset(
-    {"-N", "-S", "-R", "-r", "-i", "-I", "-F", "-X", "-n", "--no-init", "--quit-if-one-screen"}
-)
-
-#: Programs classified `safe`, each with the argument check that can move it out of `safe`.
+_MODELS = models().values()
+#: The program tables, as the program models say them (`programs.registry`); the checks read the models.
 SAFE_PROGRAMS: dict[str, checks.Check] = {
-    **dict.fromkeys(
-        [
-            "ls",
-            "cat",
-            "head",
-            "tail",
-            "wc",
-            "grep",
-            "egrep",
-            "fgrep",
-            "pwd",
-            "echo",
-            "printf",
-            "which",
-            "whereis",
-            "type",
-            "basename",
-            "dirname",
-            "realpath",
-            "readlink",
-            "stat",
-            "du",
-            "df",
-            "uname",
-            "whoami",
-            "id",
-            "nproc",
-            "uptime",
-            "free",
-            "true",
-            "false",
-            "test",
-            "[",
-            "cut",
-            "tr",
-            "nl",
-            "tac",
-            "rev",
-            "diff",
-            "cmp",
-            "comm",
-            "md5sum",
-            "sha1sum",
-            "sha256sum",
-            "sha512sum",
-            "cksum",
-            "b2sum",
-            "base64",
-            "column",
-            "fold",
-            "expand",
-            "unexpand",
-            "paste",
-            "join",
-            "od",
-            "hexdump",
-            "strings",
-            "seq",
-            "sleep",
-            "cd",
-            "locale",
-            "arch",
-            "tty",
-            "groups",
-        ],
-        checks.no_check,
-    ),
-    "tree": checks.forbid("-o", reason="tree -o writes a file"),
-    "file": checks.forbid("-C", "--compile", reason="file -C writes a compiled magic file"),
-    "date": checks.forbid("-s", "--set", reason="date -s sets the system clock"),
-    "hostname": checks.only(frozenset({"-I", "-i", "-f", "-s", "-d", "-A", "--fqdn", "--short"}), "hostname"),
-    "find": checks.check_find,
-    "git": checks.check_git,
-    "rg": checks.check_rg,
-    "sed": checks.check_sed,
-    "sort": checks.check_sort,
-    "uniq": checks.at_most_one_operand("uniq"),
-    "xxd": checks.at_most_one_operand("xxd"),
-    "less": checks.options_only(_LESS_OK),
-    "more": checks.options_only(frozenset()),
-    "man": checks.options_only(frozenset({"-k", "-f", "-w"})),
-    "ps": checks.check_ps,
-    "tee": checks.check_tee,
-    "awk": checks.check_awk,
-    "gawk": checks.check_awk,
-    "mawk": checks.check_awk,
-    "jq": checks.check_jq,
-    "python": checks.check_python,
-    "pip": checks.check_pip,
-    "node": checks.exact(("--version",), ("-v",)),
-    "npm": checks.exact(("--version",), ("-v",), ("list", "*"), ("ls", "*")),
-    "cargo": checks.exact(("--version",), ("-V",)),
-    "rustc": checks.exact(("--version",), ("-V",)),
-    "go": checks.exact(("version",)),
-    "uv": checks.exact(("--version",), ("pip", "list", "*")),
+    m.name: m.check or checks.no_check for m in _MODELS if m.kind == "safe"
 }
-
-#: Token prefixes classified `dev`: tools that run the project's own code or change its files on purpose.
-DEV_PREFIXES: tuple[tuple[str, ...], ...] = tuple(
-    tuple(p.split())
-    for p in (
-        "pytest",
-        "py.test",
-        "python -m pytest",
-        "python -m mypy",
-        "python -m ruff",
-        "python -m black",
-        "python -m isort",
-        "python -m flake8",
-        "python -m pylint",
-        "python -m unittest",
-        "python -m coverage",
-        "mypy",
-        "ruff",
-        "black",
-        "isort",
-        "flake8",
-        "pylint",
-        "pyright",
-        "coverage",
-        "tox",
-        "nox",
-        "pre-commit run",
-        "make",
-        "cargo build",
-        "cargo test",
-        "cargo check",
-        "cargo clippy",
-        "cargo fmt",
-        "cargo doc",
-        "cargo bench",
-        "go build",
-        "go test",
-        "go vet",
-        "mvn",
-        "gradle",
-        "tsc",
-        "eslint",
-        "prettier",
-        "jest",
-        "vitest",
-        "npm run",
-        "npm test",
-        "npm t",
-        "pnpm run",
-        "pnpm test",
-        "yarn run",
-        "yarn test",
-        "docker ps",
-        "docker images",
-        "kubectl get",
-        "kubectl describe",
-    )
-)
+DEV_PREFIXES: tuple[tuple[str, ...], ...] = tuple((m.name, *words) for m in _MODELS for words in m.dev)
+#: Shells whose `-c` string (or standard input) is parsed recursively.
+SHELLS = frozenset(m.name for m in _MODELS if m.is_shell)
+#: Safe programs whose arguments are only printed, so run-time values (`$(...)`, xargs input) are fine.
+PRINTERS = frozenset(m.name for m in _MODELS if m.printer)
 
 
 def dev_match(tokens: Sequence[str | None], prefixes: Sequence[Sequence[str]]) -> bool:

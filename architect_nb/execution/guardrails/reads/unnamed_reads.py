@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from architect_nb.execution.guardrails.guarded_files import GuardedFiles
 from architect_nb.execution.guardrails.shell_runs import Run, expand_glob, program_of
-from architect_nb.tools.commands.programs.walks import NAMES_ONLY, Walk, lister, reader
+from architect_nb.tools.commands.programs.walks import Walk, lister, names_only, reader
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 from architect_nb.tools.commands.wrappers import unwrap
 
@@ -66,7 +66,7 @@ def unnamed_read(
             if reason is not None:
                 return reason
     for each, bases in scripts.values():
-        if not any(program_of(c.words) not in NAMES_ONLY for c in each.commands):
+        if all(names_only(program_of(c.words)) for c in each.commands):
             continue
         for word in each.loose_words:  # `for f in .e*; do cat $f; done`
             for base in bases if word.globbed else ():
@@ -85,7 +85,7 @@ def _judge(
     sensitive: Callable[[], GuardedFiles],
 ) -> str | None:
     args = [w.value for w in words[1:] if w.value is not None]
-    if program not in NAMES_ONLY:
+    if not names_only(program):
         for before, value in zip(["", *args], args, strict=False):
             if before in _PATTERN_OPTIONS:
                 continue  # `find ! -name x`, `grep --exclude x`: a pattern, not a file read
@@ -112,7 +112,7 @@ def _judge(
             return _refusal(
                 f"{program} reads every file under {_roots(walk, cwd)}, including", hit, sensitive()
             )
-    if program != "xargs" and program not in NAMES_ONLY:
+    if program != "xargs" and not names_only(program):
         listers = {p for w in words[1:] if w.substituted for p in w.inner_programs}
         for other in everything:
             hit = _lister_hit(other, cwd, sensitive, only=listers)
@@ -146,7 +146,7 @@ def _roots(walk: Walk, cwd: str) -> str:
 def _xargs_reads(words: list[Word]) -> bool:
     inner = unwrap("xargs", words[1:], None)
     programs = [w[0].value for w, _ in inner.inner if w and w[0].value] if inner else []
-    return any(os.path.basename(p) not in NAMES_ONLY for p in programs)
+    return not all(names_only(os.path.basename(p)) for p in programs)
 
 
 def _lister_hit(

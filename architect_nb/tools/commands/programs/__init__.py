@@ -1,10 +1,14 @@
-"""What the project knows about shell programs: their options, and what they read, write and run.
+"""What the project knows about shell programs, one model per program (issue 50).
 
-- `options`: a command line read as GNU getopt does, with one table of which options take a value (`SPECS`).
-- `effects`: what a command may change, as the models describe it; `writes` says it for each program, with
-  `interpreters` (inline code, in-place editors), `archivers` (archives, compressors, `patch`) and `git`.
-- `walks`: the trees a recursive reader, a file lister or an archiver reaches, and what it leaves out.
+- `model`: `ProgramModel`, everything the checks know about one program: its options, whether it is safe or
+  a development tool, what it writes, whether it runs code or decodes bytes. `registry`: `model_of(name)`.
+- The models, one family to a module: `readers` (printers, readers, searchers, listers), `files` (remove,
+  create, copy, move, link), `code` (shells, builtins, interpreters, editors), `archiving` (archivers,
+  compressors, decoders, `patch`), `network` (downloaders) and `dev_tools` (test runners, linters, builders).
+- What the models use: `options`, a command line read as GNU getopt does with the program's option table;
+  `effects`, what a command may change; `writes`, the write models, with `interpreters` (inline code,
+  in-place editors), `archivers` and `git`; `walks`, the trees a reader, lister or archiver reaches.
 
-The guardrails (`execution.guardrails`) judge protected and sensitive files with these models. Depends on
-the shell words of `tools.commands` only.
+The classifier (`tools.commands.classifier`) and the guardrails (`execution.guardrails`) both read the
+models. Depends on the shell words of `tools.commands` and its safe programs' argument checks (`checks`).
 """

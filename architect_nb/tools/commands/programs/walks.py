@@ -12,25 +12,29 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from architect_nb.tools.commands.programs.options import SPECS, Options, options, paths
+from architect_nb.tools.commands.programs.options import Options, options, paths, spec_of
+from architect_nb.tools.commands.programs.registry import model_of
 
 __all__ = [
     "GREPS",
-    "NAMES_ONLY",
     "FilesOnDisk",
     "Walk",
     "find_exec_programs",
     "find_walk",
     "lister",
+    "names_only",
     "reader",
 ]
 
-#: Programs that show names, sizes or counts, never contents: a glob that reaches a sensitive file is fine.
-NAMES_ONLY = frozenset(
-    {"ls", "echo", "printf", "stat", "du", "test", "[", "dirname", "basename", "realpath", "readlink", "wc"}
-)
 GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
 _UNRESTRICTED = re.compile(r"-u+|--unrestricted")
+
+
+def names_only(program: str | None) -> bool:
+    """`program` shows names, sizes or counts, never contents (its model says so): a glob that reaches a
+    sensitive file is harmless to it."""
+    model = model_of(program) if program is not None else None
+    return model is not None and model.names_only
 
 
 class FilesOnDisk(Protocol):
@@ -100,7 +104,7 @@ def glob_hits(pattern: str, name: str, rel: str) -> bool:
 def reader(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     """The tree a program reads the contents of, if it reads one."""
     if program in GREPS:
-        opts = options(args, SPECS["grep"])
+        opts = options(args, spec_of("grep"))
         recursive = opts.has("-r", "-R", "--recursive", "--dereference-recursive") or "recurse" in opts.of(
             "-d", "--directories"
         )
@@ -110,16 +114,16 @@ def reader(program: str, args: Sequence[str], cwd: str) -> Walk | None:
             return None
         return _grep_walk(opts, cwd)
     if program in ("rg", "ag", "ack"):
-        opts = options(args, SPECS[program])
+        opts = options(args, spec_of(program))
         if opts.has("--files", "-l", "--files-with-matches", "--files-without-match", "-c", "--count"):
             return None
         return _rg_walk(opts, args, cwd)
     if program == "git" and args[:1] == ["grep"] and ({"--no-index", "--untracked"} & set(args)):
-        opts = options(args[1:], SPECS["git-grep"])
+        opts = options(args[1:], spec_of("git-grep"))
         return _grep_walk(opts, cwd)
     if program == "find" and any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
         readers = find_exec_programs(args)
-        return find_walk(args, cwd) if any(p not in NAMES_ONLY for p in readers) else None
+        return find_walk(args, cwd) if not all(names_only(p) for p in readers) else None
     return _copier(program, args, cwd)
 
 
@@ -128,19 +132,19 @@ def lister(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     if program == "find" and not any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
         return find_walk(args, cwd)
     if program in ("fd", "fdfind"):
-        opts = options(args, SPECS["fd"])
+        opts = options(args, spec_of("fd"))
         walk = Walk(paths(opts.operands[1:], cwd), hidden=opts.has("-H", "--hidden", "-u", "--unrestricted"))
         walk.skip_parts = opts.of("-E", "--exclude")
         return walk
     if program == "rg":
-        opts = options(args, SPECS["rg"])
+        opts = options(args, spec_of("rg"))
         return _rg_walk(opts, args, cwd) if opts.has("--files", "-l", "--files-with-matches") else None
     if program in GREPS:
-        opts = options(args, SPECS["grep"])
+        opts = options(args, spec_of("grep"))
         if opts.has("-l", "--files-with-matches") and opts.has("-r", "-R", "--recursive"):
             return _grep_walk(opts, cwd)
     if program == "ls":
-        opts = options(args, SPECS["ls"])
+        opts = options(args, spec_of("ls"))
         return Walk(
             paths(opts.operands, cwd),
             hidden=opts.has("-a", "-A", "--all", "--almost-all"),
@@ -208,7 +212,7 @@ def _copier(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     if program == "tar":
         first = args[0] if args else ""
         cluster = first.lstrip("-") if first and not first.startswith("--") else ""
-        opts = options(args, SPECS["tar"])
+        opts = options(args, spec_of("tar"))
         creates = "c" in cluster or opts.has("-c", "--create", "-r", "--append", "-u", "--update")
         if not creates:
             return None
@@ -220,16 +224,16 @@ def _copier(program: str, args: Sequence[str], cwd: str) -> Walk | None:
         walk.skip_parts = opts.of("--exclude")
         return walk
     if program == "zip":
-        opts = options(args, SPECS["zip"])
+        opts = options(args, spec_of("zip"))
         if not opts.has("-r", "-R", "--recurse-paths"):
             return None
         walk = Walk(paths(opts.operands[1:], cwd, default=None))
         walk.skip_paths = opts.of("-x", "--exclude")
         return walk
     if program in ("7z", "7za", "7zr") and args[:1] == ["a"]:
-        return Walk(paths(options(args[1:], SPECS["7z"]).operands[1:], cwd, default=None))
+        return Walk(paths(options(args[1:], spec_of("7z")).operands[1:], cwd, default=None))
     if program in ("cp", "rsync", "scp"):
-        opts = options(args, SPECS[program])
+        opts = options(args, spec_of(program))
         if not opts.has("-r", "-R", "-a", "--recursive", "--archive"):
             return None
         walk = Walk(paths(opts.operands[:-1], cwd, default=None))

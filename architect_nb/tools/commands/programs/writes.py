@@ -1,25 +1,13 @@
-"""What each program writes: the per-program models of the check of protected files.
+"""What programs write: the write models the program models name (`operands("removes")` for `rm`), and
+`effects(program, args, stdin, fed)`, which says which paths a command changes (`effects`) by its model's.
 
-`effects(program, args, stdin, fed)` says which paths a command changes (`effects`), read with
-the same option table as the models of what programs read (`options`). A program not modelled here
-writes nothing its words can tell: the project's own code (`pytest`, `make`, `python script.py`) is judged
-by the confirmation mode, and held by the OS sandbox where it runs.
+Every model reads its arguments with the program's own option table (`options`). A program without a write
+model writes nothing its words can tell: the project's own code (`pytest`, `make`, `python script.py`) is
+judged by the confirmation mode, and held by the OS sandbox where it runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from architect_nb.tools.commands.programs.archivers import (
-    DECOMPRESSORS,
-    compressor,
-    cpio,
-    patch,
-    seven_zip,
-    tar,
-    unzip,
-    zip_,
-)
 from architect_nb.tools.commands.programs.effects import (
     Change,
     Copy,
@@ -30,29 +18,34 @@ from architect_nb.tools.commands.programs.effects import (
     Unknown,
 )
 from architect_nb.tools.commands.programs.git import git_effects
-from architect_nb.tools.commands.programs.interpreters import (
-    INTERPRETER,
-    awk,
-    ed,
-    editor,
-    eval_option,
-    perl_like,
-    python,
-    script_operand,
-    sed,
-)
+from architect_nb.tools.commands.programs.interpreters import INTERPRETER, python, script_operand
+from architect_nb.tools.commands.programs.model import WriteModel
 from architect_nb.tools.commands.programs.options import (
     literal,
     program_options,
 )
-from architect_nb.tools.commands.rules import SHELLS
+from architect_nb.tools.commands.programs.registry import model_of
 from architect_nb.tools.commands.shell_words import Word
 
-__all__ = ["effects"]
+__all__ = [
+    "RECURSIVE",
+    "copying",
+    "curl",
+    "dd",
+    "effects",
+    "find",
+    "git",
+    "install",
+    "jupyter",
+    "operands",
+    "option_targets",
+    "sd",
+    "second_operand",
+    "wget",
+]
 
-Model = Callable[[str, list[Word], Stdin, bool], list[Effect]]
 
-_RECURSIVE = ("-r", "-R", "--recursive")
+RECURSIVE = ("-r", "-R", "--recursive")
 #: Package managers that rewrite the project's manifest and lock files by themselves.
 _MANIFESTS: dict[tuple[str, str], tuple[str, ...]] = {
     **dict.fromkeys([("uv", "add"), ("uv", "remove")], ("pyproject.toml", "uv.lock")),
@@ -76,11 +69,11 @@ def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Eff
     """What `program args...` changes. `stdin`: what it reads on its input; `fed`: xargs adds operands."""
     if INTERPRETER.match(program):
         return python(args, stdin)
-    if program in SHELLS or program in ("source", "."):
+    model = model_of(program)
+    if (model is not None and model.is_shell) or program in ("source", "."):
         return _shell(program, args, stdin)
-    model = _MODELS.get(program)
-    if model is not None:
-        return model(program, args, stdin, fed)
+    if model is not None and model.writes is not None:
+        return model.writes(program, args, stdin, fed)
     if args and args[0].value is not None and (program, args[0].value) in _MANIFESTS:
         return [
             Change(literal(name), "rewrites", implied=True) for name in _MANIFESTS[program, args[0].value]
@@ -91,7 +84,7 @@ def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Eff
 # ------------------------------------------------------------------ files named as operands
 
 
-def _operands(verb: str, tree: tuple[str, ...] = (), skip: int = 0) -> Model:
+def operands(verb: str, tree: tuple[str, ...] = (), skip: int = 0) -> WriteModel:
     """Every operand is changed (`rm`, `chmod`, `touch`, `tee`, ...); the first `skip` are not paths."""
 
     def model(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect]:
@@ -103,7 +96,7 @@ def _operands(verb: str, tree: tuple[str, ...] = (), skip: int = 0) -> Model:
     return model
 
 
-def _option_targets(verb: str, names: tuple[str, ...]) -> Model:
+def option_targets(verb: str, names: tuple[str, ...]) -> WriteModel:
     """The files given to output options (`sort -o FILE`, `iconv --output FILE`)."""
 
     def model(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
@@ -112,13 +105,13 @@ def _option_targets(verb: str, names: tuple[str, ...]) -> Model:
     return model
 
 
-def _second_operand(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+def second_operand(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
     """`uniq IN OUT`, `xxd IN OUT`."""
     operands = program_options(program, args).operands
     return [Change(operands[1], "writes")] if len(operands) > 1 else []
 
 
-def _dd(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+def dd(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
     found: list[Effect] = []
     for word in args:
         if word.value is not None and word.value.startswith("of="):
@@ -143,7 +136,7 @@ def _shell(program: str, args: list[Word], stdin: Stdin) -> list[Effect]:
     return []
 
 
-def _sd(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+def sd(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
     """`sd FIND REPLACE FILE...` edits the files in place."""
     return [Change(w, "edits in place") for w in program_options(program, args).operands[2:]]
 
@@ -151,7 +144,7 @@ def _sd(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effec
 # ------------------------------------------------------------------ copies and moves
 
 
-def _copy(verb: str, *, removes: bool = False, links: bool = False) -> Model:
+def copying(verb: str, *, removes: bool = False, links: bool = False) -> WriteModel:
     def model(program: str, args: list[Word], _stdin: Stdin, fed: bool) -> list[Effect]:
         opts = program_options(program, args)
         target = opts.of("-t", "--target-directory")
@@ -199,17 +192,17 @@ def _remote(word: Word) -> bool:
     return ":" in head and not text.startswith(("./", "/"))
 
 
-def _install(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
+def install(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
     opts = program_options(program, args)
     if opts.has("-d", "--directory"):
         return [Change(w, "creates") for w in opts.operands]
-    return _copy("installs over")(program, args, stdin, fed)
+    return copying("installs over")(program, args, stdin, fed)
 
 
 # ------------------------------------------------------------------ downloads
 
 
-def _curl(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+def curl(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
     opts = program_options(program, args)
     where = opts.last("--output-dir")
     found: list[Effect] = [
@@ -225,7 +218,7 @@ def _curl(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Eff
     return found
 
 
-def _wget(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+def wget(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
     opts = program_options(program, args)
     named = [w for w in opts.of("-O", "--output-document") if w.value != "-"]
     if named:
@@ -251,7 +244,7 @@ def _url_name(word: Word) -> Word:
 # ------------------------------------------------------------------ find and the rest
 
 
-def _find(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+def find(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
     found: list[Effect] = []
     for i, word in enumerate(args):
         if word.value == "-delete":
@@ -261,57 +254,12 @@ def _find(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Ef
     return found
 
 
-def _git(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
+def git(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
     return git_effects(args, stdin)
 
 
-def _jupyter(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+def jupyter(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
     values = [w.value for w in args]
     if values[:1] == ["nbconvert"] and "--inplace" in values:
         return [Change(w, "rewrites") for w in program_options(program, args[1:]).operands]
     return []
-
-
-_MODELS: dict[str, Model] = {
-    **dict.fromkeys(["rm", "unlink", "rmdir"], _operands("removes", _RECURSIVE)),
-    "shred": _operands("overwrites"),
-    "truncate": _operands("truncates"),
-    "touch": _operands("touches"),
-    "chmod": _operands("changes the mode of", _RECURSIVE),
-    **dict.fromkeys(["chown", "chgrp"], _operands("changes the owner of", _RECURSIVE)),
-    **dict.fromkeys(["chattr", "setfacl"], _operands("changes the attributes of", ("-R", "--recursive"))),
-    **dict.fromkeys(["mkdir", "mkfifo", "mknod"], _operands("creates")),
-    **dict.fromkeys(["tee", "sponge"], _operands("writes")),
-    **dict.fromkeys(["dos2unix", "unix2dos", "mac2unix"], _operands("rewrites")),
-    **dict.fromkeys(["sort", "shuf"], _option_targets("writes", ("-o", "--output"))),
-    "iconv": _option_targets("writes", ("-o", "--output")),
-    **dict.fromkeys(["uniq", "xxd"], _second_operand),
-    "dd": _dd,
-    **dict.fromkeys(["vi", "vim", "nvim", "ex", "view", "emacs", "nano", "pico"], editor),
-    **dict.fromkeys(["ed", "red"], ed),
-    "sd": _sd,
-    "sed": sed,
-    **dict.fromkeys(["awk", "gawk", "mawk", "nawk"], awk),
-    **dict.fromkeys(["perl", "ruby"], perl_like),
-    **dict.fromkeys(["node", "nodejs", "bun", "deno"], eval_option("-e", "--eval", "-p", "--print")),
-    "php": eval_option("-r"),
-    **dict.fromkeys(["lua", "Rscript"], eval_option("-e")),
-    "cp": _copy("copies onto"),
-    "scp": _copy("copies onto"),
-    "rsync": _copy("copies onto"),
-    "mv": _copy("moves onto", removes=True),
-    "ln": _copy("links onto", links=True),
-    "install": _install,
-    "tar": tar,
-    "unzip": unzip,
-    "zip": zip_,
-    **dict.fromkeys(["7z", "7za", "7zr"], seven_zip),
-    "cpio": cpio,
-    **dict.fromkeys(["gzip", "pigz", "bzip2", "xz", "lzma", "zstd", "lz4", *DECOMPRESSORS], compressor),
-    "patch": patch,
-    "curl": _curl,
-    "wget": _wget,
-    "find": _find,
-    "git": _git,
-    "jupyter": _jupyter,
-}

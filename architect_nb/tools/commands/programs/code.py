@@ -1,0 +1,114 @@
+"""The programs that run code: shells and the builtins that change the shell, interpreters, stream editors
+and text editors. A shell's `-c` string is judged as commands; other inline code by what it names
+(`interpreters`)."""
+
+from __future__ import annotations
+
+from architect_nb.tools.commands import checks
+from architect_nb.tools.commands.programs import interpreters
+from architect_nb.tools.commands.programs.effects import Effect, Stdin
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
+from architect_nb.tools.commands.shell_words import Word
+
+__all__ = ["MODELS"]
+
+
+def _f(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+def _python(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
+    return interpreters.python(args, stdin)
+
+
+#: Builtins that change the shell itself, or print the environment: never judged by their words.
+_FAIL_CLOSED = {
+    "exec": "exec replaces the shell",
+    "alias": "aliases change what later words mean",
+    "unalias": "aliases change what later words mean",
+    "builtin": "builtin bypasses the command table",
+    "enable": "enable changes the shell's builtins",
+    "trap": "trap runs code on signals",
+    "set": "set changes shell options or prints every variable",
+    "shopt": "shopt changes how words are expanded",
+    "export": "export changes the environment",
+    "printenv": "printenv prints environment variables, which may hold secrets",
+    "env": "env without a command prints environment variables, which may hold secrets",
+    "hash": "hash changes where programs are found",
+}
+_SHELLS = ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash")
+_PYTHON_DEV_MODULES = ("pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "coverage")
+_NODE = Spec("erp", _f("--eval", "--print", "--require", "--import", "--input-type", "--loader"))
+_NODE_CODE = interpreters.eval_option("-e", "--eval", "-p", "--print")
+_VIM = Spec("cTuUiwWsSt", _f("--cmd"))
+_AWK = Spec("fvF", _f("--file", "--assign", "--field-separator", "--include", "--load"))
+
+MODELS: list[ProgramModel] = [
+    *(ProgramModel(name=n, is_shell=True, runs_code=True) for n in _SHELLS),
+    ProgramModel(name="eval", runs_code=True, fail_closed="eval runs a string as shell code"),
+    ProgramModel(name="source", runs_code=True, fail_closed="source runs a file as shell code"),
+    ProgramModel(name=".", runs_code=True, fail_closed=". runs a file as shell code"),
+    *(ProgramModel(name=n, fail_closed=why) for n, why in _FAIL_CLOSED.items()),
+    ProgramModel(name="busybox", runs_code=True),
+    ProgramModel(
+        name="python",
+        kind="safe",
+        globs_safe=False,
+        check=checks.check_python,
+        dev=tuple(("-m", tool) for tool in _PYTHON_DEV_MODULES),
+        options=Spec("cmWXQ", _f("--check-hash-based-pycs")),
+        writes=_python,
+        runs_code=True,
+    ),
+    ProgramModel(name="pypy", writes=_python),  # not python's check: its command lines are not python's
+    ProgramModel(
+        name="node",
+        kind="safe",
+        globs_safe=False,
+        check=checks.exact(("--version",), ("-v",)),
+        options=_NODE,
+        writes=_NODE_CODE,
+        runs_code=True,
+    ),
+    *alike(ProgramModel(name="nodejs", options=_NODE, writes=_NODE_CODE), "bun"),
+    ProgramModel(name="deno", writes=_NODE_CODE),
+    ProgramModel(
+        name="perl",
+        options=Spec("eEIMm", _f(), attached="il0x"),
+        writes=interpreters.perl_like,
+        runs_code=True,
+    ),
+    ProgramModel(
+        name="ruby",
+        options=Spec("eEIrC", _f(), attached="il0xF"),
+        writes=interpreters.perl_like,
+        runs_code=True,
+    ),
+    ProgramModel(name="php", options=Spec("rcdfBRFE"), writes=interpreters.eval_option("-r"), runs_code=True),
+    *alike(ProgramModel(name="lua", writes=interpreters.eval_option("-e")), "Rscript"),
+    ProgramModel(
+        name="sed",
+        kind="safe",
+        globs_safe=False,
+        check=checks.check_sed,
+        options=Spec("efl", _f("--expression", "--file", "--line-length"), attached="i"),
+        writes=interpreters.sed,
+    ),
+    *alike(
+        ProgramModel(name="awk", kind="safe", check=checks.check_awk, options=_AWK, writes=interpreters.awk),
+        "mawk",
+    ),
+    ProgramModel(
+        name="gawk",
+        kind="safe",
+        check=checks.check_awk,
+        options=Spec(
+            "fvFilE", _f("--file", "--assign", "--field-separator", "--include", "--load", "--exec")
+        ),
+        writes=interpreters.awk,
+    ),
+    ProgramModel(name="nawk", options=_AWK, writes=interpreters.awk),
+    *alike(ProgramModel(name="vim", options=_VIM, writes=interpreters.editor), "vi", "nvim", "ex", "view"),
+    *alike(ProgramModel(name="emacs", writes=interpreters.editor), "nano", "pico"),
+    *alike(ProgramModel(name="ed", writes=interpreters.ed), "red"),
+]

@@ -1,0 +1,61 @@
+"""Development tools: test runners, linters, formatters, builders and package managers. They run the
+project's own code or change its files on purpose, so they are `dev` (asked about in the strict modes),
+and safe only where they just print a version or a list."""
+
+from __future__ import annotations
+
+from architect_nb.tools.commands import checks
+from architect_nb.tools.commands.programs import writes
+from architect_nb.tools.commands.programs.model import ProgramModel
+
+__all__ = ["MODELS"]
+
+_ANY: tuple[tuple[str, ...], ...] = ((),)
+
+
+def _tools(*names: str) -> list[ProgramModel]:
+    """Development tools whatever their arguments."""
+    return [ProgramModel(name=n, kind="dev", dev=_ANY) for n in names]
+
+
+def _commands(*words: str) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(w.split()) for w in words)
+
+
+MODELS: list[ProgramModel] = [
+    *_tools("pytest", "py.test", "mypy", "ruff", "black", "isort", "flake8", "pylint", "pyright", "coverage"),
+    *_tools("tox", "nox", "make", "mvn", "gradle", "tsc", "eslint", "prettier", "jest", "vitest"),
+    ProgramModel(name="pre-commit", kind="dev", dev=_commands("run")),
+    ProgramModel(
+        name="cargo",
+        kind="safe",
+        globs_safe=False,
+        check=checks.exact(("--version",), ("-V",)),
+        dev=_commands("build", "test", "check", "clippy", "fmt", "doc", "bench"),
+    ),
+    ProgramModel(
+        name="go",
+        kind="safe",
+        globs_safe=False,
+        check=checks.exact(("version",)),
+        dev=_commands("build", "test", "vet"),
+    ),
+    ProgramModel(name="rustc", kind="safe", globs_safe=False, check=checks.exact(("--version",), ("-V",))),
+    ProgramModel(
+        name="npm",
+        kind="safe",
+        globs_safe=False,
+        check=checks.exact(("--version",), ("-v",), ("list", "*"), ("ls", "*")),
+        dev=_commands("run", "test", "t"),
+    ),
+    ProgramModel(name="pnpm", kind="dev", dev=_commands("run", "test")),
+    ProgramModel(name="yarn", kind="dev", dev=_commands("run", "test")),
+    ProgramModel(
+        name="uv", kind="safe", globs_safe=False, check=checks.exact(("--version",), ("pip", "list", "*"))
+    ),
+    ProgramModel(name="pip", kind="safe", globs_safe=False, check=checks.check_pip),
+    ProgramModel(name="docker", kind="dev", dev=_commands("ps", "images")),
+    ProgramModel(name="kubectl", kind="dev", dev=_commands("get", "describe")),
+    ProgramModel(name="git", kind="safe", globs_safe=False, check=checks.check_git, writes=writes.git),
+    ProgramModel(name="jupyter", writes=writes.jupyter),
+]

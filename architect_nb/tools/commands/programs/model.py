@@ -1,0 +1,75 @@
+"""One program's model: everything the checks know about it, declared in one entry.
+
+The classifier reads `kind`, `check`, `dev` and the flags; the guardrails read `options`, `writes` and
+`names_only`. A program without a model is never `safe`: what it writes is the sandbox's and the
+confirmation's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from architect_nb.tools.commands.shell_words import Word
+
+if TYPE_CHECKING:
+    from architect_nb.tools.commands.programs.effects import Effect, Stdin
+
+__all__ = ["Check", "Kind", "ProgramModel", "Spec", "WriteModel", "alike"]
+
+#: The design document's classes a model can claim; a program without one is `dangerous`.
+Kind = Literal["safe", "dev"]
+#: Why the arguments (None: known only at run time) move a safe program out of `safe`; None if they do not.
+Check = Callable[[Sequence[str | None]], str | None]
+#: What `program args...` changes: (program, args, what it reads on its input, whether xargs adds operands).
+WriteModel = Callable[[str, list[Word], "Stdin", bool], "list[Effect]"]
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """How a program's options take values."""
+
+    short: str = ""  # short options that take a value, attached (`-C2`) or as the next word
+    long: frozenset[str] = frozenset()  # long options that take the next word as their value
+    attached: str = ""  # short options whose optional value can only be attached (`sed -i.bak`, `perl -i`)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProgramModel:
+    """What the project knows about one program (all defaults: nothing, so it is not safe)."""
+
+    name: str
+    #: Which of its options take a value, for every parse of its command line.
+    options: Spec = Spec()
+    #: `safe`: read-only (unless `check` says otherwise); `dev`: a development tool (see `dev`).
+    kind: Kind | None = None
+    #: For a safe program: the arguments that make it write or run something.
+    check: Check | None = None
+    #: A glob that expands to an option is harmless (its options cannot write or run anything).
+    globs_safe: bool = True
+    #: The words after the name that make it a development tool (`("test",)` for `cargo test`; `()`: any).
+    dev: tuple[tuple[str, ...], ...] = ()
+    #: What it changes, judged by the protected-file check.
+    writes: WriteModel | None = None
+    #: Decodes or decompresses bytes into text: always (True) or with one of these options.
+    decodes: frozenset[str] | bool = False
+    #: A shell whose `-c` string or input is parsed and judged like the command itself.
+    is_shell: bool = False
+    #: Runs code it is given (a shell, `python`, `eval`): fed a download or decoded bytes, it is blocked.
+    runs_code: bool = False
+    #: Changes the shell itself or prints the environment: never judged by its words (the reason).
+    fail_closed: str | None = None
+    #: Only prints its arguments, so values known at run time (`$(...)`, xargs input) are harmless.
+    printer: bool = False
+    #: Shows names, sizes or counts, never contents: a glob that reaches a sensitive file is harmless.
+    names_only: bool = False
+    #: Reads whole folder trees (`grep -r`): given the home folder or `/` it would read secrets.
+    searches_trees: bool = False
+    #: Fetches from the network: piped into an interpreter, it runs code nobody has read.
+    downloads: bool = False
+
+
+def alike(model: ProgramModel, *names: str) -> list[ProgramModel]:
+    """`model` and the same model under other names (`egrep` for `grep`, `gunzip` for `gzip`)."""
+    return [model, *(replace(model, name=name) for name in names)]

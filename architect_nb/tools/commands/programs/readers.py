@@ -1,0 +1,148 @@
+"""The read-only programs: printers, file readers, searchers and listers, each `safe` unless the check says
+an option writes or runs something (`sort -o`, `find -delete`, `rg --pre`)."""
+
+from __future__ import annotations
+
+from architect_nb.tools.commands import checks
+from architect_nb.tools.commands.programs import writes
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
+
+__all__ = ["GREP_LONG", "MODELS"]
+
+
+def _f(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+GREP_LONG = _f("--regexp", "--file", "--max-count", "--after-context", "--before-context")
+_RG_LONG = _f(
+    "--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--max-count", "--context",
+    "--after-context", "--before-context", "--threads", "--max-depth", "--encoding", "--replace", "--sort",
+    "--sortr", "--max-columns", "--max-filesize", "--pre", "--pre-glob", "--ignore-file", "--type-add",
+    "--engine", "--color", "--colors", "--path-separator", "--context-separator", "--field-match-separator",
+)  # fmt: skip
+_LESS_OK = _f("-N", "-S", "-R", "-r", "-i", "-I", "-F", "-X", "-n", "--no-init", "--quit-if-one-screen")
+
+
+def _safe(*names: str) -> list[ProgramModel]:
+    """Programs that read and print, whatever their arguments."""
+    return [ProgramModel(name=n, kind="safe") for n in names]
+
+
+def _printers(*names: str) -> list[ProgramModel]:
+    """Safe programs that only print their arguments (and show no file's contents)."""
+    return [ProgramModel(name=n, kind="safe", printer=True, names_only=True) for n in names]
+
+
+_GREP = ProgramModel(
+    name="grep",
+    kind="safe",
+    options=Spec("efmABCdD", GREP_LONG | _f("--directories", "--devices", "--label")),
+    searches_trees=True,
+)
+
+MODELS: list[ProgramModel] = [
+    *_safe("cat", "head", "tail", "pwd", "which", "whereis", "type", "df", "uname", "whoami", "id", "nproc"),
+    *_safe("uptime", "free", "cut", "nl", "tac", "cmp", "comm", "md5sum", "sha1sum", "sha256sum"),
+    *_safe("sha512sum", "cksum", "b2sum", "column", "fold", "expand", "unexpand", "paste", "join", "od"),
+    *_safe("hexdump", "strings", "seq", "sleep", "cd", "locale", "arch", "tty", "groups"),
+    *_printers("echo", "printf", "test", "[", "basename", "dirname"),
+    ProgramModel(name="true", kind="safe", printer=True),
+    ProgramModel(name="false", kind="safe", printer=True),
+    ProgramModel(
+        name="ls", kind="safe", names_only=True, options=Spec("IwT", _f("--ignore", "--hide", "--width"))
+    ),
+    *(
+        ProgramModel(name=n, kind="safe", names_only=True)
+        for n in ("stat", "du", "realpath", "readlink", "wc")
+    ),
+    ProgramModel(name="diff", kind="safe", searches_trees=True),
+    ProgramModel(name="base64", kind="safe", decodes=_f("-d", "--decode", "-D", "-di", "-id")),
+    ProgramModel(name="rev", kind="safe", decodes=True),
+    ProgramModel(name="tr", kind="safe", decodes=True),
+    ProgramModel(
+        name="tree", kind="safe", globs_safe=False, check=checks.forbid("-o", reason="tree -o writes a file")
+    ),
+    ProgramModel(
+        name="file",
+        kind="safe",
+        globs_safe=False,
+        check=checks.forbid("-C", "--compile", reason="file -C writes a compiled magic file"),
+    ),
+    ProgramModel(
+        name="date",
+        kind="safe",
+        globs_safe=False,
+        check=checks.forbid("-s", "--set", reason="date -s sets the system clock"),
+    ),
+    ProgramModel(
+        name="hostname",
+        kind="safe",
+        globs_safe=False,
+        check=checks.only(_f("-I", "-i", "-f", "-s", "-d", "-A", "--fqdn", "--short"), "hostname"),
+    ),
+    ProgramModel(name="less", kind="safe", globs_safe=False, check=checks.options_only(_LESS_OK)),
+    ProgramModel(name="more", kind="safe", globs_safe=False, check=checks.options_only(frozenset())),
+    ProgramModel(name="man", kind="safe", globs_safe=False, check=checks.options_only(_f("-k", "-f", "-w"))),
+    ProgramModel(name="ps", kind="safe", globs_safe=False, check=checks.check_ps),
+    ProgramModel(name="jq", kind="safe", globs_safe=False, check=checks.check_jq),
+    ProgramModel(name="yq", options=Spec("", _f("--indent", "--arg", "--argjson"))),
+    ProgramModel(
+        name="sort",
+        kind="safe",
+        globs_safe=False,
+        check=checks.check_sort,
+        options=Spec(
+            "kotTS", _f("--key", "--output", "--field-separator", "--temporary-directory", "--buffer-size")
+        ),
+        writes=writes.option_targets("writes", ("-o", "--output")),
+    ),
+    ProgramModel(
+        name="shuf",
+        options=Spec("ion", _f("--input-range", "--output", "--head-count", "--random-source")),
+        writes=writes.option_targets("writes", ("-o", "--output")),
+    ),
+    ProgramModel(
+        name="iconv",
+        options=Spec("oft", _f("--output", "--from-code", "--to-code")),
+        writes=writes.option_targets("writes", ("-o", "--output")),
+    ),
+    ProgramModel(
+        name="uniq",
+        kind="safe",
+        globs_safe=False,
+        check=checks.at_most_one_operand("uniq"),
+        writes=writes.second_operand,
+    ),
+    ProgramModel(
+        name="xxd",
+        kind="safe",
+        globs_safe=False,
+        check=checks.at_most_one_operand("xxd"),
+        options=Spec("cglosC"),
+        writes=writes.second_operand,
+        decodes=_f("-r", "-revert", "-rp", "-pr"),
+    ),
+    ProgramModel(
+        name="tee", kind="safe", globs_safe=False, check=checks.check_tee, writes=writes.operands("writes")
+    ),
+    *alike(_GREP, "egrep", "fgrep"),
+    ProgramModel(name="zgrep", options=_GREP.options),
+    ProgramModel(name="git-grep", options=Spec("efABCm", GREP_LONG)),  # `git grep`'s options, for its walk
+    ProgramModel(
+        name="rg",
+        kind="safe",
+        globs_safe=False,
+        check=checks.check_rg,
+        options=Spec("efgtTmABCjMdErs", _RG_LONG),
+        searches_trees=True,
+    ),
+    *alike(ProgramModel(name="ag", options=Spec("Gg", _RG_LONG)), "ack"),
+    *alike(
+        ProgramModel(
+            name="fd", options=Spec("etdEx", _f("--extension", "--type", "--max-depth", "--exclude"))
+        ),
+        "fdfind",
+    ),
+    ProgramModel(name="find", kind="safe", globs_safe=False, check=checks.check_find, writes=writes.find),
+]
