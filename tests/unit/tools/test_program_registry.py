@@ -1,0 +1,127 @@
+"""The registry of program models (issue 50): every check reads it, so a program added there is known to
+the classifier, the protected-file check and the unnamed-read check at once."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from architect_nb.config.schema import GuardrailsConfig
+from architect_nb.execution.guardrails.rails import GuardrailsEngine
+from architect_nb.tools.commands import checks, rules
+from architect_nb.tools.commands.classifier import _classify_cached
+from architect_nb.tools.commands.programs import writes
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec
+from architect_nb.tools.commands.programs.registry import FAMILIES, extended, model_of, models
+from architect_nb.tools.commands.run_command import classify_command
+
+#: A made-up program: reads its operands, writes the file given to -o, shows only names with -l.
+FROB = ProgramModel(
+    name="frob",
+    kind="safe",
+    check=checks.forbid("-o", "--output", reason="frob -o writes a file"),
+    options=Spec("o", frozenset({"--output"})),
+    writes=writes.option_targets("writes", ("-o", "--output")),
+    names_only=True,
+)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = Path(os.path.realpath(tmp_path))
+    (root / "pyproject.toml").write_text("[project]\n")
+    (root / ".env").write_text("API_KEY=not-a-real-key\n")
+    (root / "notes.txt").write_text("a\n")
+    return root
+
+
+@pytest.fixture
+def rails(workspace: Path) -> GuardrailsEngine:
+    config = GuardrailsConfig(protected_files=["pyproject.toml"], sensitive_files=[".env"])
+    return GuardrailsEngine(config, workspace)
+
+
+@pytest.fixture
+def frob() -> Iterator[None]:
+    _classify_cached.cache_clear()  # verdicts cached before the model was added
+    with extended(FROB):
+        yield
+    _classify_cached.cache_clear()
+
+
+def verdicts(rails: GuardrailsEngine) -> tuple[str, str, bool, bool]:
+    """The three checks' answers about frob: plain use, -o, a write of a protected file, a glob read."""
+    return (
+        classify_command("frob notes.txt").sensitivity,
+        classify_command("frob -o out.txt notes.txt").sensitivity,
+        rails.check_command("frob -o pyproject.toml notes.txt", sandboxed=True)[0],
+        rails.check_command("frob .e*", sandboxed=False)[0],
+    )
+
+
+def test_a_program_added_to_the_registry_is_seen_by_all_three_checks(rails: GuardrailsEngine) -> None:
+    # Without a model: not safe, its writes unknown to the protected check (the sandbox's job), and a glob
+    # that reaches .env is a read of it.
+    assert verdicts(rails) == ("dangerous", "dangerous", True, False)
+    _classify_cached.cache_clear()
+    with extended(FROB):
+        assert model_of("frob") is FROB
+        # With one: safe to read, not with -o; -o pyproject.toml refused even in the sandbox (named); a glob
+        # is harmless to a program that shows only names.
+        assert verdicts(rails) == ("safe", "dangerous", False, True)
+    _classify_cached.cache_clear()
+    assert model_of("frob") is None
+    assert verdicts(rails) == ("dangerous", "dangerous", True, False)
+
+
+def test_an_added_model_replaces_a_declared_one_and_goes_away_after(frob: None) -> None:
+    cat = model_of("cat")
+    assert cat is not None and cat.kind == "safe"
+    with extended(ProgramModel(name="cat")):
+        _classify_cached.cache_clear()
+        assert classify_command("cat notes.txt").sensitivity == "dangerous"
+    _classify_cached.cache_clear()
+    assert model_of("cat") is cat and model_of("frob") is FROB
+    assert classify_command("cat notes.txt").sensitivity == "safe"
+
+
+def test_every_family_declares_well_formed_models() -> None:
+    families = [importlib.import_module(f"architect_nb.tools.commands.programs.{f}") for f in FAMILIES]
+    declared = [m for family in families for m in family.MODELS]
+    names = [m.name for m in declared]
+    assert len(names) == len(set(names)) == len(models())
+    for model in declared:
+        assert model.check is None or model.kind == "safe", model.name
+        assert (model.kind == "dev") <= bool(model.dev), model.name  # a dev tool says which commands
+        assert all(words and all(words) for words in model.dev if words != ()), model.name
+        assert not (model.is_shell and not model.runs_code), model.name
+
+
+def test_the_old_tables_are_views_of_the_models() -> None:
+    """The counts issue 50 started from: 90 safe programs, 51 development prefixes, 8 shells."""
+    assert len(rules.SAFE_PROGRAMS) == 90
+    assert len(rules.DEV_PREFIXES) == 51
+    assert {"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash"} == rules.SHELLS
+    assert {"echo", "printf", "true", "false", "test", "[", "basename", "dirname"} == rules.PRINTERS
+    python = model_of("python")
+    assert python is not None and ("python", "-m", "pytest") in rules.DEV_PREFIXES
+    pypy = model_of("pypy")
+    assert pypy is not None and pypy.kind is None and pypy.check is None  # pypy does not get python's check
+
+
+def test_a_name_modelled_twice_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from architect_nb.tools.commands.programs import readers, registry
+
+    monkeypatch.setattr(readers, "MODELS", [*readers.MODELS, ProgramModel(name="rm")])
+    registry._declared.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="'rm' is modelled twice"):
+            registry.models()
+    finally:
+        monkeypatch.undo()
+        registry._declared.cache_clear()
+    assert model_of("rm") is not None
