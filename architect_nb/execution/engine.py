@@ -365,7 +365,7 @@ class ExecutionEngine:
         if refusal is not None:
             record.step("teaching", "block", refusal)
             return ToolResult.refused(CallOutcome.BLOCKED, refusal)
-        refusal = guardrail_refusal(call, self.guardrails)
+        refusal = guardrail_refusal(call, self.guardrails, yolo=self.policy.mode == "yolo")
         if refusal is None and self.claude_rules is not None:
             refusal = self.claude_rules.refusal(tool, call.kwargs)
         if refusal is not None:

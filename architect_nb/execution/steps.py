@@ -85,8 +85,9 @@ def parse_arguments(raw: Any) -> dict[str, Any] | None:
     return None
 
 
-def guardrail_refusal(call: CallState, rails: GuardrailsEngine | None) -> str | None:
-    """Step 3: why the call is refused, or None. Code-rule warnings go to `call.rule_notes`."""
+def guardrail_refusal(call: CallState, rails: GuardrailsEngine | None, *, yolo: bool = False) -> str | None:
+    """Step 3: why the call is refused, or None. Code-rule warnings go to `call.rule_notes`; what the
+    guardrails cannot decide goes to `call.ask`, or (`yolo`, where nobody is asked) refuses the call."""
     if call.command is not None and call.command.blocked:
         why = (call.command.reason or "it matches the blocklist").rstrip(".")
         return f"the command is blocked in every mode ({why}). Do not retry it; find a safer way."
@@ -109,9 +110,16 @@ def guardrail_refusal(call: CallState, rails: GuardrailsEngine | None) -> str | 
     if call.command is not None:
         cwd = call.kwargs.get("cwd")
         base = rails.workspace_root / cwd if isinstance(cwd, str) else None
-        allowed, reason = rails.check_command(call.command.command, base, sandboxed=call.command.sandboxed)
-        if not allowed:
-            return reason
+        judged = rails.judge_command(call.command.command, base, sandboxed=call.command.sandboxed)
+        if not judged.allowed:
+            return judged.reason
+        if judged.ask is not None:
+            if yolo:
+                return (
+                    f"{judged.ask} In yolo mode nobody is asked, so it is not run. Name the files it "
+                    "changes, or change them with the file tools."
+                )
+            call.ask.append(f"the guardrails cannot tell what it changes: {judged.ask}")
     if tool.mutates_files:
         added, removed = count_changes(call.preview) if call.preview else (0, 0)
         for path in call.files[:1]:

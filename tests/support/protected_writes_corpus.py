@@ -216,6 +216,9 @@ WRITES: list[Form] = [
     Form("python3 -c \"import os; [os.remove(f) for f in os.listdir('.') if f.endswith('.cfg')]\""),
     Form("python3 -c \"import shutil; shutil.rmtree('.github')\""),
     Form("python3 - <<'EOF'\nfrom pathlib import Path\nPath('pyproject.toml').write_text('x')\nEOF"),
+    # the file's name passed as an argument that the code opens for writing (issue 50)
+    Form("python3 -c \"import sys; open(sys.argv[1], 'a').write('# x')\" pyproject.toml"),
+    Form("python3 - setup.cfg <<'EOF'\nimport sys, os\nname = sys.argv[1]\nos.remove(name)\nEOF"),
     Form("python3 <<< \"open('setup.cfg', 'a').write('x')\""),
     Form("node -e \"require('fs').writeFileSync('pyproject.toml', 'x')\"", needs=("node",)),
     Form("perl -e 'unlink \"setup.cfg\"'", needs=("perl",)),
@@ -318,6 +321,9 @@ ORDINARY: list[str] = [
     "grep -n name pyproject.toml setup.cfg",
     "cp pyproject.toml /tmp/pyproject-copy.toml",
     'python3 -c "print(1 + 1)"',
+    # a one-liner that only reads a protected file (issue 50)
+    "python3 -c \"import tomllib; print(tomllib.load(open('pyproject.toml', 'rb'))['project']['name'])\"",
+    'python3 -c "import sys; print(open(sys.argv[1]).read())" setup.cfg',
     "sed -n '1,3p' setup.cfg",
     # cp, mv and sed -i on other files
     "cp notes.txt notes.bak",

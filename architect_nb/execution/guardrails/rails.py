@@ -43,11 +43,25 @@ from architect_nb.tools.commands.classifier import MAX_COMMAND_CHARS
 from architect_nb.tools.commands.shell_parse import ParsedScript, parse_command
 from architect_nb.tools.commands.workspace_scan import ScanLimitError, WorkspaceMasks, WorkspaceScanner
 
-__all__ = ["CodeRuleHit", "GuardrailsEngine"]
+__all__ = ["CodeRuleHit", "CommandJudgement", "GuardrailsEngine"]
 
 _GREP_LINE = re.compile(r"^(?P<path>[^\n:]+?)(?::|-)(?P<line>\d+)(?::|-)")
 # Notebook hits name the cell: `nb.ipynb [cell 3, line 2]: ...` or `nb.ipynb [cell 3, output 0, line 1]- ...`.
 _NOTEBOOK_LINE = re.compile(r"^(?P<path>[^\n]+?) \[cell \d+(?:, output \d+)?, line \d+\](?::|-)")
+
+
+@dataclass(frozen=True, slots=True)
+class CommandJudgement:
+    """The guardrails' answer about a command: refused with `reason`, or allowed, maybe only if a person
+    approves it (`ask`: why; the engine refuses it in yolo, where nobody is asked)."""
+
+    allowed: bool = True
+    reason: str = ""
+    ask: str | None = None
+
+    @classmethod
+    def refused(cls, reason: str) -> CommandJudgement:
+        return cls(allowed=False, reason=reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,38 +166,45 @@ class GuardrailsEngine:
     ) -> tuple[bool, str]:
         """Is `command` allowed: not blocked, under the per-run limit, not touching guarded files?
         `sandboxed`: it runs in the OS sandbox, where sensitive files are hidden from it and protected ones
-        are read-only."""
+        are read-only. (A command the check cannot decide is allowed here: `judge_command` says to ask.)"""
+        judged = self.judge_command(command, cwd, sandboxed=sandboxed)
+        return judged.allowed, judged.reason
+
+    def judge_command(
+        self, command: str, cwd: Path | None = None, *, sandboxed: bool = False
+    ) -> CommandJudgement:
+        """`check_command`, and whether an allowed command must be asked about (`ask`)."""
         limit = self.config.max_commands_executed
         if limit is not None and self.commands_executed >= limit:
-            return False, (
+            return CommandJudgement.refused(
                 f"This run has already executed {self.commands_executed} commands, the limit "
                 f"(guardrails.max_commands_executed = {limit}). Finish with what you have."
             )
         for regex, pattern in self._blocked:
             if regex.search(command):
-                return False, (
+                return CommandJudgement.refused(
                     f"The command matches the blocked pattern '{pattern}' and is never run. "
                     "Use another way, or ask the user to run it."
                 )
         if not (self.sensitive or self.protected or self.read_roots):
-            return True, ""
+            return CommandJudgement()
         base = Path(os.path.realpath(cwd)) if cwd is not None else self.workspace_root
         if len(command) > MAX_COMMAND_CHARS:
-            return False, (
+            return CommandJudgement.refused(
                 f"The command is longer than {MAX_COMMAND_CHARS} characters, too long to check for protected "
                 "and sensitive files. Split it into shorter commands."
             )
         try:
             script = parse_command(command)
         except UnicodeError:
-            return (
-                False,
-                "The command holds characters that cannot be passed to bash. Write it in plain text.",
+            return CommandJudgement.refused(
+                "The command holds characters that cannot be passed to bash. Write it in plain text."
             )
         try:
             every = runs(script, str(base))
             scripts = list({id(s): s for s in [script, *(r.script for r in every)]}.values())
             reason = self._sensitive_reason(script, scripts, every, sandboxed=sandboxed)
+            ask = None
             if reason is None and (self.protected or self.read_roots):
                 guard = ProtectedFiles(
                     self._root_text,
@@ -192,7 +213,8 @@ class GuardrailsEngine:
                     unnamed=not sandboxed,
                     read_roots=self.read_roots,
                 )
-                reason = protected_write(scripts, every, guard)
+                judged = protected_write(scripts, every, guard)
+                reason, ask = judged.refusal, judged.doubt
         except ScanLimitError as exc:
             reason = (
                 f"The command may touch files it does not name, and the workspace cannot be checked for "
@@ -204,7 +226,9 @@ class GuardrailsEngine:
                 f"The command could not be checked for sensitive and protected files ({type(exc).__name__}). "
                 "Write it more plainly, or ask the user."
             )
-        return (False, reason) if reason is not None else (True, "")
+        if reason is not None:
+            return CommandJudgement.refused(reason)
+        return CommandJudgement(ask=ask)
 
     def _sensitive_reason(
         self, script: ParsedScript, scripts: list[ParsedScript], every: list[Run], *, sandboxed: bool

@@ -64,8 +64,10 @@ def _verdicts(root: Path, commands: list[str]) -> dict[str, list[object]]:
         verdict = classify_command(command)
         row: list[object] = [verdict.sensitivity, verdict.blocked, verdict.reason]
         for sandboxed in (False, True):
-            allowed, reason = protected.check_command(command, sandboxed=sandboxed)
-            row += [allowed, _placeless(reason, root)]
+            judged = protected.judge_command(command, sandboxed=sandboxed)
+            row += [judged.allowed, _placeless(judged.reason, root)]
+            if judged.ask is not None:  # asked about, not refused: shown only where there is one
+                row.append(["ask", _placeless(judged.ask, root)])
         out[command] = row
     return out
 

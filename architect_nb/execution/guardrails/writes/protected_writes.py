@@ -20,9 +20,16 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from architect_nb.execution.guardrails.mentions import code_names
-from architect_nb.execution.guardrails.shell_runs import Run, piped_from_printer, piped_text, resolve
+from architect_nb.execution.guardrails.shell_runs import (
+    Run,
+    expand_glob,
+    piped_from_printer,
+    piped_text,
+    resolve,
+)
 from architect_nb.execution.guardrails.writes.copy_landings import copy
 from architect_nb.execution.guardrails.writes.git_rewrites import git_checkout, git_tree, pathspecs
 from architect_nb.execution.guardrails.writes.write_sources import extract, patch
@@ -45,10 +52,11 @@ from architect_nb.tools.commands.programs.effects import (
     Within,
 )
 from architect_nb.tools.commands.programs.options import literal
+from architect_nb.tools.commands.programs.python_code import read_python
 from architect_nb.tools.commands.programs.writes import effects
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 
-__all__ = ["ProtectedFiles", "protected_write"]
+__all__ = ["ProtectedFiles", "WriteJudgement", "protected_write"]
 
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"})
 #: Parse problems after which the words may not be what bash runs.
@@ -62,15 +70,24 @@ _NOT_A_FOLDER_NAME = frozenset({".", "..", "./", "/", "~", ""})
 _READ_IT = "Change the file with the file tools, or ask the user; to read it, use read_file or cat."
 
 
+@dataclass(frozen=True, slots=True)
+class WriteJudgement:
+    """Why the commands would change a protected file (`refusal`), or why the check cannot tell (`doubt`:
+    asked about in the confirmation modes, refused in yolo); both None if they would not."""
+
+    refusal: str | None = None
+    doubt: str | None = None
+
+
 def protected_write(
     scripts: Sequence[ParsedScript], runs: Sequence[Run], guard: ProtectedFiles
-) -> str | None:
-    """Why the commands `runs` (of `scripts`) would change a protected file; None if they would not."""
+) -> WriteJudgement:
+    """Whether the commands `runs` (of `scripts`) would change a protected file."""
     if guard.unnamed and guard.globs:
         for script in scripts:
             problem = next((p for p in script.problems if p in _UNREADABLE), None)
             if problem is not None:
-                return (
+                return WriteJudgement(
                     f"The command {problem}, so what it changes cannot be checked for protected files. "
                     "Write it as plain shell. (With the OS sandbox on, protected files are read-only to "
                     "commands.)"
@@ -80,8 +97,9 @@ def protected_write(
         try:
             judge.run(run)
         except Refusal as refusal:
-            return str(refusal)
-    return None
+            return WriteJudgement(str(refusal))
+    doubts = judge.verdicts.doubts
+    return WriteJudgement(doubt=doubts[0]) if doubts else WriteJudgement()
 
 
 class _Judge:
@@ -117,7 +135,7 @@ class _Judge:
         elif isinstance(effect, FoundByFind):
             targets.found(run.words, bases, effect.verb, folders=effect.tree)
         elif isinstance(effect, Code):
-            self.code(effect, bases)
+            self.code(effect, run, bases)
         elif isinstance(effect, Extract):
             extract(targets, effect, run, bases)
         elif isinstance(effect, PatchFrom):
@@ -135,6 +153,38 @@ class _Judge:
         elif isinstance(effect, Unknown):
             verdicts.unknown(f"{effect.reason}.")
 
+    def argv(self, code: Code, run: Run, bases: tuple[str, ...]) -> str:
+        """Judge the words given after inline code; the code's text left to judge by its mentions."""
+        reading = read_python(code.text) if code.program == "python" else None
+        if reading is not None and reading.hidden:
+            self.verdicts.unknown(
+                "the python code declares an encoding other than UTF-8: what runs is not the text checked."
+            )
+        for index, word in enumerate(code.argv, start=1):
+            if reading is None or reading.argv_whole:
+                use: str | None = "unknown"
+            else:
+                use = reading.argv.get(index)
+            if use == "write":  # written, removed, moved or chmod-ed: `python_code` does not say which
+                self.effect(Change(word, "changes"), run, bases)
+            elif use == "unknown" and (given := self.given(word, bases)) is not None:
+                self.verdicts.doubt(
+                    f"The {code.program} code is given '{word.text[:60]}', {given}, and what the code does "
+                    "with it cannot be read."
+                )
+        return reading.unproven if reading is not None else code.text
+
+    def given(self, word: Word, bases: tuple[str, ...]) -> str | None:
+        """How a word given to inline code may stand for a protected file; None if it cannot."""
+        if word.value is None:
+            return "known only when the command runs"
+        for base in bases:
+            for path in expand_glob(word.value, base) if word.globbed else [resolve(word.value, base)]:
+                why = self.verdicts.why(path, tree=True)
+                if why is not None:
+                    return f"{why[0]} the protected '{self.verdicts.shown(why[1])}'"
+        return None
+
     def from_input(self, effect: FromInput, run: Run, bases: tuple[str, ...]) -> None:
         """xargs: the names come from the command before it in the pipe, judged by what that one lists."""
         listed = False
@@ -146,16 +196,19 @@ class _Judge:
         if not listed:
             self.verdicts.unknown(f"xargs gives {run.program} names it reads from its input.")
 
-    def code(self, code: Code, bases: tuple[str, ...]) -> None:
+    def code(self, code: Code, run: Run, bases: tuple[str, ...]) -> None:
         """Inline code is judged by the names it mentions: a protected file or a folder holding one, a pattern
-        that matches one (`glob('*.toml')`), or the ending of one's name (`endswith('.toml')`)."""
+        that matches one (`glob('*.toml')`), or the ending of one's name (`endswith('.toml')`). Python code is
+        read with `ast` first (`python_code`): names it only opens for reading are not mentions, and the words
+        after it are judged by what it does with them (`sys.argv[1]` written is a write of that word)."""
+        text = self.argv(code, run, bases)
         if not self.verdicts.unnamed:
             return
         advice = _READ_IT
         files = self.verdicts.files()
         spelled = [p.rsplit("/", 1)[-1] for p in self.verdicts.guard.globs.patterns if not _GLOB & set(p)]
         said = f"{code.program} code mentions"
-        for name in dict.fromkeys(code_names(code.text)):
+        for name in dict.fromkeys(code_names(text)):
             lowered = name.lower().removeprefix("./")
             if _GLOB & set(name):
                 hit = next((f for f in files.files if _glob_names(lowered, f, self.verdicts.shown(f))), None)

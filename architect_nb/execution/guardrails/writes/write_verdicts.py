@@ -57,6 +57,8 @@ class Verdicts:
         self.root = guard.workspace.rstrip("/")
         self._files: GuardedFiles | None = None
         self.program = "it"  # the program being judged, for the refusal
+        #: Changes the check cannot decide (inline code given a protected file's name): asked about.
+        self.doubts: list[str] = []
 
     def files(self) -> GuardedFiles:
         """The protected files on disk now (the workspace is scanned on first use; none without patterns)."""
@@ -173,6 +175,12 @@ class Verdicts:
             "The command may change a protected file without naming it: "
             f"{what}{shown}{matches}. {advice}{sandbox}"
         )
+
+    def doubt(self, why: str) -> None:
+        """Note a change of a protected file the check cannot decide, unless the sandbox holds it: the call is
+        asked about in the confirmation modes, and refused in yolo."""
+        if self.unnamed and self.guard.globs:
+            self.doubts.append(f"{why} {_SANDBOX}")
 
     def unknown(self, why: str, advice: str = NAME_IT) -> None:
         """Refuse a change the check cannot judge (names known only at run time), unless the sandbox holds."""

@@ -82,10 +82,12 @@ class FoundByFind:
 
 @dataclass(frozen=True, slots=True)
 class Code:
-    """Inline code (`python -c`, `node -e`, a here-doc fed to an interpreter): judged by what it mentions."""
+    """Inline code (`python -c`, `node -e`, a here-doc fed to an interpreter): judged by what it mentions,
+    and by what it does with the words given after it (`argv`), which it may open by index."""
 
     program: str
     text: str
+    argv: tuple[Word, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

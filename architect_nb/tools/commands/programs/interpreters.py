@@ -40,17 +40,17 @@ _SED_WRITES = re.compile(r"(?:^|[\s;{}0-9$/!,])[wW]\s|/[gpiImMe0-9]*w\s|(?:^|[\s
 _AWK_WRITES = re.compile(r">|\bsystem\s*\(|\|")
 
 
-def _code(program: str, word: Word) -> Effect:
+def _code(program: str, word: Word, argv: Sequence[Word] = ()) -> Effect:
     if word.value is None:
         return Unknown(f"{program} runs code known only when it runs ({word.text[:60]}); write the code out")
-    return Code(program, word.value)
+    return Code(program, word.value, tuple(argv))
 
 
-def _stdin_code(program: str, stdin: Stdin) -> list[Effect]:
+def _stdin_code(program: str, stdin: Stdin, argv: Sequence[Word] = ()) -> list[Effect]:
     """Code read from the input: a here-doc, or what an echo before it in the pipe prints. Another program's
     output (`cat tool.py | python3`) is the project's code, like a script."""
     given = stdin.text if stdin.text is not None else stdin.piped
-    return [_code(program, given)] if given is not None else []
+    return [_code(program, given, argv)] if given is not None else []
 
 
 def script_operand(program: str, word: Word) -> list[Effect]:
@@ -114,7 +114,7 @@ def perl_like(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[E
     """perl and ruby: `-e` code, and `-i` edits the files in place."""
     opts = program_options(program, args)
     code = opts.of("-e", "-E")
-    found: list[Effect] = [_code(program, w) for w in code]
+    found: list[Effect] = [_code(program, w, opts.operands) for w in code]
     if not code:
         given = opts.operands[0] if opts.operands and opts.operands[0].value != "-" else None
         found += script_operand(program, given) if given is not None else _stdin_code(program, stdin)
@@ -132,7 +132,8 @@ def eval_option(*names: str) -> Callable[[str, list[Word], Stdin, bool], list[Ef
         if program == "deno" and opts.operands[:1] and opts.operands[0].value == "eval":
             code += opts.operands[1:2]
         if code:
-            return [_code(program, w) for w in code]
+            argv = opts.operands[2:] if program == "deno" and code == opts.operands[1:2] else opts.operands
+            return [_code(program, w, argv) for w in code]
         if opts.operands and opts.operands[0].value != "-":
             return script_operand(program, opts.operands[0])
         return _stdin_code(program, stdin)
@@ -143,11 +144,13 @@ def eval_option(*names: str) -> Callable[[str, list[Word], Stdin, bool], list[Ef
 def python(args: list[Word], stdin: Stdin) -> list[Effect]:
     """`python -c CODE`, `python - <<EOF`, and the standard library's extractors (`-m zipfile -e`)."""
     i = 0
+    argv: Sequence[Word] = ()
     while i < len(args):
         value = args[i].value
         if value is None or not value.startswith("-"):
             return script_operand("python", args[i])  # a file is the project's own code
         if value == "-":
+            argv = args[i + 1 :]
             break
         i += 1
         if value.startswith("--"):
@@ -160,12 +163,12 @@ def python(args: list[Word], stdin: Stdin) -> list[Effect]:
                 if taken is None:
                     return []
                 if letter == "c":
-                    return [_code("python", taken)]
+                    return [_code("python", taken, args[i + (not rest) :])]
                 return _python_module(taken.value or "", args[i + (not rest) :])
             if letter in "WXQ":
                 i += not rest  # its value is the next word
                 break
-    return _stdin_code("python", stdin)
+    return _stdin_code("python", stdin, argv)
 
 
 def _python_module(module: str, args: Sequence[Word]) -> list[Effect]:
