@@ -19,6 +19,12 @@ def pytest_configure(config: pytest.Config) -> None:
     # No test may call a paid provider: only scripted models and servers on loopback
     # (agent/models/offline.py).
     os.environ[OFFLINE_VARIABLE] = "1"
+    # `%load_ext architect_nb` in this process (the in-process IPython tests) would start the warm-up thread,
+    # which imports LiteLLM and the agent while the worker's next tests import them too: Python's import locks
+    # then broke a cycle by handing one thread a half-imported module ("partially initialized module
+    # 'litellm' has no attribute 'utils'", every later model call of that worker failing). The warm-up's
+    # own tests turn it on in the processes they start.
+    os.environ["ARCHITECT_WARMUP"] = "0"
     check_bwrap_is_hidden()
 
 

@@ -212,7 +212,7 @@ def test_load_ext_warms_up_the_model_client_in_the_background() -> None:
         "print(t.is_alive(), litellm_import._litellm is not None, "
         "'architect_nb.agent.factory' in sys.modules, 'architect_nb.notebook.output.live' in sys.modules)"
     )
-    done = _python(code)
+    done = _python(code, ARCHITECT_WARMUP="1")
     assert done.returncode == 0, done.stderr
     # Not imported while %load_ext runs; imported by the thread, the notebook layer (the live view) too.
     assert done.stdout.split() == ["True", "False", "False", "True", "True", "True"], done.stdout
