@@ -47,7 +47,7 @@ def stale_modules(changed: Iterable[str], root: Path, view: NotebookView | None 
     if not wanted:
         return []
     found = []
-    for name, module in list(sys.modules.items()):
+    for name, module in sys.modules.copy().items():  # a copy in one step: another thread may be importing
         file = getattr(module, "__file__", None)
         if isinstance(file, str) and (real := os.path.realpath(file)) in wanted:
             found.append(StaleModule(name=name, path=wanted[real], cells=_users(name, view)))

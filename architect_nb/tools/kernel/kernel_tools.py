@@ -235,7 +235,7 @@ def fresh_workspace_modules(root: Path | None) -> Iterator[None]:
     prefix = str(root.resolve()) + "/"
     stashed = {
         name: module
-        for name, module in list(sys.modules.items())
+        for name, module in sys.modules.copy().items()  # in one step: another thread may be importing
         if str(getattr(module, "__file__", None) or "").startswith(prefix)
     }
     for name in stashed:
