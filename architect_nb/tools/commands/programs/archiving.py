@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from architect_nb.tools.commands.programs import archivers
+from architect_nb.tools.commands.programs import archivers, walks
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
 
 __all__ = ["MODELS"]
@@ -26,10 +26,16 @@ MODELS: list[ProgramModel] = [
             _f("--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--strip-components"),
         ),
         writes=archivers.tar,
+        reads=walks.tar_reads,
     ),
-    ProgramModel(name="zip", options=Spec("xibn", _f("--exclude", "--include")), writes=archivers.zip_),
+    ProgramModel(
+        name="zip",
+        options=Spec("xibn", _f("--exclude", "--include")),
+        writes=archivers.zip_,
+        reads=walks.zip_reads,
+    ),
     ProgramModel(name="unzip", options=Spec("dxP"), writes=archivers.unzip),
-    *alike(ProgramModel(name="7z", writes=archivers.seven_zip), "7za", "7zr"),
+    *alike(ProgramModel(name="7z", writes=archivers.seven_zip, reads=walks.seven_zip_reads), "7za", "7zr"),
     ProgramModel(name="cpio", writes=archivers.cpio),
     *alike(ProgramModel(name="gzip", options=_GZIP, writes=_SHRINK, decodes=_DECOMPRESS), "bzip2", "xz"),
     *alike(ProgramModel(name="pigz", options=_GZIP, writes=_SHRINK), "lzma", "lz4", "bunzip2"),

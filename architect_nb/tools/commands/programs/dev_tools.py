@@ -5,7 +5,7 @@ and safe only where they just print a version or a list."""
 from __future__ import annotations
 
 from architect_nb.tools.commands import checks
-from architect_nb.tools.commands.programs import writes
+from architect_nb.tools.commands.programs import walks, writes
 from architect_nb.tools.commands.programs.model import ProgramModel
 
 __all__ = ["MODELS"]
@@ -56,6 +56,13 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="pip", kind="safe", globs_safe=False, check=checks.check_pip),
     ProgramModel(name="docker", kind="dev", dev=_commands("ps", "images")),
     ProgramModel(name="kubectl", kind="dev", dev=_commands("get", "describe")),
-    ProgramModel(name="git", kind="safe", globs_safe=False, check=checks.check_git, writes=writes.git),
+    ProgramModel(
+        name="git",
+        kind="safe",
+        globs_safe=False,
+        check=checks.check_git,
+        writes=writes.git,
+        reads=walks.git_reads,
+    ),
     ProgramModel(name="jupyter", writes=writes.jupyter),
 ]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from architect_nb.tools.commands.programs import writes
+from architect_nb.tools.commands.programs import walks, writes
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
 
 __all__ = ["MODELS"]
@@ -54,9 +54,16 @@ MODELS: list[ProgramModel] = [
     *alike(ProgramModel(name="mkdir", options=_MODE, writes=writes.operands("creates")), "mkfifo", "mknod"),
     ProgramModel(name="sponge", writes=writes.operands("writes")),
     *alike(ProgramModel(name="dos2unix", writes=writes.operands("rewrites")), "unix2dos", "mac2unix"),
-    ProgramModel(name="cp", options=_COPY, writes=writes.copying("copies onto")),
-    ProgramModel(name="scp", options=Spec("cFiJloPS"), writes=writes.copying("copies onto")),
-    ProgramModel(name="rsync", options=Spec("efTBM", _RSYNC_LONG), writes=writes.copying("copies onto")),
+    ProgramModel(name="cp", options=_COPY, writes=writes.copying("copies onto"), reads=walks.copy_reads),
+    ProgramModel(
+        name="scp", options=Spec("cFiJloPS"), writes=writes.copying("copies onto"), reads=walks.copy_reads
+    ),
+    ProgramModel(
+        name="rsync",
+        options=Spec("efTBM", _RSYNC_LONG),
+        writes=writes.copying("copies onto"),
+        reads=walks.copy_reads,
+    ),
     ProgramModel(name="mv", options=_COPY, writes=writes.copying("moves onto", removes=True)),
     ProgramModel(name="ln", options=_COPY, writes=writes.copying("links onto", links=True)),
     ProgramModel(

@@ -1,7 +1,7 @@
 """One program's model: everything the checks know about it, declared in one entry.
 
-The classifier reads `kind`, `check`, `dev` and the flags; the guardrails read `options`, `writes` and
-`names_only`. A program without a model is never `safe`: what it writes is the sandbox's and the
+The classifier reads `kind`, `check`, `dev` and the flags; the guardrails read `options`, `writes`, `reads`,
+`lists` and `names_only`. A program without a model is never `safe`: what it writes is the sandbox's and the
 confirmation's job.
 """
 
@@ -15,8 +15,9 @@ from architect_nb.tools.commands.shell_words import Word
 
 if TYPE_CHECKING:
     from architect_nb.tools.commands.programs.effects import Effect, Stdin
+    from architect_nb.tools.commands.programs.walks import Walk
 
-__all__ = ["Check", "Kind", "ProgramModel", "Spec", "WriteModel", "alike"]
+__all__ = ["Check", "Kind", "ProgramModel", "Spec", "WalkModel", "WriteModel", "alike"]
 
 #: The design document's classes a model can claim; a program without one is `dangerous`.
 Kind = Literal["safe", "dev"]
@@ -24,6 +25,8 @@ Kind = Literal["safe", "dev"]
 Check = Callable[[Sequence[str | None]], str | None]
 #: What `program args...` changes: (program, args, what it reads on its input, whether xargs adds operands).
 WriteModel = Callable[[str, list[Word], "Stdin", bool], "list[Effect]"]
+#: The tree `program args...` reaches from a folder (its arguments as text), if it reaches one.
+WalkModel = Callable[[str, Sequence[str], str], "Walk | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,10 @@ class ProgramModel:
     dev: tuple[tuple[str, ...], ...] = ()
     #: What it changes, judged by the protected-file check.
     writes: WriteModel | None = None
+    #: The tree whose files it reads (`grep -r`, `tar c`, `cp -r`), judged by the unnamed-read check.
+    reads: WalkModel | None = None
+    #: The tree whose file names it prints (`find`, `ls -R`), when they feed `xargs` or `$(...)`.
+    lists: WalkModel | None = None
     #: Decodes or decompresses bytes into text: always (True) or with one of these options.
     decodes: frozenset[str] | bool = False
     #: A shell whose `-c` string or input is parsed and judged like the command itself.

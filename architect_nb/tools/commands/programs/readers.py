@@ -4,7 +4,7 @@ an option writes or runs something (`sort -o`, `find -delete`, `rg --pre`)."""
 from __future__ import annotations
 
 from architect_nb.tools.commands import checks
-from architect_nb.tools.commands.programs import writes
+from architect_nb.tools.commands.programs import walks, writes
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
 
 __all__ = ["GREP_LONG", "MODELS"]
@@ -39,6 +39,8 @@ _GREP = ProgramModel(
     kind="safe",
     options=Spec("efmABCdD", GREP_LONG | _f("--directories", "--devices", "--label")),
     searches_trees=True,
+    reads=walks.grep_reads,
+    lists=walks.grep_lists,
 )
 
 MODELS: list[ProgramModel] = [
@@ -50,7 +52,11 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="true", kind="safe", printer=True),
     ProgramModel(name="false", kind="safe", printer=True),
     ProgramModel(
-        name="ls", kind="safe", names_only=True, options=Spec("IwT", _f("--ignore", "--hide", "--width"))
+        name="ls",
+        kind="safe",
+        names_only=True,
+        options=Spec("IwT", _f("--ignore", "--hide", "--width")),
+        lists=walks.ls_lists,
     ),
     *(
         ProgramModel(name=n, kind="safe", names_only=True)
@@ -127,7 +133,7 @@ MODELS: list[ProgramModel] = [
         name="tee", kind="safe", globs_safe=False, check=checks.check_tee, writes=writes.operands("writes")
     ),
     *alike(_GREP, "egrep", "fgrep"),
-    ProgramModel(name="zgrep", options=_GREP.options),
+    ProgramModel(name="zgrep", options=_GREP.options, reads=walks.grep_reads, lists=walks.grep_lists),
     ProgramModel(name="git-grep", options=Spec("efABCm", GREP_LONG)),  # `git grep`'s options, for its walk
     ProgramModel(
         name="rg",
@@ -136,13 +142,25 @@ MODELS: list[ProgramModel] = [
         check=checks.check_rg,
         options=Spec("efgtTmABCjMdErs", _RG_LONG),
         searches_trees=True,
+        reads=walks.rg_reads,
+        lists=walks.rg_lists,
     ),
-    *alike(ProgramModel(name="ag", options=Spec("Gg", _RG_LONG)), "ack"),
+    *alike(ProgramModel(name="ag", options=Spec("Gg", _RG_LONG), reads=walks.rg_reads), "ack"),
     *alike(
         ProgramModel(
-            name="fd", options=Spec("etdEx", _f("--extension", "--type", "--max-depth", "--exclude"))
+            name="fd",
+            options=Spec("etdEx", _f("--extension", "--type", "--max-depth", "--exclude")),
+            lists=walks.fd_lists,
         ),
         "fdfind",
     ),
-    ProgramModel(name="find", kind="safe", globs_safe=False, check=checks.check_find, writes=writes.find),
+    ProgramModel(
+        name="find",
+        kind="safe",
+        globs_safe=False,
+        check=checks.check_find,
+        writes=writes.find,
+        reads=walks.find_reads,
+        lists=walks.find_lists,
+    ),
 ]

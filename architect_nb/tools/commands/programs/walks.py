@@ -16,17 +16,28 @@ from architect_nb.tools.commands.programs.options import Options, options, paths
 from architect_nb.tools.commands.programs.registry import model_of
 
 __all__ = [
-    "GREPS",
     "FilesOnDisk",
     "Walk",
+    "copy_reads",
+    "fd_lists",
     "find_exec_programs",
+    "find_lists",
+    "find_reads",
     "find_walk",
+    "git_reads",
+    "grep_lists",
+    "grep_reads",
     "lister",
+    "ls_lists",
     "names_only",
     "reader",
+    "rg_lists",
+    "rg_reads",
+    "seven_zip_reads",
+    "tar_reads",
+    "zip_reads",
 ]
 
-GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
 _UNRESTRICTED = re.compile(r"-u+|--unrestricted")
 
 
@@ -102,55 +113,90 @@ def glob_hits(pattern: str, name: str, rel: str) -> bool:
 
 
 def reader(program: str, args: Sequence[str], cwd: str) -> Walk | None:
-    """The tree a program reads the contents of, if it reads one."""
-    if program in GREPS:
-        opts = options(args, spec_of("grep"))
-        recursive = opts.has("-r", "-R", "--recursive", "--dereference-recursive") or "recurse" in opts.of(
-            "-d", "--directories"
-        )
-        if not recursive or opts.has(
-            "-l", "-L", "-c", "--files-with-matches", "--files-without-match", "--count"
-        ):
-            return None
-        return _grep_walk(opts, cwd)
-    if program in ("rg", "ag", "ack"):
-        opts = options(args, spec_of(program))
-        if opts.has("--files", "-l", "--files-with-matches", "--files-without-match", "-c", "--count"):
-            return None
-        return _rg_walk(opts, args, cwd)
-    if program == "git" and args[:1] == ["grep"] and ({"--no-index", "--untracked"} & set(args)):
-        opts = options(args[1:], spec_of("git-grep"))
-        return _grep_walk(opts, cwd)
-    if program == "find" and any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
-        readers = find_exec_programs(args)
-        return find_walk(args, cwd) if not all(names_only(p) for p in readers) else None
-    return _copier(program, args, cwd)
+    """The tree a program reads the contents of, if it reads one (its model's `reads`)."""
+    model = model_of(program)
+    return model.reads(program, args, cwd) if model is not None and model.reads is not None else None
 
 
 def lister(program: str, args: Sequence[str], cwd: str) -> Walk | None:
-    """The tree whose file names a program prints (to feed `xargs` or `$(...)`)."""
-    if program == "find" and not any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
-        return find_walk(args, cwd)
-    if program in ("fd", "fdfind"):
-        opts = options(args, spec_of("fd"))
-        walk = Walk(paths(opts.operands[1:], cwd), hidden=opts.has("-H", "--hidden", "-u", "--unrestricted"))
-        walk.skip_parts = opts.of("-E", "--exclude")
-        return walk
-    if program == "rg":
-        opts = options(args, spec_of("rg"))
-        return _rg_walk(opts, args, cwd) if opts.has("--files", "-l", "--files-with-matches") else None
-    if program in GREPS:
-        opts = options(args, spec_of("grep"))
-        if opts.has("-l", "--files-with-matches") and opts.has("-r", "-R", "--recursive"):
-            return _grep_walk(opts, cwd)
-    if program == "ls":
-        opts = options(args, spec_of("ls"))
-        return Walk(
-            paths(opts.operands, cwd),
-            hidden=opts.has("-a", "-A", "--all", "--almost-all"),
-            recursive=opts.has("-R", "--recursive"),
-        )
+    """The tree whose file names a program prints, to feed `xargs` or `$(...)` (its model's `lists`)."""
+    model = model_of(program)
+    return model.lists(program, args, cwd) if model is not None and model.lists is not None else None
+
+
+# ------------------------------------------------------------------ what readers read
+
+
+def grep_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    opts = options(args, spec_of("grep"))
+    recursive = opts.has("-r", "-R", "--recursive", "--dereference-recursive") or "recurse" in opts.of(
+        "-d", "--directories"
+    )
+    if not recursive or opts.has(
+        "-l", "-L", "-c", "--files-with-matches", "--files-without-match", "--count"
+    ):
+        return None
+    return _grep_walk(opts, cwd)
+
+
+def rg_reads(program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    """rg, ag and ack."""
+    opts = options(args, spec_of(program))
+    if opts.has("--files", "-l", "--files-with-matches", "--files-without-match", "-c", "--count"):
+        return None
+    return _rg_walk(opts, args, cwd)
+
+
+def git_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    """`git grep --no-index` and `--untracked` read files git does not track."""
+    if args[:1] == ["grep"] and ({"--no-index", "--untracked"} & set(args)):
+        return _grep_walk(options(args[1:], spec_of("git-grep")), cwd)
     return None
+
+
+def find_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    """`find -exec` reads what it reaches, unless each program it runs shows only names."""
+    if not any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
+        return None
+    readers = find_exec_programs(args)
+    return find_walk(args, cwd) if not all(names_only(p) for p in readers) else None
+
+
+# ------------------------------------------------------------------ what listers list
+
+
+def find_lists(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    if any(a in ("-exec", "-execdir", "-ok", "-okdir") for a in args):
+        return None
+    return find_walk(args, cwd)
+
+
+def fd_lists(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    opts = options(args, spec_of("fd"))
+    walk = Walk(paths(opts.operands[1:], cwd), hidden=opts.has("-H", "--hidden", "-u", "--unrestricted"))
+    walk.skip_parts = opts.of("-E", "--exclude")
+    return walk
+
+
+def rg_lists(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    opts = options(args, spec_of("rg"))
+    return _rg_walk(opts, args, cwd) if opts.has("--files", "-l", "--files-with-matches") else None
+
+
+def grep_lists(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    opts = options(args, spec_of("grep"))
+    if opts.has("-l", "--files-with-matches") and opts.has("-r", "-R", "--recursive"):
+        return _grep_walk(opts, cwd)
+    return None
+
+
+def ls_lists(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    opts = options(args, spec_of("ls"))
+    return Walk(
+        paths(opts.operands, cwd),
+        hidden=opts.has("-a", "-A", "--all", "--almost-all"),
+        recursive=opts.has("-R", "--recursive"),
+    )
 
 
 def _grep_walk(opts: Options[str], cwd: str) -> Walk:
@@ -207,36 +253,46 @@ def find_exec_programs(args: Sequence[str]) -> list[str]:
     ]
 
 
-def _copier(program: str, args: Sequence[str], cwd: str) -> Walk | None:
-    """Archives and recursive copies: their copy is a file with another name, read without naming this one."""
-    if program == "tar":
-        first = args[0] if args else ""
-        cluster = first.lstrip("-") if first and not first.startswith("--") else ""
-        opts = options(args, spec_of("tar"))
-        creates = "c" in cluster or opts.has("-c", "--create", "-r", "--append", "-u", "--update")
-        if not creates:
-            return None
-        operands = opts.operands
-        if cluster and not first.startswith("-"):  # old style `tar czf out.tgz dir`
-            operands = operands[1 + ("f" in cluster) :]
-        base = os.path.join(cwd, opts.of("-C", "--directory")[-1]) if opts.of("-C", "--directory") else cwd
-        walk = Walk(paths(operands, base, default=None))
-        walk.skip_parts = opts.of("--exclude")
-        return walk
-    if program == "zip":
-        opts = options(args, spec_of("zip"))
-        if not opts.has("-r", "-R", "--recurse-paths"):
-            return None
-        walk = Walk(paths(opts.operands[1:], cwd, default=None))
-        walk.skip_paths = opts.of("-x", "--exclude")
-        return walk
-    if program in ("7z", "7za", "7zr") and args[:1] == ["a"]:
-        return Walk(paths(options(args[1:], spec_of("7z")).operands[1:], cwd, default=None))
-    if program in ("cp", "rsync", "scp"):
-        opts = options(args, spec_of(program))
-        if not opts.has("-r", "-R", "-a", "--recursive", "--archive"):
-            return None
-        walk = Walk(paths(opts.operands[:-1], cwd, default=None))
-        walk.skip_parts = opts.of("--exclude") if program == "rsync" else []
-        return walk
-    return None
+# ------------------------------------------------------------------ archives and recursive copies
+# (their copy is a file with another name, read without naming the one it holds)
+
+
+def tar_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    first = args[0] if args else ""
+    cluster = first.lstrip("-") if first and not first.startswith("--") else ""
+    opts = options(args, spec_of("tar"))
+    creates = "c" in cluster or opts.has("-c", "--create", "-r", "--append", "-u", "--update")
+    if not creates:
+        return None
+    operands = opts.operands
+    if cluster and not first.startswith("-"):  # old style `tar czf out.tgz dir`
+        operands = operands[1 + ("f" in cluster) :]
+    base = os.path.join(cwd, opts.of("-C", "--directory")[-1]) if opts.of("-C", "--directory") else cwd
+    walk = Walk(paths(operands, base, default=None))
+    walk.skip_parts = opts.of("--exclude")
+    return walk
+
+
+def zip_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    opts = options(args, spec_of("zip"))
+    if not opts.has("-r", "-R", "--recurse-paths"):
+        return None
+    walk = Walk(paths(opts.operands[1:], cwd, default=None))
+    walk.skip_paths = opts.of("-x", "--exclude")
+    return walk
+
+
+def seven_zip_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    if args[:1] != ["a"]:
+        return None
+    return Walk(paths(options(args[1:], spec_of("7z")).operands[1:], cwd, default=None))
+
+
+def copy_reads(program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    """cp, rsync and scp."""
+    opts = options(args, spec_of(program))
+    if not opts.has("-r", "-R", "-a", "--recursive", "--archive"):
+        return None
+    walk = Walk(paths(opts.operands[:-1], cwd, default=None))
+    walk.skip_parts = opts.of("--exclude") if program == "rsync" else []
+    return walk
