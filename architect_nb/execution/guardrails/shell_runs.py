@@ -83,8 +83,8 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
                 continue
             fed_by = (program, words) if program in ("find", "xargs") else todo.fed_by
             inner_bases, inner_moved = todo.bases, todo.moved
-            if program == "env":
-                inner_bases, inner_moved = _env_chdir(words[1:], inner_bases, inner_moved)
+            if inner.chdir is not None:  # `env -C DIR cmd`: the command runs in DIR
+                inner_bases, inner_moved = _moved_to([inner.chdir], inner_bases, inner_moved, replace=True)
             if program == "find" and any(w.value in ("-execdir", "-okdir") for w in words):
                 inner_moved = True  # run in the folder of each file found
             stack += [_Pending(w, inner_bases, inner_moved, fed_by, False) for w, _ in reversed(inner.inner)]
@@ -140,26 +140,6 @@ class _Pending:
     moved: bool
     fed_by: tuple[str, list[Word]] | None
     outer: bool
-
-
-def _env_chdir(args: list[Word], bases: tuple[str, ...], moved: bool) -> tuple[tuple[str, ...], bool]:
-    """`env -C DIR cmd`: the command runs in DIR."""
-    for i, word in enumerate(args):
-        value = word.value
-        if value is None:
-            return bases, moved
-        if not value.startswith("-"):
-            break
-        target: Word | None = None
-        if value in ("-C", "--chdir"):
-            target = args[i + 1] if i + 1 < len(args) else None
-        elif value.startswith("--chdir="):
-            target = Word(text=value, value=value[8:], skeleton=value[8:])
-        elif value.startswith("-C"):
-            target = Word(text=value, value=value[2:], skeleton=value[2:])
-        if target is not None:
-            return _moved_to([target], bases, moved, replace=True)
-    return bases, moved
 
 
 def _moved_to(

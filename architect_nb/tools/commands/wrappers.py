@@ -30,6 +30,8 @@ class Unwrapped:
     classify_self: bool = False
     #: Why the blocklist refuses it (shell code only known at run time cannot be checked).
     blocked: str | None = None
+    #: The folder the inner command runs in (`env -C DIR`), for the checks that resolve its paths.
+    chdir: Word | None = None
 
 
 def _skip(
@@ -135,8 +137,13 @@ def _env(args: Sequence[Word]) -> Unwrapped:
         if value in ("-i", "-", "--ignore-environment", "-0", "--null", "-v", "--debug"):
             i += 1
         elif value in ("-u", "--unset", "-C", "--chdir"):
+            if value in ("-C", "--chdir") and i + 1 < len(args) and out.chdir is None:
+                out.chdir = args[i + 1]
             i += 2
         elif value.startswith(("--unset=", "--chdir=")) or re.match(r"^-[uC].", value):
+            if value.startswith(("--chdir=", "-C")) and out.chdir is None:
+                folder = value.partition("=")[2] if value.startswith("--") else value[2:]
+                out.chdir = Word(text=value, value=folder, skeleton=folder)
             i += 1
         elif value in ("-S", "--split-string") or value.startswith(("--split-string=", "-S")):
             script = value.split("=", 1)[1] if "=" in value and value.startswith("--") else value[2:]

@@ -250,3 +250,22 @@ def test_the_engine_leaves_unnamed_writes_to_the_sandbox_when_commands_run_in_it
     assert ran.metadata.get("sandboxed") is True and "Guardrail" not in (ran.error or "")
     assert "done" in ran.output  # it ran, and the sandbox kept the protected file's mode
     assert (project / "setup.cfg").stat().st_mode == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -C .github rm -r workflows",
+        "env --chdir=.github rm -r workflows",
+        "env -C.github rm -r workflows",
+        # Options before -C: env's own parse (`wrappers`) finds the folder; the guardrails' second parse of
+        # env's options stopped at `FOO` and judged `rm -r workflows` in the workspace (issue 50).
+        "env -u FOO -C .github rm -r workflows",
+        "env -i -u FOO --chdir .github rm -r workflows",
+    ],
+)
+def test_env_chdir_is_followed_whatever_comes_before_it(project: Path, command: str) -> None:
+    allowed, reason = guard(project).check_command(command, project)
+    assert not allowed and ".github" in reason, reason
+    subprocess.run(["bash", "-c", command], cwd=project, check=True, env=_GIT_ENV)
+    assert not (project / ".github" / "workflows").exists()  # the command does remove the protected folder
