@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from architect_nb.tools.commands.rules import SHELLS
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
 from architect_nb.tools.commands.wrappers import unwrap
 
@@ -89,7 +88,7 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
                 inner_moved = True  # run in the folder of each file found
             stack += [_Pending(w, inner_bases, inner_moved, fed_by, False) for w, _ in reversed(inner.inner)]
             scripts = list(inner.scripts)
-            if program in SHELLS and not scripts and not _takes_a_script(words[1:]):
+            if inner.reads_stdin and not scripts:
                 echoed = piped_text(simple, script)  # `echo 'rm x' | bash`
                 scripts += [echoed] if echoed is not None else []
             if depth < _MAX_DEPTH:
@@ -120,17 +119,6 @@ def piped_from_printer(simple: SimpleCommand, script: ParsedScript) -> bool:
         for pipeline, stage in simple.pipes
         for other in script.commands
     )
-
-
-def _takes_a_script(args: list[Word]) -> bool:
-    """A shell given `-c` or a script operand does not read its commands from its input."""
-    for word in args:
-        value = word.value
-        if value is None or not value.startswith(("-", "+")) or value in ("-", "+"):
-            return value != "-"
-        if not value.startswith("--") and "c" in value[1:]:
-            return True
-    return False
 
 
 @dataclass(slots=True)

@@ -32,6 +32,8 @@ class Unwrapped:
     blocked: str | None = None
     #: The folder the inner command runs in (`env -C DIR`), for the checks that resolve its paths.
     chdir: Word | None = None
+    #: A shell that reads its commands from its input (no `-c`, no script, or the script `-`).
+    reads_stdin: bool = False
 
 
 def _skip(
@@ -288,7 +290,9 @@ def _shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
         return out
     if operand is not None:
         out.floor = (DANGEROUS, f"{base} runs a script file ({operand.text})")
+        out.reads_stdin = operand.value == "-"
         return out
+    out.reads_stdin = True
     out.floor = (DANGEROUS, f"{base} reads commands from its standard input")
     if stdin_text:
         out.scripts.append(stdin_text)

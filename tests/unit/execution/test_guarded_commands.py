@@ -269,3 +269,22 @@ def test_env_chdir_is_followed_whatever_comes_before_it(project: Path, command: 
     assert not allowed and ".github" in reason, reason
     subprocess.run(["bash", "-c", command], cwd=project, check=True, env=_GIT_ENV)
     assert not (project / ".github" / "workflows").exists()  # the command does remove the protected folder
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'rm setup.cfg' | bash",
+        "echo 'rm setup.cfg' | bash -",
+        "echo 'rm setup.cfg' | bash -e",
+        # The value of -o is an option's, not a script: bash still reads the echo (issue 50; the guardrails'
+        # own scan of bash's options took `pipefail` for a script file and judged nothing).
+        "echo 'rm setup.cfg' | bash -o pipefail",
+        "echo 'rm setup.cfg' | sh +o errexit",
+    ],
+)
+def test_a_shell_reading_an_echo_is_judged_by_the_echo(project: Path, command: str) -> None:
+    allowed, reason = guard(project).check_command(command, project)
+    assert not allowed and "setup.cfg" in reason, reason
+    subprocess.run(["bash", "-c", command], cwd=project, check=True, env=_GIT_ENV)
+    assert not (project / "setup.cfg").exists()  # the command does remove the protected file
