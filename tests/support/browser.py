@@ -98,6 +98,19 @@ def wait_for_server(
     pytest.fail(f"{name} did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
 
 
+def _port_was_taken(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> bool:
+    """Whether the server exited because its port was in use, before it answered."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
+                if response.status == 200:
+                    return False
+        except OSError:
+            time.sleep(0.3)
+    return proc.poll() is not None and b"already in use" in log.read_bytes()
+
+
 def write_notebook(root: Path, cells: list[str], name: str = "demo.ipynb") -> Path:
     """A notebook of code cells with the given sources, on the python3 kernel."""
     notebook = {
@@ -166,29 +179,35 @@ def jupyter_server(
     }
     if our_labextensions:
         env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
-    port = free_port()
     log = tmp_path / f"jupyter-{module}.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [
-                str(python),
-                "-m",
-                module,
-                "--no-browser",
-                "--allow-root",
-                f"--port={port}",
-                "--ip=127.0.0.1",
-                f"--ServerApp.root_dir={root}",
-                "--IdentityProvider.token=",
-                "--ServerApp.password=",
-                *app_args,
-            ],
-            cwd=root,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}"
+    for _attempt in range(5):
+        # The free port may be taken before the server binds it (another worker's kernel or server): then it
+        # exits (no retries on other ports, which the test would not know) and starts on another.
+        port = free_port()
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [
+                    str(python),
+                    "-m",
+                    module,
+                    "--no-browser",
+                    "--allow-root",
+                    f"--port={port}",
+                    "--ServerApp.port_retries=0",
+                    "--ip=127.0.0.1",
+                    f"--ServerApp.root_dir={root}",
+                    "--IdentityProvider.token=",
+                    "--ServerApp.password=",
+                    *app_args,
+                ],
+                cwd=root,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        url = f"http://127.0.0.1:{port}"
+        if not _port_was_taken(url, proc, log):
+            break
     try:
         wait_for_server(url, proc, log, f"python -m {module}")
         artifacts = tmp_path / "screenshots"
