@@ -3,43 +3,21 @@ cannot give, since it leaves the rest of the file system readable. A command wit
 
 The check is lexical, on the words as bash will see them. Words that are not paths are skipped: a search
 pattern or a script given before the files (`grep PATTERN FILE`, `sed -n '/x/p' FILE`), the values of options
-such as `cut -d /`, and the arguments of programs that never open files (`echo`, `tr`, `which`, ...).
+such as `cut -d /`, and the arguments of programs that never open files (`echo`, `tr`, `which`, ...): each
+program's model says which (`opens_no_files`, `pattern_first`, `value_options`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from architect_nb.tools.commands.programs.registry import model_of
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["leads_outside", "outside_path"]
 
-#: Programs whose arguments are never files they open.
-_NOT_PATHS = frozenset(
-    {"echo", "printf", "true", "false", "test", "[", "basename", "dirname", "which", "whereis", "type"}
-    | {"tr", "seq", "sleep", "date", "uname", "id", "groups", "whoami", "hostname", "nproc", "uptime"}
-    | {"free", "locale", "arch", "tty", "pwd", "ps", "man", "node", "npm", "cargo", "rustc", "go", "uv"}
-)
-#: Programs whose first operand is a pattern or a script, unless an option gives it instead.
-_PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "sed", "awk", "gawk", "mawk", "jq"})
 #: Options after which the pattern is not an operand (`grep -e x FILE`, `rg --files`, `awk -f prog FILE`).
 _PATTERN_GIVEN = frozenset({"-e", "--regexp", "-f", "--file", "--expression", "--files", "--from-file"})
-#: Options whose next word is a value, not a path.
-_VALUE_OPTIONS: dict[str, frozenset[str]] = {
-    "cut": frozenset({"-d", "--delimiter"}),
-    "sort": frozenset({"-t", "--field-separator"}),
-    "paste": frozenset({"-d", "--delimiters"}),
-    "column": frozenset({"-s", "-o", "--separator", "--output-separator"}),
-    "awk": frozenset({"-F", "-v"}),
-    "gawk": frozenset({"-F", "-v"}),
-    "mawk": frozenset({"-F", "-v"}),
-    "grep": frozenset({"-e", "--regexp"}),
-    "egrep": frozenset({"-e", "--regexp"}),
-    "fgrep": frozenset({"-e", "--regexp"}),
-    "rg": frozenset({"-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-r", "--replace"}),
-    "sed": frozenset({"-e", "--expression"}),
-    "jq": frozenset({"--arg", "--argjson"}),
-}
 #: Variables that hold paths outside the workspace. Others are judged elsewhere: a loop variable holds loop
 #: words (judged themselves), and any variable that is not benign may hold a secret, so it already asks.
 _OUTSIDE_VARIABLES = ("HOME", "OLDPWD", "TMPDIR", "SHELL")
@@ -48,13 +26,16 @@ _DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 
 def leads_outside(program: str, args: Sequence[Word]) -> str | None:
     """The first argument of `program` (a `program_key`) that names a path outside the workspace, or None."""
-    if program in _NOT_PATHS:
+    model = model_of(program)
+    if model is not None and model.opens_no_files:
         return None
-    value_options = _VALUE_OPTIONS.get(program, frozenset())
+    value_options = model.value_options if model is not None else frozenset()
     # A word with expansions is judged by its template (`${HOME}/x`), or as written when it computes.
     texts = [w.value if w.value is not None else (w.template or w.text) for w in args]
-    pattern_pending = program in _PATTERN_FIRST and not any(
-        t.split("=", 1)[0] in _PATTERN_GIVEN for t in texts
+    pattern_pending = (
+        model is not None
+        and model.pattern_first
+        and not any(t.split("=", 1)[0] in _PATTERN_GIVEN for t in texts)
     )
     skip_next = False
     for word, text in zip(args, texts, strict=True):

@@ -41,6 +41,7 @@ _PYTHON_DEV_MODULES = ("pytest", "mypy", "ruff", "black", "isort", "flake8", "py
 _NODE = Spec("erp", _f("--eval", "--print", "--require", "--import", "--input-type", "--loader"))
 _NODE_CODE = interpreters.eval_option("-e", "--eval", "-p", "--print")
 _VIM = Spec("cTuUiwWsSt", _f("--cmd"))
+_AWK_VALUES = _f("-F", "-v")  # a field separator and an assignment, not paths
 _AWK = Spec("fvF", _f("--file", "--assign", "--field-separator", "--include", "--load"))
 
 MODELS: list[ProgramModel] = [
@@ -69,6 +70,7 @@ MODELS: list[ProgramModel] = [
         options=_NODE,
         writes=_NODE_CODE,
         runs_code=True,
+        opens_no_files=True,
     ),
     *alike(ProgramModel(name="nodejs", options=_NODE, writes=_NODE_CODE), "bun"),
     ProgramModel(name="deno", writes=_NODE_CODE),
@@ -93,9 +95,19 @@ MODELS: list[ProgramModel] = [
         check=checks.check_sed,
         options=Spec("efl", _f("--expression", "--file", "--line-length"), attached="i"),
         writes=interpreters.sed,
+        pattern_first=True,
+        value_options=_f("-e", "--expression"),
     ),
     *alike(
-        ProgramModel(name="awk", kind="safe", check=checks.check_awk, options=_AWK, writes=interpreters.awk),
+        ProgramModel(
+            name="awk",
+            kind="safe",
+            check=checks.check_awk,
+            options=_AWK,
+            writes=interpreters.awk,
+            pattern_first=True,
+            value_options=_AWK_VALUES,
+        ),
         "mawk",
     ),
     ProgramModel(
@@ -106,6 +118,8 @@ MODELS: list[ProgramModel] = [
             "fvFilE", _f("--file", "--assign", "--field-separator", "--include", "--load", "--exec")
         ),
         writes=interpreters.awk,
+        pattern_first=True,
+        value_options=_AWK_VALUES,
     ),
     ProgramModel(name="nawk", options=_AWK, writes=interpreters.awk),
     *alike(ProgramModel(name="vim", options=_VIM, writes=interpreters.editor), "vi", "nvim", "ex", "view"),

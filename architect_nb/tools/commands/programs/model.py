@@ -75,6 +75,13 @@ class ProgramModel:
     searches_trees: bool = False
     #: Fetches from the network: piped into an interpreter, it runs code nobody has read.
     downloads: bool = False
+    #: Its arguments are never files it opens (`echo`, `which`, `date`): `/etc` in them reaches nothing.
+    opens_no_files: bool = False
+    #: Its first operand is a pattern or a script, unless an option gives one (`grep -e`, `awk -f`).
+    pattern_first: bool = False
+    #: Options whose value is a pattern, a separator or a name, never a path (`cut -d /`, `rg -g '/x'`).
+    #: Not the option table: `grep -f FILE` takes a value that is a path, and stays one here.
+    value_options: frozenset[str] = frozenset()
 
 
 def alike(model: ProgramModel, *names: str) -> list[ProgramModel]:

@@ -29,9 +29,16 @@ def _safe(*names: str) -> list[ProgramModel]:
     return [ProgramModel(name=n, kind="safe") for n in names]
 
 
+def _no_files(*names: str) -> list[ProgramModel]:
+    """Safe programs that open no file named in their arguments (`which`, `sleep`, `uname`)."""
+    return [ProgramModel(name=n, kind="safe", opens_no_files=True) for n in names]
+
+
 def _printers(*names: str) -> list[ProgramModel]:
     """Safe programs that only print their arguments (and show no file's contents)."""
-    return [ProgramModel(name=n, kind="safe", printer=True, names_only=True) for n in names]
+    return [
+        ProgramModel(name=n, kind="safe", printer=True, names_only=True, opens_no_files=True) for n in names
+    ]
 
 
 _GREP = ProgramModel(
@@ -41,16 +48,24 @@ _GREP = ProgramModel(
     searches_trees=True,
     reads=walks.grep_reads,
     lists=walks.grep_lists,
+    pattern_first=True,
+    value_options=_f("-e", "--regexp"),
 )
 
 MODELS: list[ProgramModel] = [
-    *_safe("cat", "head", "tail", "pwd", "which", "whereis", "type", "df", "uname", "whoami", "id", "nproc"),
-    *_safe("uptime", "free", "cut", "nl", "tac", "cmp", "comm", "md5sum", "sha1sum", "sha256sum"),
-    *_safe("sha512sum", "cksum", "b2sum", "column", "fold", "expand", "unexpand", "paste", "join", "od"),
-    *_safe("hexdump", "strings", "seq", "sleep", "cd", "locale", "arch", "tty", "groups"),
+    *_safe("cat", "head", "tail", "df", "nl", "tac", "cmp", "comm", "md5sum", "sha1sum", "sha256sum"),
+    *_safe("sha512sum", "cksum", "b2sum", "fold", "expand", "unexpand", "join", "od", "hexdump", "strings"),
+    *_safe("cd"),
+    *_no_files("pwd", "which", "whereis", "type", "uname", "whoami", "id", "nproc", "uptime", "free", "seq"),
+    *_no_files("sleep", "locale", "arch", "tty", "groups"),
+    ProgramModel(name="cut", kind="safe", value_options=_f("-d", "--delimiter")),
+    ProgramModel(name="paste", kind="safe", value_options=_f("-d", "--delimiters")),
+    ProgramModel(
+        name="column", kind="safe", value_options=_f("-s", "-o", "--separator", "--output-separator")
+    ),
     *_printers("echo", "printf", "test", "[", "basename", "dirname"),
-    ProgramModel(name="true", kind="safe", printer=True),
-    ProgramModel(name="false", kind="safe", printer=True),
+    ProgramModel(name="true", kind="safe", printer=True, opens_no_files=True),
+    ProgramModel(name="false", kind="safe", printer=True, opens_no_files=True),
     ProgramModel(
         name="ls",
         kind="safe",
@@ -65,7 +80,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="diff", kind="safe", searches_trees=True),
     ProgramModel(name="base64", kind="safe", decodes=_f("-d", "--decode", "-D", "-di", "-id")),
     ProgramModel(name="rev", kind="safe", decodes=True),
-    ProgramModel(name="tr", kind="safe", decodes=True),
+    ProgramModel(name="tr", kind="safe", decodes=True, opens_no_files=True),
     ProgramModel(
         name="tree", kind="safe", globs_safe=False, check=checks.forbid("-o", reason="tree -o writes a file")
     ),
@@ -80,18 +95,33 @@ MODELS: list[ProgramModel] = [
         kind="safe",
         globs_safe=False,
         check=checks.forbid("-s", "--set", reason="date -s sets the system clock"),
+        opens_no_files=True,
     ),
     ProgramModel(
         name="hostname",
         kind="safe",
         globs_safe=False,
         check=checks.only(_f("-I", "-i", "-f", "-s", "-d", "-A", "--fqdn", "--short"), "hostname"),
+        opens_no_files=True,
     ),
     ProgramModel(name="less", kind="safe", globs_safe=False, check=checks.options_only(_LESS_OK)),
     ProgramModel(name="more", kind="safe", globs_safe=False, check=checks.options_only(frozenset())),
-    ProgramModel(name="man", kind="safe", globs_safe=False, check=checks.options_only(_f("-k", "-f", "-w"))),
-    ProgramModel(name="ps", kind="safe", globs_safe=False, check=checks.check_ps),
-    ProgramModel(name="jq", kind="safe", globs_safe=False, check=checks.check_jq),
+    ProgramModel(
+        name="man",
+        kind="safe",
+        globs_safe=False,
+        check=checks.options_only(_f("-k", "-f", "-w")),
+        opens_no_files=True,
+    ),
+    ProgramModel(name="ps", kind="safe", globs_safe=False, check=checks.check_ps, opens_no_files=True),
+    ProgramModel(
+        name="jq",
+        kind="safe",
+        globs_safe=False,
+        check=checks.check_jq,
+        pattern_first=True,
+        value_options=_f("--arg", "--argjson"),
+    ),
     ProgramModel(name="yq", options=Spec("", _f("--indent", "--arg", "--argjson"))),
     ProgramModel(
         name="sort",
@@ -102,6 +132,7 @@ MODELS: list[ProgramModel] = [
             "kotTS", _f("--key", "--output", "--field-separator", "--temporary-directory", "--buffer-size")
         ),
         writes=writes.option_targets("writes", ("-o", "--output")),
+        value_options=_f("-t", "--field-separator"),
     ),
     ProgramModel(
         name="shuf",
@@ -144,6 +175,8 @@ MODELS: list[ProgramModel] = [
         searches_trees=True,
         reads=walks.rg_reads,
         lists=walks.rg_lists,
+        pattern_first=True,
+        value_options=_f("-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-r", "--replace"),
     ),
     *alike(ProgramModel(name="ag", options=Spec("Gg", _RG_LONG), reads=walks.rg_reads), "ack"),
     *alike(
