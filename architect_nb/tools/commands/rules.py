@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from architect_nb.tools.commands import checks
 from architect_nb.tools.commands.blocklist import RAW_BLOCKLIST, blocked_reason, blocked_redirect
-from architect_nb.tools.commands.programs.registry import models
+from architect_nb.tools.commands.programs.registry import model_of, models
 
 __all__ = [
     "BENIGN_VARIABLES",
@@ -58,17 +58,11 @@ BENIGN_VARIABLES = frozenset(
 
 # ---------------------------------------------------------------- programs
 
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
-_PIP = re.compile(r"^pip(?:\d+(?:\.\d+)*)?$")
-
 
 def program_key(program: str) -> str:
-    """`python3.12` → `python`, `pip3` → `pip`: one name per family."""
-    if _PYTHON.match(program):
-        return "python"
-    if _PIP.match(program):
-        return "pip"
-    return program
+    """`python3.12` → `python`, `pip3` → `pip`: the name of the model a versioned name stands for."""
+    model = model_of(program)
+    return model.name if model is not None else program
 
 
 _MODELS = models().values()

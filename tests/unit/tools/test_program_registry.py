@@ -125,3 +125,15 @@ def test_a_name_modelled_twice_is_an_error(monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.undo()
         registry._declared.cache_clear()
     assert model_of("rm") is not None
+
+
+def test_a_versioned_name_is_its_program_only_where_the_model_says_so() -> None:
+    python, pypy, pip = model_of("python"), model_of("pypy"), model_of("pip")
+    assert model_of("python3") is python and model_of("python3.12") is python
+    assert model_of("pypy3") is pypy and pypy is not python  # pypy never gets python's check
+    assert model_of("pip3") is pip and rules.program_key("pip3.11") == "pip"
+    assert model_of("perl5.36") is None  # perl's model does not claim its versions
+    assert model_of("ls2") is None and model_of("") is None and model_of("7") is None
+    assert rules.program_key("python3.12") == "python" and rules.program_key("mytool2") == "mytool2"
+    assert classify_command("python3.12 --version").sensitivity == "safe"
+    assert classify_command("pypy3 --version").sensitivity == "dangerous"

@@ -53,6 +53,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="busybox", runs_code=True),
     ProgramModel(
         name="python",
+        versioned=True,
         kind="safe",
         globs_safe=False,
         check=checks.check_python,
@@ -61,7 +62,8 @@ MODELS: list[ProgramModel] = [
         writes=_python,
         runs_code=True,
     ),
-    ProgramModel(name="pypy", writes=_python),  # not python's check: its command lines are not python's
+    # pypy's own model: not python's check, whose command lines it does not share.
+    ProgramModel(name="pypy", versioned=True, writes=_python),
     ProgramModel(
         name="node",
         kind="safe",

@@ -66,7 +66,7 @@ MODELS: list[ProgramModel] = [
         check=checks.exact(("--version",), ("pip", "list", "*")),
         opens_no_files=True,
     ),
-    ProgramModel(name="pip", kind="safe", globs_safe=False, check=checks.check_pip),
+    ProgramModel(name="pip", versioned=True, kind="safe", globs_safe=False, check=checks.check_pip),
     ProgramModel(name="docker", kind="dev", dev=_commands("ps", "images")),
     ProgramModel(name="kubectl", kind="dev", dev=_commands("get", "describe")),
     ProgramModel(

@@ -24,7 +24,6 @@ from architect_nb.tools.commands.programs.options import (
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = [
-    "INTERPRETER",
     "awk",
     "ed",
     "editor",
@@ -35,7 +34,6 @@ __all__ = [
     "sed",
 ]
 
-INTERPRETER = re.compile(r"^(?:python|pypy)[\d.]*$")
 _SED_WRITES = re.compile(r"(?:^|[\s;{}0-9$/!,])[wW]\s|/[gpiImMe0-9]*w\s|(?:^|[\s;{}])e(?:\s|$)")
 _AWK_WRITES = re.compile(r">|\bsystem\s*\(|\|")
 

@@ -43,6 +43,8 @@ class ProgramModel:
     """What the project knows about one program (all defaults: nothing, so it is not safe)."""
 
     name: str
+    #: `python3.12` and `pip3` are this program (the name with a version after it).
+    versioned: bool = False
     #: Which of its options take a value, for every parse of its command line.
     options: Spec = Spec()
     #: `safe`: read-only (unless `check` says otherwise); `dev`: a development tool (see `dev`).

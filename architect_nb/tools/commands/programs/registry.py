@@ -18,6 +18,7 @@ __all__ = ["FAMILIES", "extended", "model_of", "models"]
 
 FAMILIES = ("readers", "files", "code", "archiving", "network", "dev_tools")
 _added: dict[str, ProgramModel] = {}
+_VERSION_CHARACTERS = "0123456789."
 
 
 @cache
@@ -38,8 +39,14 @@ def models() -> Mapping[str, ProgramModel]:
 
 
 def model_of(program: str) -> ProgramModel | None:
-    """The model of `program` (its base name, as the shell would find it); None if it has none."""
-    return _added.get(program) or _declared().get(program)
+    """The model of `program` (its base name, as the shell would find it), or of the program it is a version
+    of (`python3.12`, `pip3`) when that model says so; None if it has none."""
+    found = _added.get(program) or _declared().get(program)
+    if found is None and program and program[-1] in _VERSION_CHARACTERS:
+        unversioned = program.rstrip(_VERSION_CHARACTERS)
+        found = _added.get(unversioned) or _declared().get(unversioned)
+        return found if found is not None and found.versioned else None
+    return found
 
 
 @contextmanager

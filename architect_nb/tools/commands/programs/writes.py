@@ -18,7 +18,7 @@ from architect_nb.tools.commands.programs.effects import (
     Unknown,
 )
 from architect_nb.tools.commands.programs.git import git_effects
-from architect_nb.tools.commands.programs.interpreters import INTERPRETER, python, script_operand
+from architect_nb.tools.commands.programs.interpreters import script_operand
 from architect_nb.tools.commands.programs.model import WriteModel
 from architect_nb.tools.commands.programs.options import (
     literal,
@@ -67,8 +67,6 @@ _MANIFESTS: dict[tuple[str, str], tuple[str, ...]] = {
 
 def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
     """What `program args...` changes. `stdin`: what it reads on its input; `fed`: xargs adds operands."""
-    if INTERPRETER.match(program):
-        return python(args, stdin)
     model = model_of(program)
     if (model is not None and model.is_shell) or program in ("source", "."):
         return _shell(program, args, stdin)
