@@ -7,8 +7,8 @@
   compressors, decoders, `patch`), `network` (downloaders) and `dev_tools` (test runners, linters, builders).
 - What the models use: `options`, a command line read as GNU getopt does with the program's option table;
   `effects`, what a command may change; `writes`, the write models, with `interpreters` (inline code,
-  in-place editors), `archivers` and `git`; `walks`, the trees a reader, lister or archiver reaches;
-  `python_code`, what inline Python code does with the paths it names (read with `ast`).
+  in-place editors), `archivers` and `git`; `walks`, the trees a reader, lister or archiver reaches (each a
+  `Walk`, from `tree_walk`); `python_code`, what inline Python code does with the paths it names (`ast`).
 
 The classifier (`tools.commands.classifier`) and the guardrails (`execution.guardrails`) both read the
 models. Depends on the shell words of `tools.commands` and its safe programs' argument checks (`checks`).

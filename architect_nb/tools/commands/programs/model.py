@@ -15,7 +15,7 @@ from architect_nb.tools.commands.shell_words import Word
 
 if TYPE_CHECKING:
     from architect_nb.tools.commands.programs.effects import Effect, Stdin
-    from architect_nb.tools.commands.programs.walks import Walk
+    from architect_nb.tools.commands.programs.tree_walk import Walk
 
 __all__ = ["Check", "Kind", "ProgramModel", "Spec", "WalkModel", "WriteModel", "alike"]
 
