@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from architect_nb.tools.commands import checks
 from architect_nb.tools.commands.blocklist import RAW_BLOCKLIST, blocked_reason, blocked_redirect
@@ -17,12 +18,8 @@ __all__ = [
     "BENIGN_VARIABLES",
     "DANGEROUS",
     "DEV",
-    "DEV_PREFIXES",
-    "PRINTERS",
     "RAW_BLOCKLIST",
     "SAFE",
-    "SAFE_PROGRAMS",
-    "SHELLS",
     "blocked_reason",
     "blocked_redirect",
     "dev_match",
@@ -65,16 +62,20 @@ def program_key(program: str) -> str:
     return model.name if model is not None else program
 
 
-_MODELS = models().values()
-#: The program tables, as the program models say them (`programs.registry`); the checks read the models.
-SAFE_PROGRAMS: dict[str, checks.Check] = {
-    m.name: m.check or checks.no_check for m in _MODELS if m.kind == "safe"
-}
-DEV_PREFIXES: tuple[tuple[str, ...], ...] = tuple((m.name, *words) for m in _MODELS for words in m.dev)
-#: Shells whose `-c` string (or standard input) is parsed recursively.
-SHELLS = frozenset(m.name for m in _MODELS if m.is_shell)
-#: Safe programs whose arguments are only printed, so run-time values (`$(...)`, xargs input) are fine.
-PRINTERS = frozenset(m.name for m in _MODELS if m.printer)
+def __getattr__(name: str) -> Any:
+    """The old program tables, as views of the models, made when asked for (the checks read the models, and
+    importing this module must not load every family): `SAFE_PROGRAMS` with their argument checks,
+    `DEV_PREFIXES`, `SHELLS` (whose `-c` strings are parsed) and `PRINTERS` (which only print)."""
+    every = models().values()
+    if name == "SAFE_PROGRAMS":
+        return {m.name: m.check or checks.no_check for m in every if m.kind == "safe"}
+    if name == "DEV_PREFIXES":
+        return tuple((m.name, *words) for m in every for words in m.dev)
+    if name == "SHELLS":
+        return frozenset(m.name for m in every if m.is_shell)
+    if name == "PRINTERS":
+        return frozenset(m.name for m in every if m.printer)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def dev_match(tokens: Sequence[str | None], prefixes: Sequence[Sequence[str]]) -> bool:

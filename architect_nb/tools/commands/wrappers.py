@@ -10,7 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, SHELLS, secret_in
+from architect_nb.tools.commands.programs.registry import model_of
+from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, secret_in
 from architect_nb.tools.commands.shell_parse import Word
 
 __all__ = ["Unwrapped", "unwrap"]
@@ -34,6 +35,8 @@ class Unwrapped:
     chdir: Word | None = None
     #: A shell that reads its commands from its input (no `-c`, no script, or the script `-`).
     reads_stdin: bool = False
+    #: The script file a shell runs (`bash x.sh`, `bash <(...)`).
+    script: Word | None = None
 
 
 def _skip(
@@ -119,7 +122,7 @@ def unwrap(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
         return Unwrapped(inner=[(list(args), False)]) if args else Unwrapped()
     if base == "find":
         return _find_exec(args)
-    if base in SHELLS:
+    if (model := model_of(base)) is not None and model.is_shell:
         return _shell(base, args, stdin_text)
     if base == "eval":
         return _eval(args)
@@ -291,6 +294,7 @@ def _shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
     if operand is not None:
         out.floor = (DANGEROUS, f"{base} runs a script file ({operand.text})")
         out.reads_stdin = operand.value == "-"
+        out.script = None if out.reads_stdin else operand
         return out
     out.reads_stdin = True
     out.floor = (DANGEROUS, f"{base} reads commands from its standard input")

@@ -26,6 +26,7 @@ from architect_nb.tools.commands.programs.options import (
 )
 from architect_nb.tools.commands.programs.registry import model_of
 from architect_nb.tools.commands.shell_words import Word
+from architect_nb.tools.commands.wrappers import unwrap
 
 __all__ = [
     "RECURSIVE",
@@ -122,14 +123,14 @@ def dd(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effec
 def _shell(program: str, args: list[Word], stdin: Stdin) -> list[Effect]:
     """A shell's own commands are judged as commands (`shell_runs` parses `-c` strings, here-docs and what a
     literal echo pipes in); what is left is a script only known when it runs: `bash <(...)`, or commands
-    piped from an echo of computed words. A script file is the project's code."""
-    for word in args:
-        value = word.value
-        if value is not None and value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
-            return []
-        if value is None or not value.startswith(("-", "+")):
-            return script_operand(program, word)
-    if stdin.piped is not None and stdin.piped.value is None:
+    piped from an echo of computed words. A script file is the project's code. Its options are read by the
+    wrappers' parse, as everywhere."""
+    shell = unwrap(program, args, None)
+    if shell is None:  # `source FILE`, `. FILE`: the file is the script
+        return script_operand(program, args[0]) if args else []
+    if shell.script is not None:
+        return script_operand(program, shell.script)
+    if shell.reads_stdin and stdin.piped is not None and stdin.piped.value is None:
         return [Unknown(f"{program} runs commands an echo computes when it runs; write them out")]
     return []
 
