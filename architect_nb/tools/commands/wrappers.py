@@ -70,47 +70,26 @@ def _f(*names: str) -> frozenset[str]:
     return frozenset(names)
 
 
-# wrapper: (flags, options taking a value, long options taking a value, operands before the command)
-_SIMPLE = {
-    "nice": (_f("-10", "-5", "-19"), _f("-n"), _f("--adjustment"), 0),
-    "nohup": (_f(), _f(), _f(), 0),
-    "timeout": (
-        _f("--foreground", "--preserve-status", "-v", "--verbose"),
-        _f("-s", "-k"),
-        _f("--signal", "--kill-after"),
-        1,
-    ),
-    "stdbuf": (_f(), _f("-i", "-o", "-e"), _f("--input", "--output", "--error"), 0),
-    "time": (_f("-p"), _f(), _f(), 0),
-    "setsid": (_f("-c", "-f", "-w", "--ctty", "--fork", "--wait"), _f(), _f(), 0),
-    "exec": (_f("-c", "-l"), _f("-a"), _f(), 0),
-    "command": (_f("-p"), _f(), _f(), 0),
-    "sudo": (_f("-E", "-H", "-n", "-S", "-i", "-s", "-k"), _f("-u", "-g", "-C", "-D", "-h", "-p"), _f(), 0),
-    "doas": (_f("-n", "-s"), _f("-u", "-C"), _f(), 0),
-}
-_FLOORS = {
-    "setsid": "setsid moves the command out of run_command's process group, so a timeout cannot stop it",
-    "exec": "exec replaces the shell",
-}
 _NICE_NUMBER = re.compile(r"^-\d+$")
 
 
 def unwrap(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped | None:
     """What `base args...` runs, if `base` is a wrapper; None otherwise."""
-    if base in _SIMPLE:
-        flags, with_value, long_with_value, operands = _SIMPLE[base]
+    model = model_of(base)
+    wrapping = model.wraps if model is not None else None
+    if wrapping is not None:
         if base == "nice" and args and args[0].value is not None and _NICE_NUMBER.match(args[0].value):
             args = args[1:]
         if base == "command" and any(w.value in ("-v", "-V") for w in args[:2]):
             return Unwrapped()  # `command -v x` only looks a name up
-        start, stuck = _skip(args, flags, with_value, long_with_value)
+        start, stuck = _skip(args, wrapping.flags, wrapping.with_value, wrapping.long_with_value)
         out = Unwrapped()
         if stuck:
             out.floor = (DANGEROUS, f"{base} {stuck}")
             start += 1
-        elif base in _FLOORS:
-            out.floor = (DANGEROUS, _FLOORS[base])
-        inner = list(args[start + operands :])
+        elif wrapping.floor is not None:
+            out.floor = (DANGEROUS, wrapping.floor)
+        inner = list(args[start + wrapping.operands :])
         if inner:
             out.inner.append((inner, False))
         return out
@@ -122,7 +101,7 @@ def unwrap(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
         return Unwrapped(inner=[(list(args), False)]) if args else Unwrapped()
     if base == "find":
         return _find_exec(args)
-    if (model := model_of(base)) is not None and model.is_shell:
+    if model is not None and model.is_shell:
         return _shell(base, args, stdin_text)
     if base == "eval":
         return _eval(args)

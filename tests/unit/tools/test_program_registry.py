@@ -15,7 +15,7 @@ from architect_nb.execution.guardrails.rails import GuardrailsEngine
 from architect_nb.tools.commands import checks, rules
 from architect_nb.tools.commands.classifier import _classify_cached
 from architect_nb.tools.commands.programs import writes
-from architect_nb.tools.commands.programs.model import ProgramModel, Spec
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping
 from architect_nb.tools.commands.programs.registry import FAMILIES, extended, model_of, models
 from architect_nb.tools.commands.run_command import classify_command
 
@@ -137,3 +137,17 @@ def test_a_versioned_name_is_its_program_only_where_the_model_says_so() -> None:
     assert rules.program_key("python3.12") == "python" and rules.program_key("mytool2") == "mytool2"
     assert classify_command("python3.12 --version").sensitivity == "safe"
     assert classify_command("pypy3 --version").sensitivity == "dangerous"
+
+
+def test_an_added_wrapper_is_followed_by_the_classifier_and_the_guardrails(rails: GuardrailsEngine) -> None:
+    def answers() -> tuple[str, bool]:
+        _classify_cached.cache_clear()
+        return (
+            classify_command("frobwrap -q cat notes.txt").sensitivity,
+            rails.check_command("frobwrap -q rm pyproject.toml", sandboxed=True)[0],
+        )
+
+    assert answers() == ("dangerous", True)  # unknown: not safe, and nothing it runs is seen
+    with extended(ProgramModel(name="frobwrap", wraps=Wrapping(frozenset({"-q"})))):
+        assert answers() == ("safe", False)  # the command after its options is judged as if alone
+    assert answers() == ("dangerous", True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from architect_nb.tools.commands import checks
 from architect_nb.tools.commands.programs import interpreters
 from architect_nb.tools.commands.programs.effects import Effect, Stdin
-from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping, alike
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["MODELS"]
@@ -21,9 +21,29 @@ def _python(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[E
     return interpreters.python(args, stdin)
 
 
+_NO_SET = frozenset[str]()
+#: Programs that run the command after their options.
+_WRAPPERS = {
+    "nice": Wrapping(_f("-10", "-5", "-19"), _f("-n"), _f("--adjustment")),
+    "nohup": Wrapping(),
+    "timeout": Wrapping(
+        _f("--foreground", "--preserve-status", "-v", "--verbose"),
+        _f("-s", "-k"),
+        _f("--signal", "--kill-after"),
+        operands=1,
+    ),
+    "stdbuf": Wrapping(_NO_SET, _f("-i", "-o", "-e"), _f("--input", "--output", "--error")),
+    "time": Wrapping(_f("-p")),
+    "setsid": Wrapping(
+        _f("-c", "-f", "-w", "--ctty", "--fork", "--wait"),
+        floor="setsid moves the command out of run_command's process group, so a timeout cannot stop it",
+    ),
+    "command": Wrapping(_f("-p")),
+    "sudo": Wrapping(_f("-E", "-H", "-n", "-S", "-i", "-s", "-k"), _f("-u", "-g", "-C", "-D", "-h", "-p")),
+    "doas": Wrapping(_f("-n", "-s"), _f("-u", "-C")),
+}
 #: Builtins that change the shell itself, or print the environment: never judged by their words.
 _FAIL_CLOSED = {
-    "exec": "exec replaces the shell",
     "alias": "aliases change what later words mean",
     "unalias": "aliases change what later words mean",
     "builtin": "builtin bypasses the command table",
@@ -50,6 +70,12 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="source", runs_code=True, fail_closed="source runs a file as shell code"),
     ProgramModel(name=".", runs_code=True, fail_closed=". runs a file as shell code"),
     *(ProgramModel(name=n, fail_closed=why) for n, why in _FAIL_CLOSED.items()),
+    *(ProgramModel(name=n, wraps=wrapping) for n, wrapping in _WRAPPERS.items()),
+    ProgramModel(
+        name="exec",
+        fail_closed="exec replaces the shell",
+        wraps=Wrapping(_f("-c", "-l"), _f("-a"), floor="exec replaces the shell"),
+    ),
     ProgramModel(name="busybox", runs_code=True),
     ProgramModel(
         name="python",

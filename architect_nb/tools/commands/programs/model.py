@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from architect_nb.tools.commands.programs.effects import Effect, Stdin
     from architect_nb.tools.commands.programs.tree_walk import Walk
 
-__all__ = ["Check", "Kind", "ProgramModel", "Spec", "WalkModel", "WriteModel", "alike"]
+__all__ = ["Check", "Kind", "ProgramModel", "Spec", "WalkModel", "Wrapping", "WriteModel", "alike"]
 
 #: The design document's classes a model can claim; a program without one is `dangerous`.
 Kind = Literal["safe", "dev"]
@@ -36,6 +36,18 @@ class Spec:
     short: str = ""  # short options that take a value, attached (`-C2`) or as the next word
     long: frozenset[str] = frozenset()  # long options that take the next word as their value
     attached: str = ""  # short options whose optional value can only be attached (`sed -i.bak`, `perl -i`)
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapping:
+    """A program that runs the command after its own options (`sudo`, `timeout 5`, `nice -n 5`). Its options
+    are read strictly: one it does not list makes the command not safe, as its value could be the command."""
+
+    flags: frozenset[str] = frozenset()
+    with_value: frozenset[str] = frozenset()  # short options whose value is the next word, or attached (-n10)
+    long_with_value: frozenset[str] = frozenset()  # long options whose value is the next word, or after =
+    operands: int = 0  # operands before the command (`timeout 5 cmd`)
+    floor: str | None = None  # why running a command through it is never safe, whatever the command
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +89,8 @@ class ProgramModel:
     searches_trees: bool = False
     #: Fetches from the network: piped into an interpreter, it runs code nobody has read.
     downloads: bool = False
+    #: Runs the command after its options; the command is judged as if it ran alone.
+    wraps: Wrapping | None = None
     #: Its arguments are never files it opens (`echo`, `which`, `date`): `/etc` in them reaches nothing.
     opens_no_files: bool = False
     #: Its first operand is a pattern or a script, unless an option gives one (`grep -e`, `awk -f`).
