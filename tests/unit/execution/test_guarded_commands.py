@@ -288,3 +288,25 @@ def test_a_shell_reading_an_echo_is_judged_by_the_echo(project: Path, command: s
     assert not allowed and "setup.cfg" in reason, reason
     subprocess.run(["bash", "-c", command], cwd=project, check=True, env=_GIT_ENV)
     assert not (project / "setup.cfg").exists()  # the command does remove the protected file
+
+
+@pytest.mark.parametrize(
+    ("command", "manifest"),
+    [
+        ("uv add requests", "pyproject.toml"),
+        ("uv sync", "uv.lock"),
+        ("poetry lock", "poetry.lock"),
+        ("npm install left-pad", "package.json"),
+        ("cargo add serde", "Cargo.lock"),
+    ],
+)
+def test_package_managers_rewrite_their_manifests(tmp_path: Path, command: str, manifest: str) -> None:
+    """What the package managers' models say they rewrite by themselves: refused without the sandbox where
+    that file is protected (the command does not name it), left to the sandbox with it."""
+    root = Path(os.path.realpath(tmp_path))
+    (root / manifest).write_text("x\n")
+    rails = GuardrailsEngine(GuardrailsConfig(protected_files=[manifest]), root)
+    allowed, reason = rails.check_command(command, root, sandboxed=False)
+    assert not allowed and manifest in reason, reason
+    assert rails.check_command(command, root, sandboxed=True) == (True, "")
+    assert rails.check_command("uv pip list", root, sandboxed=False) == (True, "")

@@ -22,6 +22,14 @@ def _commands(*words: str) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(w.split()) for w in words)
 
 
+def _rewrite(files: tuple[str, ...], *subcommands: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Package managers' subcommands that rewrite the project's manifest and lock files by themselves."""
+    return tuple((sub, files) for sub in subcommands)
+
+
+_NPM_FILES = ("package.json", "package-lock.json")
+
+
 MODELS: list[ProgramModel] = [
     *_tools("pytest", "py.test", "mypy", "ruff", "black", "isort", "flake8", "pylint", "pyright", "coverage"),
     *_tools("tox", "nox", "make", "mvn", "gradle", "tsc", "eslint", "prettier", "jest", "vitest"),
@@ -32,6 +40,7 @@ MODELS: list[ProgramModel] = [
         globs_safe=False,
         check=checks.exact(("--version",), ("-V",)),
         dev=_commands("build", "test", "check", "clippy", "fmt", "doc", "bench"),
+        manifests=_rewrite(("Cargo.toml", "Cargo.lock"), "add", "remove", "update"),
         opens_no_files=True,
     ),
     ProgramModel(
@@ -55,15 +64,25 @@ MODELS: list[ProgramModel] = [
         globs_safe=False,
         check=checks.exact(("--version",), ("-v",), ("list", "*"), ("ls", "*")),
         dev=_commands("run", "test", "t"),
+        manifests=_rewrite(
+            _NPM_FILES, "install", "i", "add", "uninstall", "remove", "rm", "update", "version", "pkg"
+        ),
         opens_no_files=True,
     ),
     ProgramModel(name="pnpm", kind="dev", dev=_commands("run", "test")),
+    ProgramModel(
+        name="poetry",
+        manifests=_rewrite(("pyproject.toml",), "add", "remove", "version")
+        + _rewrite(("poetry.lock",), "lock", "update"),
+    ),
     ProgramModel(name="yarn", kind="dev", dev=_commands("run", "test")),
     ProgramModel(
         name="uv",
         kind="safe",
         globs_safe=False,
         check=checks.exact(("--version",), ("pip", "list", "*")),
+        manifests=_rewrite(("pyproject.toml", "uv.lock"), "add", "remove")
+        + _rewrite(("uv.lock",), "lock", "sync"),
         opens_no_files=True,
     ),
     ProgramModel(name="pip", versioned=True, kind="safe", globs_safe=False, check=checks.check_pip),

@@ -69,6 +69,8 @@ class ProgramModel:
     dev: tuple[tuple[str, ...], ...] = ()
     #: What it changes, judged by the protected-file check.
     writes: WriteModel | None = None
+    #: The files its subcommands rewrite by themselves (`uv add` rewrites pyproject.toml and uv.lock).
+    manifests: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: The tree whose files it reads (`grep -r`, `tar c`, `cp -r`), judged by the unnamed-read check.
     reads: WalkModel | None = None
     #: The tree whose file names it prints (`find`, `ls -R`), when they feed `xargs` or `$(...)`.

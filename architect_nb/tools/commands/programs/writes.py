@@ -47,23 +47,6 @@ __all__ = [
 
 
 RECURSIVE = ("-r", "-R", "--recursive")
-#: Package managers that rewrite the project's manifest and lock files by themselves.
-_MANIFESTS: dict[tuple[str, str], tuple[str, ...]] = {
-    **dict.fromkeys([("uv", "add"), ("uv", "remove")], ("pyproject.toml", "uv.lock")),
-    **dict.fromkeys([("uv", "lock"), ("uv", "sync")], ("uv.lock",)),
-    **dict.fromkeys([("poetry", "add"), ("poetry", "remove"), ("poetry", "version")], ("pyproject.toml",)),
-    **dict.fromkeys([("poetry", "lock"), ("poetry", "update")], ("poetry.lock",)),
-    **dict.fromkeys(
-        [
-            ("npm", c)
-            for c in ("install", "i", "add", "uninstall", "remove", "rm", "update", "version", "pkg")
-        ],
-        ("package.json", "package-lock.json"),
-    ),
-    **dict.fromkeys(
-        [("cargo", "add"), ("cargo", "remove"), ("cargo", "update")], ("Cargo.toml", "Cargo.lock")
-    ),
-}
 
 
 def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
@@ -73,10 +56,9 @@ def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Eff
         return _shell(program, args, stdin)
     if model is not None and model.writes is not None:
         return model.writes(program, args, stdin, fed)
-    if args and args[0].value is not None and (program, args[0].value) in _MANIFESTS:
-        return [
-            Change(literal(name), "rewrites", implied=True) for name in _MANIFESTS[program, args[0].value]
-        ]
+    manifests = dict(model.manifests) if model is not None else {}
+    if args and args[0].value in manifests:
+        return [Change(literal(name), "rewrites", implied=True) for name in manifests[args[0].value or ""]]
     return []
 
 
