@@ -237,7 +237,8 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
     program = cmd.words[0].value
     if program is not None:
         base = program.rsplit("/", 1)[-1]
-        if _interpreter(base) or base in ("env", "xargs", "sudo", "timeout", "nice", "nohup"):
+        # What runs the command after it (`env`, `xargs`, any wrapper the models know) passes its input on.
+        if _interpreter(base) or base in ("env", "xargs") or _model(base).wraps is not None:
             _piped_into(cmd, parsed, base, judgement, depth)
     _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
 
