@@ -82,33 +82,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_server(
-    url: str, proc: subprocess.Popen[bytes], log: Path, name: str, timeout: float = 90
-) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"{name} exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    pytest.fail(f"{name} did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
-
-
-def _port_was_taken(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: float = 90) -> bool:
-    """Whether the server exited because its port was in use, before it answered."""
+def _answers(url: str, proc: subprocess.Popen[bytes], timeout: float) -> bool:
+    """Whether the server answers `/api/status` before it exits or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         try:
             with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
                 if response.status == 200:
-                    return False
+                    return True
         except OSError:
             time.sleep(0.3)
-    return proc.poll() is not None and b"already in use" in log.read_bytes()
+    return False
+
+
+def wait_for_server(
+    url: str, proc: subprocess.Popen[bytes], log: Path, name: str, timeout: float = 90
+) -> None:
+    if _answers(url, proc, timeout):
+        return
+    if proc.poll() is not None:
+        pytest.fail(f"{name} exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+    pytest.fail(f"{name} did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
 
 
 def write_notebook(root: Path, cells: list[str], name: str = "demo.ipynb") -> Path:
@@ -206,8 +200,8 @@ def jupyter_server(
                 stderr=subprocess.STDOUT,
             )
         url = f"http://127.0.0.1:{port}"
-        if not _port_was_taken(url, proc, log):
-            break
+        if _answers(url, proc, 90) or b"already in use" not in log.read_bytes():
+            break  # up, or down for another reason, which wait_for_server reports
     try:
         wait_for_server(url, proc, log, f"python -m {module}")
         artifacts = tmp_path / "screenshots"

@@ -22,8 +22,7 @@ from typing import Literal
 from architect_nb.config.schema import CommandsConfig
 from architect_nb.tools.commands import rules
 from architect_nb.tools.commands.outside import leads_outside, outside_path
-from architect_nb.tools.commands.programs.model import ProgramModel
-from architect_nb.tools.commands.programs.registry import model_of
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.rules import DANGEROUS, DEV, SAFE
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
 from architect_nb.tools.commands.wrappers import unwrap
@@ -238,7 +237,7 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
     if program is not None:
         base = program.rsplit("/", 1)[-1]
         # What runs the command after it (`env`, `xargs`, any wrapper the models know) passes its input on.
-        if _interpreter(base) or base in ("env", "xargs") or _model(base).wraps is not None:
+        if _interpreter(base) or base in ("env", "xargs") or described(base).wraps is not None:
             _piped_into(cmd, parsed, base, judgement, depth)
     _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
 
@@ -281,34 +280,26 @@ def _piped_into(
                 if other_pipe != pipe_id or other_stage >= stage or not other.words:
                     continue
                 name = other.words[0].skeleton.rsplit("/", 1)[-1]
-                if _model(name).downloads:
+                if described(name).downloads:
                     judgement.block(f"pipes a download ({name}) into {base}")
                 if _decodes(name, other.words[1:]):
                     judgement.block(f"pipes decoded data ({name}) into {base}; run the code as written")
                 if (
                     other_stage == stage - 1
                     and name in ("echo", "printf")
-                    and _model(base).is_shell
+                    and described(base).is_shell
                     and all(w.value is not None for w in other.words[1:])
                 ):
                     _script(" ".join(w.value or "" for w in other.words[1:]), judgement, depth + 1)
 
 
-_UNMODELLED = ProgramModel(name="")
-
-
-def _model(program: str) -> ProgramModel:
-    """The program's model; one that claims nothing for a program without one."""
-    return model_of(program) or _UNMODELLED
-
-
 def _interpreter(base: str) -> bool:
     """Runs code it is given (`python3.12` as much as `python`)."""
-    return _model(base).runs_code or bool(_VERSIONED.match(base))
+    return described(base).runs_code or bool(_VERSIONED.match(base))
 
 
 def _decodes(name: str, args: Sequence[Word]) -> bool:
-    decodes = _model(name).decodes
+    decodes = described(name).decodes
     if isinstance(decodes, bool):
         return decodes
     return any((w.value or w.text) in decodes for w in args)
@@ -348,11 +339,11 @@ def _argv(
     for word in args:
         if word.inner_programs and _interpreter(base):
             called = {p.rsplit("/", 1)[-1] for p in word.inner_programs}
-            downloads = {p for p in called if _model(p).downloads}
+            downloads = {p for p in called if described(p).downloads}
             if downloads:
                 judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
-            decoded = {p for p in called if _model(p).decodes is not False}
-            if decoded and (_model(base).is_shell or base in _SHELL_CODE):
+            decoded = {p for p in called if described(p).decodes is not False}
+            if decoded and (described(base).is_shell or base in _SHELL_CODE):
                 judgement.block(f"runs code decoded by {sorted(decoded)[0]}; run the code as written")
     wrapped = unwrap(base, args, stdin_text)
     if wrapped is not None:
@@ -366,7 +357,7 @@ def _argv(
             _argv(inner, judgement, depth, opaque_tail=opaque or opaque_tail)
         if not wrapped.classify_self:
             return
-    if (fail_closed := _model(base).fail_closed) is not None:
+    if (fail_closed := described(base).fail_closed) is not None:
         judgement.raise_to(DANGEROUS, fail_closed)
         return
     _classify_program(base, args, judgement, opaque_tail=opaque_tail)
@@ -378,7 +369,7 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
     tokens: list[str | None] = [key, *values]
     raw_tokens: list[str | None] = [base, *values]
     extras = judgement.extras
-    model = _model(key)
+    model = described(key)
     if rules.dev_match(raw_tokens, extras.safe) or rules.dev_match(tokens, extras.safe):
         level, reason = SAFE, None
     elif rules.dev_match(raw_tokens, extras.dev) or rules.dev_match(tokens, extras.dev):

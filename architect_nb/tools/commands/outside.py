@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from architect_nb.tools.commands.programs.registry import model_of
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["leads_outside", "outside_path"]
@@ -26,17 +26,13 @@ _DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr"})
 
 def leads_outside(program: str, args: Sequence[Word]) -> str | None:
     """The first argument of `program` (a `program_key`) that names a path outside the workspace, or None."""
-    model = model_of(program)
-    if model is not None and model.opens_no_files:
+    model = described(program)
+    if model.opens_no_files:
         return None
-    value_options = model.value_options if model is not None else frozenset()
+    value_options = model.value_options
     # A word with expansions is judged by its template (`${HOME}/x`), or as written when it computes.
     texts = [w.value if w.value is not None else (w.template or w.text) for w in args]
-    pattern_pending = (
-        model is not None
-        and model.pattern_first
-        and not any(t.split("=", 1)[0] in _PATTERN_GIVEN for t in texts)
-    )
+    pattern_pending = model.pattern_first and not any(t.split("=", 1)[0] in _PATTERN_GIVEN for t in texts)
     skip_next = False
     for word, text in zip(args, texts, strict=True):
         if skip_next:

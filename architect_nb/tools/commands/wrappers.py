@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from architect_nb.tools.commands.programs.registry import model_of
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, secret_in
 from architect_nb.tools.commands.shell_parse import Word
 
@@ -75,8 +75,8 @@ _NICE_NUMBER = re.compile(r"^-\d+$")
 
 def unwrap(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped | None:
     """What `base args...` runs, if `base` is a wrapper; None otherwise."""
-    model = model_of(base)
-    wrapping = model.wraps if model is not None else None
+    model = described(base)
+    wrapping = model.wraps
     if wrapping is not None:
         if base == "nice" and args and args[0].value is not None and _NICE_NUMBER.match(args[0].value):
             args = args[1:]
@@ -101,7 +101,7 @@ def unwrap(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped
         return Unwrapped(inner=[(list(args), False)]) if args else Unwrapped()
     if base == "find":
         return _find_exec(args)
-    if model is not None and model.is_shell:
+    if model.is_shell:
         return _shell(base, args, stdin_text)
     if base == "eval":
         return _eval(args)

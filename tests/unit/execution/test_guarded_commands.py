@@ -253,41 +253,33 @@ def test_the_engine_leaves_unnamed_writes_to_the_sandbox_when_commands_run_in_it
 
 
 @pytest.mark.parametrize(
-    "command",
+    ("command", "removed"),
     [
-        "env -C .github rm -r workflows",
-        "env --chdir=.github rm -r workflows",
-        "env -C.github rm -r workflows",
+        ("env -C .github rm -r workflows", ".github/workflows"),
+        ("env --chdir=.github rm -r workflows", ".github/workflows"),
+        ("env -C.github rm -r workflows", ".github/workflows"),
         # Options before -C: env's own parse (`wrappers`) finds the folder; the guardrails' second parse of
         # env's options stopped at `FOO` and judged `rm -r workflows` in the workspace (issue 50).
-        "env -u FOO -C .github rm -r workflows",
-        "env -i -u FOO --chdir .github rm -r workflows",
-    ],
-)
-def test_env_chdir_is_followed_whatever_comes_before_it(project: Path, command: str) -> None:
-    allowed, reason = guard(project).check_command(command, project)
-    assert not allowed and ".github" in reason, reason
-    subprocess.run(["bash", "-c", command], cwd=project, check=True, env=_GIT_ENV)
-    assert not (project / ".github" / "workflows").exists()  # the command does remove the protected folder
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "echo 'rm setup.cfg' | bash",
-        "echo 'rm setup.cfg' | bash -",
-        "echo 'rm setup.cfg' | bash -e",
+        ("env -u FOO -C .github rm -r workflows", ".github/workflows"),
+        ("env -i -u FOO --chdir .github rm -r workflows", ".github/workflows"),
+        ("echo 'rm setup.cfg' | bash", "setup.cfg"),
+        ("echo 'rm setup.cfg' | bash -", "setup.cfg"),
+        ("echo 'rm setup.cfg' | bash -e", "setup.cfg"),
         # The value of -o is an option's, not a script: bash still reads the echo (issue 50; the guardrails'
         # own scan of bash's options took `pipefail` for a script file and judged nothing).
-        "echo 'rm setup.cfg' | bash -o pipefail",
-        "echo 'rm setup.cfg' | sh +o errexit",
+        ("echo 'rm setup.cfg' | bash -o pipefail", "setup.cfg"),
+        ("echo 'rm setup.cfg' | sh +o errexit", "setup.cfg"),
     ],
 )
-def test_a_shell_reading_an_echo_is_judged_by_the_echo(project: Path, command: str) -> None:
+def test_a_wrapped_command_is_judged_where_and_as_the_wrapper_runs_it(
+    project: Path, command: str, removed: str
+) -> None:
+    """`env -C DIR cmd` runs cmd in DIR; a shell reading an echo runs the echo. The guardrails follow the
+    wrappers' own parse, and the command does remove the protected path when bash runs it."""
     allowed, reason = guard(project).check_command(command, project)
-    assert not allowed and "setup.cfg" in reason, reason
+    assert not allowed and removed.partition("/")[0] in reason, reason
     subprocess.run(["bash", "-c", command], cwd=project, check=True, env=_GIT_ENV)
-    assert not (project / "setup.cfg").exists()  # the command does remove the protected file
+    assert not (project / removed).exists()
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from architect_nb.tools.commands.programs.model import Spec
-from architect_nb.tools.commands.programs.registry import model_of
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_NO_VALUES = Spec()
 
 
 @dataclass(slots=True)
@@ -120,8 +119,7 @@ def word_options(args: Sequence[Word], spec: Spec) -> Options[Word]:
 
 def spec_of(program: str) -> Spec:
     """How `program`'s options take values, from its model (none: every option is a flag)."""
-    model = model_of(program)
-    return model.options if model is not None else _NO_VALUES
+    return described(program).options
 
 
 def program_options(program: str, args: Sequence[Word]) -> Options[Word]:

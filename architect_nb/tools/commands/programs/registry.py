@@ -14,10 +14,12 @@ from functools import cache
 
 from architect_nb.tools.commands.programs.model import ProgramModel
 
-__all__ = ["FAMILIES", "extended", "model_of", "models"]
+__all__ = ["FAMILIES", "UNMODELLED", "described", "extended", "model_of", "models"]
 
 FAMILIES = ("readers", "files", "code", "archiving", "network", "dev_tools")
 _added: dict[str, ProgramModel] = {}
+#: What is known of a program without a model: nothing (not safe, no options taking values, no effects).
+UNMODELLED = ProgramModel(name="")
 _VERSION_CHARACTERS = "0123456789."
 
 
@@ -47,6 +49,11 @@ def model_of(program: str) -> ProgramModel | None:
         found = _added.get(unversioned) or _declared().get(unversioned)
         return found if found is not None and found.versioned else None
     return found
+
+
+def described(program: str) -> ProgramModel:
+    """`model_of(program)`, or `UNMODELLED` for a program without one: what the checks read it by."""
+    return model_of(program) or UNMODELLED
 
 
 @contextmanager

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 
 from architect_nb.tools.commands.programs.options import Options, options, paths, spec_of
-from architect_nb.tools.commands.programs.registry import model_of
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.programs.tree_walk import FilesOnDisk, Walk
 
 __all__ = [
@@ -42,20 +42,19 @@ _UNRESTRICTED = re.compile(r"-u+|--unrestricted")
 def names_only(program: str | None) -> bool:
     """`program` shows names, sizes or counts, never contents (its model says so): a glob that reaches a
     sensitive file is harmless to it."""
-    model = model_of(program) if program is not None else None
-    return model is not None and model.names_only
+    return program is not None and described(program).names_only
 
 
 def reader(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     """The tree a program reads the contents of, if it reads one (its model's `reads`)."""
-    model = model_of(program)
-    return model.reads(program, args, cwd) if model is not None and model.reads is not None else None
+    reads = described(program).reads
+    return reads(program, args, cwd) if reads is not None else None
 
 
 def lister(program: str, args: Sequence[str], cwd: str) -> Walk | None:
     """The tree whose file names a program prints, to feed `xargs` or `$(...)` (its model's `lists`)."""
-    model = model_of(program)
-    return model.lists(program, args, cwd) if model is not None and model.lists is not None else None
+    lists = described(program).lists
+    return lists(program, args, cwd) if lists is not None else None
 
 
 # ------------------------------------------------------------------ what readers read

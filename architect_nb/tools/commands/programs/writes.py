@@ -24,7 +24,7 @@ from architect_nb.tools.commands.programs.options import (
     literal,
     program_options,
 )
-from architect_nb.tools.commands.programs.registry import model_of
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.shell_words import Word
 from architect_nb.tools.commands.wrappers import unwrap
 
@@ -51,12 +51,12 @@ RECURSIVE = ("-r", "-R", "--recursive")
 
 def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
     """What `program args...` changes. `stdin`: what it reads on its input; `fed`: xargs adds operands."""
-    model = model_of(program)
-    if (model is not None and model.is_shell) or program in ("source", "."):
+    model = described(program)
+    if model.is_shell or program in ("source", "."):
         return _shell(program, args, stdin)
-    if model is not None and model.writes is not None:
+    if model.writes is not None:
         return model.writes(program, args, stdin, fed)
-    manifests = dict(model.manifests) if model is not None else {}
+    manifests = dict(model.manifests)
     if args and args[0].value in manifests:
         return [Change(literal(name), "rewrites", implied=True) for name in manifests[args[0].value or ""]]
     return []
