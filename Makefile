@@ -13,7 +13,7 @@ CHECK_PYTHON := $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 
 # every kernel and subprocess it starts.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup setup-ipk6 setup-proxy setup-jupyter-ai setup-collab demo test test-unit lint format pytest pytest-without-bwrap bench clean \
+.PHONY: setup setup-ipk6 setup-proxy setup-jupyter-ai setup-collab setup-documents demo test test-unit lint format pytest pytest-without-bwrap bench clean \
 	labextension labextension-test wheel-check
 
 JLPM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" jlpm
@@ -156,6 +156,17 @@ $(COLLAB_STAMP): $(STAMP)
 
 setup-collab: $(COLLAB_STAMP)
 
+# jupyter-server-documents, the document server of Jupyter AI 3, for the same browser test under that server: a
+# venv of its own for the same reason (it replaces the kernels' websockets and runs cells on the server).
+DOCS ?= .venv-docs
+DOCS_STAMP := $(DOCS)/.installed-stamp
+$(DOCS_STAMP): $(STAMP)
+	$(call lab_side_venv,$(DOCS),'jupyter-server-documents==0.3.3')
+	$(DOCS)/bin/python -c 'import jupyter_server_documents, architect_nb'
+	@touch $(DOCS_STAMP)
+
+setup-documents: $(DOCS_STAMP)
+
 # Runs notebooks/01-quickstart.ipynb headless on the scripted model and prints it as a terminal transcript.
 demo: $(DEMO_STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m architect_nb.demo
@@ -187,7 +198,7 @@ format: $(STAMP)
 PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 XDIST = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 # Everything the suite needs: the main venv and the three side venvs.
-TEST_ENVS := $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP) $(COLLAB_STAMP)
+TEST_ENVS := $(STAMP) $(IPK6_STAMP) $(PROXY_STAMP) $(JAI_STAMP) $(COLLAB_STAMP) $(DOCS_STAMP)
 pytest: $(TEST_ENVS)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
@@ -242,4 +253,4 @@ bench: $(STAMP)
 	@for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) $(IPK6) $(JAI) $(COLLAB) $(PROXY_VENV) .pytest_cache .mypy_cache .ruff_cache build dist
+	rm -rf $(VENV) $(IPK6) $(JAI) $(COLLAB) $(DOCS) $(PROXY_VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -38,6 +38,7 @@ CHROMIUM_FLAGS = [
 ]
 LABEXTENSION = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "architect-nb" / "package.json"
 VENV_BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[2]
 
 # The labels of the approval prompt's buttons (architect_nb.notebook's widget).
 APPROVAL_BUTTONS = ("Approve", "Deny", "Abort run", "Approve all like this")
@@ -144,7 +145,8 @@ def jupyter_server(
     The server gets its own HOME and Jupyter folders under tmp_path and the venv's bin first on PATH, so the
     kernel and the commands the agent runs use the venv's tools. Its log is tmp_path/jupyter-MODULE.log.
     `python` is another venv's interpreter to run it with (default: this one's); `our_labextensions` gives
-    that server this venv's labextensions too (ours and ipywidgets'), through `JUPYTER_PATH`.
+    that server this venv's labextensions too (ours and ipywidgets'), through `JUPYTER_PATH`, and our server
+    extension, with the configuration file the wheel installs.
 
     The kernels skip the background import of LiteLLM after `%load_ext` (`notebook/warm_up.py`) unless
     `warm_up`: the scripted models never use it, and it cost each kernel 5 s of CPU. With it, six of these
@@ -173,6 +175,9 @@ def jupyter_server(
     }
     if our_labextensions:
         env["JUPYTER_PATH"] = str(Path(sys.prefix) / "share" / "jupyter")
+        enabled = Path(env["JUPYTER_CONFIG_DIR"]) / "jupyter_server_config.d"
+        enabled.mkdir(parents=True)
+        shutil.copy(REPO / "jupyter-config" / "architect_nb.json", enabled)  # as the wheel installs it
     log = tmp_path / f"jupyter-{module}.log"
     for _attempt in range(5):
         # The free port may be taken before the server binds it (another worker's kernel or server): then it

@@ -39,7 +39,7 @@ IPYTHON_LIBRARIES = {"IPython", "ipykernel", "ipywidgets", "jupyter_ui_poll", "c
 # two parts of one layer never import each other. `paths` is the leaf that tools and execution both use.
 LAYERS: list[set[str]] = [
     {"_lazy"},
-    {"paths", "process_group", "provenance", "python_syntax", "redaction_prefilter"},
+    {"paths", "process_group", "provenance", "python_syntax", "redaction_prefilter", "server"},
     {"redaction", "config"},
     {"log"},
     {"tools", "checks"},
