@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The wheel is the product: build it, install it into a fresh virtualenv whose PATH has no Node, and check that
-# JupyterLab lists the prebuilt run renderer as enabled and OK.
+# JupyterLab lists the prebuilt run renderer, and Jupyter Server the server extension, as enabled and OK.
 #
 #   scripts/check_wheel.sh            # uses .venv/bin/uv to build and install, python3 for the fresh venv
 #
@@ -54,6 +54,13 @@ listing=$(run "$work/venv/bin/jupyter" labextension list 2>&1 | sed 's/\x1b\[[0-
 echo "$listing"
 if ! grep -Eq "^\s*$EXT v[0-9.]+ enabled .*OK" <<<"$listing"; then
   echo "FAIL: $EXT is not listed as enabled and OK" >&2
+  exit 1
+fi
+# The server extension is enabled by the configuration file the wheel installs, and loads.
+servers=$(run "$work/venv/bin/jupyter" server extension list 2>&1 | sed 's/\x1b\[[0-9;]*m//g')
+if ! grep -Eq "^\s*architect_nb.server enabled" <<<"$servers" || ! grep -Eq "^\s*architect_nb.server .*OK" <<<"$servers"; then
+  echo "$servers" >&2
+  echo "FAIL: the server extension architect_nb.server is not enabled and OK" >&2
   exit 1
 fi
 # The ACP agent's console script is installed and starts (its SDK is a dependency, not an extra).
