@@ -234,7 +234,7 @@ async def run_cell(line: str, body: str) -> None:
     from architect_nb.notebook.questions.asking import Asking
     from architect_nb.notebook.questions.front_ends import current_watch
 
-    live = LiveView(headless_grace=config.notebook.headless_grace)
+    live = LiveView(headless_grace=config.notebook.headless_grace, server_keeps_outputs=_server_keeps_outputs)
     asking = Asking(
         live.add,
         live.remove,
@@ -387,6 +387,13 @@ def _notebook_prelude(
         return context_note(found.view, task, config.notebook.context_tokens)
 
     return prelude
+
+
+def _server_keeps_outputs() -> bool:
+    from architect_nb.notebook.kernel.live_documents import current_channel
+
+    channel = current_channel()
+    return channel is not None and channel.outputs_kept_by_server()
 
 
 def _finish(session: Session, run: CellRun, display: Any) -> None:

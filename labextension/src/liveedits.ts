@@ -361,6 +361,11 @@ export interface IClientInfo {
   app: string;
   where: string;
   root: string;
+  /**
+   * Who writes the cells' outputs: the kernel's messages through this page (`kernel`), or the server, which
+   * runs cells itself (`server`: jupyter-server-documents appends every display update as a new output).
+   */
+  outputs: 'kernel' | 'server';
   /** The path of the notebook this kernel connection belongs to (the kernel checks the root with it). */
   session: () => string;
 }
@@ -435,6 +440,7 @@ export class KernelLink {
         app: this.info.app,
         where: this.info.where,
         root: this.info.root,
+        outputs: this.info.outputs,
         session: this.info.session()
       });
     } catch {

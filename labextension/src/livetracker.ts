@@ -254,6 +254,7 @@ export function startLiveEdits(
   const app = randomId();
   const root = typeof config.serverRoot === 'string' ? config.serverRoot : '';
   const baseUrl = typeof config.baseUrl === 'string' ? config.baseUrl : '/';
+  const outputs = config.serverSideExecution === 'true' ? 'server' : 'kernel';
   const selections = new SelectionLog();
   NotebookActions.executionScheduled.connect((_, { notebook, cell }) => {
     selections.scheduled(notebook, cell.model.id);
@@ -294,6 +295,7 @@ export function startLiveEdits(
             app,
             where,
             root,
+            outputs,
             session: () => (panel.isDisposed ? '' : panel.sessionContext.path)
           })
         );

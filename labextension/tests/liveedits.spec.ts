@@ -428,6 +428,7 @@ function link(kernel: FakeKernel, hub: DocumentHub): KernelLink {
     app: hub.app,
     where: hub.where,
     root: '~/work',
+    outputs: 'server',
     session: () => 'nb/demo.ipynb'
   });
 }
@@ -444,6 +445,7 @@ describe('KernelLink', () => {
       app: 'app1',
       where: 'JupyterLab',
       root: '~/work',
+      outputs: 'server',
       session: 'nb/demo.ipynb'
     });
     kernel.last.receive({ type: 'welcome', protocol: 1 });

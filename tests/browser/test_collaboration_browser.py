@@ -1,6 +1,9 @@
-"""Real-time collaboration: the agent edits a notebook two people have open (jupyter-collaboration 5).
+"""Real-time collaboration: the agent edits a notebook two people have open, under each document server:
+jupyter-collaboration 5, and jupyter-server-documents 0.3.3 (Jupyter AI 3's, which also runs cells on the
+server).
 
-One JupyterLab from `.venv-collab` (`make setup-collab`), where collaboration is on, and two people in two
+One JupyterLab from `.venv-collab` (`make setup-collab`) or `.venv-docs` (`make setup-documents`), with our
+server extension as the wheel enables it, where collaboration is on, and two people in two
 Chromium contexts (two clients of the shared document). Ada runs an `%%architect` cell on the scripted model
 in `shared.ipynb`; Bob has the same notebook open. The agent inserts, deletes and makes 50 edits in one cell
 while Bob types 500 characters into the cell beside it and, between its edits, 100 into the agent's own
@@ -29,7 +32,13 @@ from tests.support.notebook_page import Notebook
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
-COLLAB_PYTHON = Path(__file__).resolve().parents[2] / ".venv-collab" / "bin" / "python"
+_ROOT = Path(__file__).resolve().parents[2]
+#: The document servers: jupyter-collaboration 5, and jupyter-server-documents (Jupyter AI 3's), each in the
+#: side venv its `make` target builds.
+SERVERS = {
+    "collaboration": (_ROOT / ".venv-collab" / "bin" / "python", "setup-collab"),
+    "server-documents": (_ROOT / ".venv-docs" / "bin" / "python", "setup-documents"),
+}
 PATH = "shared.ipynb"
 EDITS = 50
 LINES = "".join(f"v{n:02} = 0\n" for n in range(EDITS))
@@ -57,11 +66,12 @@ def _stress_script(workspace: Path) -> str:
     return write_script(workspace, turns, name="stress.yaml")
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+@pytest.fixture(params=sorted(SERVERS))
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
     require_tools()
-    if not COLLAB_PYTHON.exists():
-        message = "the collaboration test needs .venv-collab: run `make setup-collab` (make pytest does)"
+    python, target = SERVERS[request.param]
+    if not python.exists():
+        message = f"this test needs {python.parents[1].name}: run `make {target}` (make pytest does)"
         pytest.fail(message) if __import__("os").environ.get("CI") else pytest.skip(message)
     root = tmp_path / "root"
     workspace = root / "project"
@@ -74,7 +84,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
     with jupyter_server(
-        tmp_path, root, module="jupyterlab", app_args=args, python=COLLAB_PYTHON, our_labextensions=True
+        tmp_path, root, module="jupyterlab", app_args=args, python=python, our_labextensions=True
     ) as (
         url,
         artifacts,
@@ -187,6 +197,8 @@ def test_the_agent_edits_a_shared_notebook_and_nothing_is_lost(
             time.sleep(0.05)
 
         _assert_succeeded(ada, 0)
+        for person in (ada, bob):  # the run's view, redrawn in place: no stale copy of it left in the cell
+            assert person.eval("return panel.content.model.cells.get(1).outputs.length;") == 1
         ada_page.screenshot(path=str(artifacts / "1-ada.png"))
         bob_page.screenshot(path=str(artifacts / "1-bob.png"))
         for person in (ada, bob):

@@ -343,6 +343,28 @@ def test_a_cell_gone_a_cell_being_typed_in_and_a_read_only_notebook_are_refused(
     assert doc.applied == [] and nb.read_bytes() == on_disk
 
 
+def test_where_the_server_writes_outputs_the_view_is_redrawn_without_display_updates(
+    kernel: tuple[FrontEnd, Path],
+) -> None:
+    """jupyter-server-documents runs cells on the server and appends each display update as a new output. A
+    front end that says so gets the run's view redrawn as clear-and-display: the cell keeps one output."""
+    player, root = kernel
+    tab = DocumentFrontEnd(player.km, root, "driver.ipynb", outputs="server")
+    try:
+        _wait(lambda: tab.accepted, "the front end's comm to be accepted")
+        tab.open(root / "ws" / "analysis.ipynb")
+        results = _run(player, root, [_call("read_notebook"), _call("read_notebook"), _call("read_notebook")])
+        assert [r["success"] for r in results] == [True, True, True]
+        cell = player.order[-1]
+        sent = [kind for _, kind, parent in player.iopub_log if parent == cell.msg_id]
+        assert "update_display_data" not in sent, sent
+        assert sent.count("clear_output") >= 3, sent  # a redraw per call at least
+        [output] = cell.outputs
+        assert RUN_MIME in output["data"]  # the run's record replaced the live view, in place
+    finally:
+        tab.close()
+
+
 def test_two_front_ends_with_the_notebook_open(
     kernel: tuple[FrontEnd, Path], browser: DocumentFrontEnd
 ) -> None:

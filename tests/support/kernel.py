@@ -102,6 +102,7 @@ class Cell:
     reply_seq: int | None = None
     reply_at: float | None = None
     idle: bool = False  # the kernel said `idle` for this request on iopub: every output has arrived
+    clear_pending: bool = False  # a `clear_output(wait=True)`: the next output replaces all before it
 
     @property
     def done(self) -> bool:
@@ -358,8 +359,15 @@ class FrontEnd:
                 for output in other.outputs:
                     if display_id and output.get("display_id") == display_id:
                         output["data"], output["metadata"] = content["data"], content.get("metadata", {})
+        elif kind == "clear_output" and cell is not None:
+            cell.clear_pending = bool(content.get("wait"))
+            if not cell.clear_pending:
+                cell.outputs.clear()
         elif kind in ("display_data", "execute_result") and cell is not None:
             self._show_widget(content["data"])
+            if cell.clear_pending:
+                cell.outputs.clear()
+                cell.clear_pending = False
             output = {"output_type": kind, "data": content["data"], "metadata": content.get("metadata", {})}
             if display_id := content.get("transient", {}).get("display_id"):
                 output["display_id"] = display_id

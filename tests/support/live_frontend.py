@@ -28,9 +28,19 @@ class DocumentFrontEnd:
     """One browser tab connected to the kernel of `km`, with `notebooks` open."""
 
     def __init__(
-        self, km: Any, root: Path, session: str, *, where: str = "JupyterLab", shared: bool = False
+        self,
+        km: Any,
+        root: Path,
+        session: str,
+        *,
+        where: str = "JupyterLab",
+        shared: bool = False,
+        outputs: str = "kernel",
     ) -> None:
         self.root = root
+        self.outputs = (
+            outputs  # "server": its server runs cells and writes outputs (jupyter-server-documents)
+        )
         self.session = session
         self.notebooks = OpenNotebooks(where, shared=shared)
         self.app = uuid.uuid4().hex[:12]
@@ -68,6 +78,7 @@ class DocumentFrontEnd:
             "app": self.app,
             "where": self.notebooks.where,
             "root": str(self.root),
+            "outputs": self.outputs,
             "session": self.session,
         }
         self._send("comm_open", {"comm_id": self.comm_id, "target_name": TARGET, "data": data})

@@ -1,8 +1,10 @@
 """The kernel's end of the document channel: notebooks open in JupyterLab or Notebook 7, changed there.
 
 The labextension (`labextension/src/liveedits.ts`) opens one comm per kernel and front end (target
-`architect-nb-documents`), saying which front end it is and where its server's root is. When the extension
-loads in the kernel, a short-lived comm says hello to front ends already connected, so they open theirs.
+`architect-nb-documents`), saying which front end it is, where its server's root is, and who writes the
+cells' outputs (the kernel's messages, or a server that runs cells itself: `outputs_kept_by_server`). When
+the extension loads in the kernel, a short-lived comm says hello to front ends already connected, so they
+open theirs.
 
 For a notebook tool's file, `DocumentChannel.open_document` asks every front end connected to this kernel
 whether the notebook is open there (each also asks the other tabs of its browser, so a notebook open in
@@ -62,6 +64,7 @@ class _Client:
     app: str
     where: str
     root: Path | None
+    server_outputs: bool = False  # its server runs cells and writes their outputs (jupyter-server-documents)
 
 
 @dataclass(slots=True)
@@ -111,7 +114,9 @@ class DocumentChannel:
             return
         where = str(data.get("where") or "the front end")[:40]
         root = _server_root(data.get("root"), data.get("session"))
-        client = _Client(comm=comm, app=app[:80], where=where, root=root)
+        client = _Client(
+            comm=comm, app=app[:80], where=where, root=root, server_outputs=data.get("outputs") == "server"
+        )
         comm_id = str(comm.comm_id)
         with self._lock:
             stale = [k for k, c in self.clients.items() if c.app == client.app]
@@ -121,6 +126,12 @@ class DocumentChannel:
         comm.on_msg(lambda message: self._on_msg(comm_id, message))
         comm.on_close(lambda _message: self._forget(comm_id))
         comm.send({"type": "welcome", "protocol": PROTOCOL})
+
+    def outputs_kept_by_server(self) -> bool:
+        """A front end's server runs the cells and writes their outputs itself (jupyter-server-documents).
+        There a display update is appended as a new output instead of replacing the one it names."""
+        with self._lock:
+            return any(client.server_outputs for client in self.clients.values())
 
     def _on_msg(self, comm_id: str, msg: dict[str, Any]) -> None:
         data = msg.get("content", {}).get("data") or {}

@@ -13,6 +13,9 @@ that come sooner are shown together by the next one. Only while a call waits for
 widget: the log (an HTML widget) with the prompt under it. When the prompt is settled the output is HTML
 again and those widgets are emptied and closed; `finish` puts the static output in place. So a finished cell
 holds no widget, and a headless run (nbclient, papermill) saves no widget state unless a prompt was shown.
+
+Under jupyter-server-documents, which runs cells on the server and appends display updates, each redraw
+clears the cell's output and displays the view anew (`server_keeps_outputs`, which the front end tells).
 """
 
 from __future__ import annotations
@@ -61,7 +64,9 @@ _DRAWN_AT_ONCE = (ToolCallRequested, ConfirmationAsked, ConfirmationAnswered, Ru
 class LiveView:
     """Shown once by the starting cell; `finish` swaps in the static output."""
 
-    def __init__(self, *, headless_grace: float = 5.0) -> None:
+    def __init__(
+        self, *, headless_grace: float = 5.0, server_keeps_outputs: Callable[[], bool] = lambda: False
+    ) -> None:
         self._lock = threading.RLock()
         self._events = Transcript()
         self._todo = TodoTracker()  # the checklist, kept above the steps
@@ -86,6 +91,8 @@ class LiveView:
         # they run, and a redraw then must still reach the cell, not the code's captured output.
         shell = get_ipython()
         self._publisher: Any = getattr(shell, "display_pub", None)
+        self._formatter: Any = getattr(shell, "display_formatter", None)
+        self._server_keeps_outputs = server_keeps_outputs
         self.handle = _show(self._bundle(), raw=True, display_id=True)
 
     # ------------------------------------------------------------------ worker side
@@ -232,13 +239,25 @@ class LiveView:
     def _update(self, content: Any) -> None:
         if self.handle is None:
             return
-        if isinstance(content, dict) and self._publisher is not None:
+        if self._publisher is not None and self._formatter is not None and self._server_keeps_outputs():
+            self._replace(content)
+        elif isinstance(content, dict) and self._publisher is not None:
             transient = {"display_id": self.handle.display_id}
             self._publisher.publish(data=content, metadata={}, transient=transient, update=True)
         elif isinstance(content, dict):
             self.handle.update(content, raw=True)
         else:
             self.handle.update(content)
+
+    def _replace(self, content: Any) -> None:
+        """Where the server writes the cell's outputs (jupyter-server-documents), it appends a display update
+        as a new output, so a long run would leave hundreds. There the view is redrawn as a new display
+        after a `clear_output(wait=True)`, which the server applies just before it: the cell keeps one
+        output. The update's parent header is still the cell's (the worker runs in its context)."""
+        data, metadata = (content, {}) if isinstance(content, dict) else self._formatter.format(content)
+        self._publisher.clear_output(wait=True)
+        transient = {"display_id": self.handle.display_id}
+        self._publisher.publish(data=data, metadata=metadata, transient=transient)
 
     # ------------------------------------------------------------------ cell side
 
