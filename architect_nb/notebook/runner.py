@@ -241,6 +241,7 @@ async def run_cell(line: str, body: str) -> None:
         timeout=config.notebook.approval_timeout,
         grace=config.notebook.headless_grace,
         front_ends=current_watch(),
+        views_only=_server_keeps_outputs,
     )
     confirmer = WidgetConfirmer(asking)
     stepper = None

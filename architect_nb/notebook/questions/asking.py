@@ -8,7 +8,8 @@ coroutine (the plan's Build offer). The prompt is the question's widgets and the
 - **answered**: a click;
 - **headless**: `notebook.headless_grace` seconds after it was shown, no front end that can show buttons has
   shown itself (`front_ends`: any comm message since the extension loaded; or this question's own view
-  count, which every ipywidgets front end sends as it shows the question): it gets its default at once;
+  count, which every ipywidgets front end sends as it shows the question; only that count where the pages
+  talk to the kernel but render no widgets, `views_only`): it gets its default at once;
 - **unanswered**: a front end is there, but nobody answered within `notebook.approval_timeout` (a person who
   walked away): the same default;
 - **interrupted**: the cell was interrupted (`cancel`).
@@ -134,6 +135,8 @@ class Asking:
         timeout: `notebook.approval_timeout`: seconds a question waits while a front end is there.
         grace: `notebook.headless_grace`: seconds a question waits for a front end to show itself.
         front_ends: The kernel's watch on front ends (`front_ends.current_watch()`); None without a kernel.
+        views_only: True while a front end's comms prove nothing, so only the question's own view count
+            does: under jupyter-server-documents, whose pages talk to the kernel but do not render widgets.
     """
 
     def __init__(
@@ -144,12 +147,14 @@ class Asking:
         timeout: float,
         grace: float,
         front_ends: FrontEndWatch | None,
+        views_only: Callable[[], bool] = lambda: False,
     ) -> None:
         self._show = show
         self._hide = hide
         self.timeout = timeout
         self.grace = grace
         self.front_ends = front_ends
+        self.views_only = views_only
         self.cancelled = threading.Event()
         self.pending: Any = None  # the prompt waiting now
         self._interrupted: Any = None  # and its answer on interrupt
@@ -164,7 +169,8 @@ class Asking:
 
     def present(self, box: Any) -> bool:
         """Whether a front end that shows buttons has shown itself: by a comm message, or by showing `box`."""
-        return (self.front_ends is not None and self.front_ends.seen) or views(box) > 0
+        seen = self.front_ends is not None and self.front_ends.seen and not self.views_only()
+        return seen or views(box) > 0
 
     def ask(self, prompt: Prompt[A], question: Question[A]) -> Asked[A]:
         """Show the prompt and wait (blocking: the agent's worker thread, while the cell's pump runs)."""
@@ -237,6 +243,13 @@ class Asking:
         title = show(default_redactor().redact(question.title))
         if len(title) > _TITLE_CHARS:
             title = title[: _TITLE_CHARS - 1] + "…"
+        if ending == "headless" and self.views_only():
+            why = (
+                f"The front end did not show the buttons within {self.grace:g} s (notebook.headless_grace): "
+                "under jupyter-server-documents its pages do not render widgets "
+                "(jupyter-server-documents#297); there use --mode yolo, or jupyter-collaboration"
+            )
+            return f"{why}. So '{title}' was {question.outcome}. {question.advice}"
         if ending == "headless":
             why = (
                 "No front end that can show buttons is connected (a headless run: nbclient, papermill, "

@@ -203,3 +203,28 @@ def test_the_watch_notes_comm_messages_and_hands_each_on_unchanged() -> None:
     uninstall(shell)
     assert kernel.shell_handlers == originals and current_watch() is None
     assert install(SimpleNamespace()) is None, "no kernel (a terminal IPython): nothing to watch"
+
+
+def test_where_pages_render_no_widgets_only_the_questions_own_views_count() -> None:
+    """Under jupyter-server-documents the pages open comms but show no widget: a question waits out the grace,
+    not the timeout, unless a front end shows it."""
+    watch = FrontEndWatch()
+    watch.hear("comm_open architect-nb-documents")
+    shown: list[Any] = []
+    asking = Asking(shown.append, None, timeout=60, grace=0.3, front_ends=watch, views_only=lambda: True)
+    started = time.monotonic()
+    asked = asking.ask(_Prompt(), _question())
+    assert 0.3 <= time.monotonic() - started < 1.5
+    assert asked.ending == "headless"
+    assert asked.note.startswith(
+        "The front end did not show the buttons within 0.3 s (notebook.headless_grace)"
+    )
+    assert "jupyter-server-documents" in asked.note and "was denied" in asked.note
+
+    thread, out = _ask_in_thread(asking, prompt := _Prompt(), _question())
+    prompt.box._view_count = 1  # a page that does render it says so
+    time.sleep(0.5)
+    assert not out
+    prompt.click("approve")
+    thread.join(2)
+    assert out == [Asked("approve", "answered")]
