@@ -68,8 +68,21 @@ def _stress_script(workspace: Path) -> str:
 
 @pytest.fixture(params=sorted(SERVERS))
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    with serving(request.param, tmp_path) as started:
+        yield started
+
+
+@pytest.fixture
+def documents_server(tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    with serving("server-documents", tmp_path) as started:
+        yield started
+
+
+@contextmanager
+def serving(which: str, tmp_path: Path) -> Iterator[tuple[str, Path, Path]]:
+    """JupyterLab under the document server `which`: its URL, the workspace, a folder for screenshots."""
     require_tools()
-    python, target = SERVERS[request.param]
+    python, target = SERVERS[which]
     if not python.exists():
         message = f"this test needs {python.parents[1].name}: run `make {target}` (make pytest does)"
         pytest.fail(message) if __import__("os").environ.get("CI") else pytest.skip(message)
@@ -85,10 +98,7 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str
     ]
     with jupyter_server(
         tmp_path, root, module="jupyterlab", app_args=args, python=python, our_labextensions=True
-    ) as (
-        url,
-        artifacts,
-    ):
+    ) as (url, artifacts):
         yield url, workspace, artifacts
 
 
@@ -279,3 +289,41 @@ def test_the_agent_edits_a_shared_notebook_and_nothing_is_lost(
 
     with capsys.disabled():
         print(f"\nscreenshots (collaboration): {artifacts}")
+
+
+def test_under_server_documents_an_approval_nobody_can_see_gets_its_default_soon(
+    documents_server: tuple[str, Path, Path],
+) -> None:
+    """Its pages render no widgets (jupyter-server-documents#297): the buttons never show, so the question is
+    denied after the headless grace, saying why, instead of waiting out the 5-minute approval timeout."""
+    url, workspace, artifacts = documents_server
+    script = write_script(
+        workspace,
+        [
+            _call("insert_notebook_cell", after_cell_id="cell-2", source="asked = True\n"),
+            {"content": "Done."},
+        ],
+        name="ask.yaml",
+    )
+    write_notebook(
+        workspace,
+        [
+            "%load_ext architect_nb",
+            f"%%architect --mode confirm-all --model {script} --workspace {workspace}\nAsk.",
+            "x = 1\n",
+        ],
+        PATH,
+    )
+    with two_people(url) as (ada_page, _bob_page):
+        ada = _open(ada_page, url)
+        ada.run_cell(0)
+        ada.wait("return panel.content.model.cells.get(0).executionCount !== null;")
+        started = time.monotonic()
+        ada.run_cell(1)
+        ada.run_output(0).wait_for(timeout=60_000)
+        waited = time.monotonic() - started
+        said = ada.run_output(0).inner_text()
+        ada_page.screenshot(path=str(artifacts / "asked.png"))
+        assert "did not show the buttons" in said and "jupyter-server-documents" in said, said
+        assert "asked = True" not in dict(ada.cells()).values()  # denied: nothing inserted
+        assert waited < 60, f"the run took {waited:.0f} s"
