@@ -21,6 +21,7 @@ import shlex
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from architect_nb.agent.config import UnknownAgentError
@@ -374,7 +375,14 @@ def _notebook_prelude(
     facts = gather_facts(shell, cell_id, raw_cell)
 
     def prelude(run: CellRun) -> str | None:
-        found = find_notebook(facts, config.workspace.root, current_channel())
+        nonlocal facts
+        channel = current_channel()
+        if facts.cell_id is None and channel is not None and channel.outputs_kept_by_server():
+            # The server ran the cell (jupyter-server-documents) and sent no cell id: the front ends know it.
+            facts = replace(facts, cell_id=channel.running_cell(raw_cell))
+            if kernel is not None:
+                kernel.cell_id = facts.cell_id
+        found = find_notebook(facts, config.workspace.root, channel)
         where = f"the notebook {found.view.path}'s metadata" if found.view.path else "the notebook's metadata"
         run.loop.tighten(notebook_level(found.metadata, where))  # raises TeachingOffError for `off`
         if not wants_context:
@@ -382,7 +390,7 @@ def _notebook_prelude(
         run.notebook = found.view
         if kernel is not None and found.live is not None:
             path = found.view.path or str(found.file or "the notebook")
-            own = OwnNotebook(document=found.live, path=path, running_cell=cell_id, file=found.file)
+            own = OwnNotebook(document=found.live, path=path, running_cell=facts.cell_id, file=found.file)
             kernel.bind_notebook(own)
         forget_outlines(run.thread.messages)  # the earlier runs' outlines: this one supersedes them
         return context_note(found.view, task, config.notebook.context_tokens)

@@ -127,8 +127,8 @@ class OpenNotebooks:
     # ------------------------------------------------------------------ the channel's side
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Answer one request of the document channel (`claim`, `locate`, `read`, `apply`), as the extension
-        does."""
+        """Answer one request of the document channel (`claim`, `locate`, `running`, `read`, `apply`), as
+        the extension does."""
         kind = request.get("type")
         path = str(request.get("path", ""))
         with self._lock:
@@ -141,6 +141,15 @@ class OpenNotebooks:
                     "type": "located",
                     "docs": [{"doc": d.token, "path": str(d.path), "shared": self.shared} for d in docs],
                 }
+            if kind == "running":
+                source = str(request.get("source", "")).rstrip()
+                found = [
+                    {"doc": d.token, "path": str(d.path), "cell": c["id"]}
+                    for d in self.docs.values()
+                    for c in d.cells
+                    if source and c.get("id") in d.busy and d.source(c["id"]).rstrip() == source
+                ]
+                return {"type": "running", "docs": found}
             if kind == "claim":
                 docs = [d for d in self.docs.values() if str(d.path) == path]
                 return {

@@ -9,7 +9,8 @@
  * restart, and when the kernel says hello (it loaded architect_nb); a kernel
  * without architect_nb refuses it, and the next hello opens it again. The
  * kernel asks who has a notebook open (`claim`, by path; `locate`, by a cell's
- * id: the notebook of the running `%%architect` cell), then reads it (with
+ * id: the notebook of the running `%%architect` cell; `running`, by a running
+ * cell's source, where the server ran it and sent no id), then reads it (with
  * the cells edited since they ran, and the cell selected when a cell was run)
  * or applies cell operations to it (`livecells.ts`). Each browser tab answers for its own
  * documents and asks the other tabs of the same browser over a
@@ -138,6 +139,20 @@ export class DocumentHub {
         }
         return { type: 'located', docs };
       }
+      if (request.type === 'running') {
+        const docs = this.running(String(request.source ?? ''), kernel);
+        const others = await this.askPeers({
+          type: 'running',
+          source: request.source,
+          kernel
+        });
+        for (const answer of others) {
+          if (Array.isArray(answer.docs)) {
+            docs.push(...answer.docs.filter(isRecord));
+          }
+        }
+        return { type: 'running', docs };
+      }
       if (request.app !== this.app) {
         return await this.relay(request);
       }
@@ -167,11 +182,7 @@ export class DocumentHub {
     if (cellId === '') {
       return [];
     }
-    return this.documents()
-      .filter(
-        doc =>
-          kernel === null || doc.kernel === undefined || doc.kernel() === kernel
-      )
+    return this.onKernel(kernel)
       .filter(doc => doc.model.cells.some(cell => cell.getId() === cellId))
       .map(doc => ({
         app: this.app,
@@ -180,6 +191,41 @@ export class DocumentHub {
         shared: doc.shared,
         where: this.where
       }));
+  }
+
+  /**
+   * The running cells of this tab's documents (on `kernel`, when given) whose
+   * source is `source`: how a kernel finds the cell it runs when the server
+   * ran it and sent no cell id (jupyter-server-documents).
+   */
+  running(source: string, kernel: string | null = null): Json[] {
+    const wanted = source.trimEnd();
+    if (wanted === '') {
+      return [];
+    }
+    return this.onKernel(kernel).flatMap(doc => {
+      const busy = doc.guard().busy;
+      return doc.model.cells
+        .filter(
+          cell =>
+            busy.has(cell.getId()) && cell.getSource().trimEnd() === wanted
+        )
+        .map(cell => ({
+          app: this.app,
+          doc: doc.token,
+          path: doc.path,
+          cell: cell.getId(),
+          where: this.where
+        }));
+    });
+  }
+
+  /** This tab's documents connected to `kernel` (all of them when null). */
+  private onKernel(kernel: string | null): IOpenDocument[] {
+    return this.documents().filter(
+      doc =>
+        kernel === null || doc.kernel === undefined || doc.kernel() === kernel
+    );
   }
 
   /** A read or an apply on one of this tab's documents. */
@@ -334,7 +380,14 @@ export class DocumentHub {
                   typeof body.kernel === 'string' ? body.kernel : null
                 )
               }
-            : this.answerLocal(body);
+            : body.type === 'running'
+              ? {
+                  docs: this.running(
+                    String(body.source ?? ''),
+                    typeof body.kernel === 'string' ? body.kernel : null
+                  )
+                }
+              : this.answerLocal(body);
       this.port?.post({
         t: 'reply',
         id: message.id,

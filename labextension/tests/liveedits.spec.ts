@@ -275,6 +275,59 @@ function placesOf(answer: Json): [unknown, unknown, unknown][] {
   return (answer.docs as Json[]).map(doc => [doc.app, doc.doc, doc.path]);
 }
 
+describe('running (the cell a server ran, by its source)', () => {
+  it('answers with the running cells of that source, on the kernel that asks', async () => {
+    const exam = new KernelDoc('e1', 'exam.ipynb', notebook(), 'k-exam');
+    const copy = new KernelDoc('c1', 'copy.ipynb', notebook(), 'k-copy');
+    exam.busy.add('a');
+    copy.busy.add('a');
+    const hub = new DocumentHub('tab1', 'JupyterLab', () => [copy, exam]);
+    const cells = async (source: string, kernel: string) =>
+      (
+        (await hub.handle({ type: 'running', source }, kernel)).docs as Json[]
+      ).map(doc => [doc.doc, doc.path, doc.cell]);
+    // Trailing whitespace aside (IPython's history ends a cell with one newline).
+    expect(await cells('a = 1', 'k-exam')).toEqual([['e1', 'exam.ipynb', 'a']]);
+    expect(await cells('a = 1\n\n', 'k-copy')).toEqual([
+      ['c1', 'copy.ipynb', 'a']
+    ]);
+    // Not running, another source, no source: nothing.
+    expect(await cells('b = 2', 'k-exam')).toEqual([]);
+    expect(await cells('a = 2', 'k-exam')).toEqual([]);
+    expect(await cells('', 'k-exam')).toEqual([]);
+  });
+
+  it('asks the other tabs of the browser too', async () => {
+    const browser = new Browser();
+    const here = new DocumentHub(
+      'tab1',
+      'JupyterLab',
+      () => [],
+      browser.port()
+    );
+    const shown = new KernelDoc('t2', 'nb/run.ipynb', notebook(), 'k1');
+    shown.busy.add('b');
+    new DocumentHub('tab2', 'Notebook 7', () => [shown], browser.port());
+    await settle(); // the tabs know each other
+    const answer = await here.handle(
+      { type: 'running', source: 'b = 2\n' },
+      'k1'
+    );
+    expect(answer).toEqual({
+      type: 'running',
+      docs: [
+        {
+          app: 'tab2',
+          doc: 't2',
+          path: 'nb/run.ipynb',
+          cell: 'b',
+          where: 'Notebook 7'
+        }
+      ]
+    });
+  });
+});
+
 describe('locate (the notebook of a running cell, by its id)', () => {
   // Two notebooks copied from one template: the same cell ids, each on its own kernel.
   const exam = () => new KernelDoc('e1', 'exam.ipynb', notebook(), 'k-exam');

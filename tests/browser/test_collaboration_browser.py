@@ -45,6 +45,9 @@ LINES = "".join(f"v{n:02} = 0\n" for n in range(EDITS))
 NEIGHBOUR = "# Bob's notes\n"
 BOB_NEIGHBOUR = "b" * 500  # letters only: the editor closes brackets and quotes by itself
 BOB_IN_AGENTS_CELL = "c" * 100
+RUN_BY_THE_AGENT = "print('run by the agent', 6 * 7)\n"
+#: The outputs of the cell `_ID_` in the page, as JSON.
+_OUTPUTS_OF = "return JSON.stringify(panel.content.model.toJSON().cells.find(c => c.id === '_ID_').outputs);"
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -61,6 +64,9 @@ def _stress_script(workspace: Path) -> str:
         _call("insert_notebook_cell", after_cell_id="cell-2", source="inserted = True\n"),
         _call("delete_notebook_cell", cell_id="cell-4"),
         *edits,
+        {
+            "tool_calls": [{"name": "run_cell", "arguments": {"cell": "cell-5"}}]
+        },  # outputs into the shared doc
         {"content": "Done."},
     ]
     return write_script(workspace, turns, name="stress.yaml")
@@ -181,6 +187,7 @@ def test_the_agent_edits_a_shared_notebook_and_nothing_is_lost(
             NEIGHBOUR,
             LINES,
             "# a scratch cell\n",
+            RUN_BY_THE_AGENT,
         ],
         PATH,
     )
@@ -209,6 +216,8 @@ def test_the_agent_edits_a_shared_notebook_and_nothing_is_lost(
         _assert_succeeded(ada, 0)
         for person in (ada, bob):  # the run's view, redrawn in place: no stale copy of it left in the cell
             assert person.eval("return panel.content.model.cells.get(1).outputs.length;") == 1
+            ran = json.loads(person.eval(_OUTPUTS_OF.replace("_ID_", "cell-5")))  # run_cell's outputs
+            assert [o.get("text") for o in ran] == ["run by the agent 42\n"], ran
         ada_page.screenshot(path=str(artifacts / "1-ada.png"))
         bob_page.screenshot(path=str(artifacts / "1-bob.png"))
         for person in (ada, bob):
@@ -224,6 +233,8 @@ def test_the_agent_edits_a_shared_notebook_and_nothing_is_lost(
         # The collaboration server saves the shared document by itself: the file becomes what both see. (Not a
         # Ctrl+S here: under load JupyterLab's own save can race that autosave and ask "File Changed".)
         saved = _saved_as(workspace, dict(bob.cells()))
+        on_disk = json.loads((workspace / PATH).read_text())
+        assert "run by the agent 42" in json.dumps(next(c for c in on_disk["cells"] if c["id"] == "cell-5"))
         assert ada_page.locator(".jp-Dialog").count() == 0 and bob_page.locator(".jp-Dialog").count() == 0
         for page in (ada_page, bob_page):
             page.reload()

@@ -480,6 +480,32 @@ def test_what_a_cell_run_cell_ran_did_to_the_variables_is_undone(
     assert player.run("print(d, 'extra' in dir())").text().strip() == "{'a': 1} False"
 
 
+def test_where_the_server_runs_cells_the_front_end_names_the_running_cell(
+    open_notebook: tuple[FrontEnd, Path, DocumentFrontEnd], server: OpenAIStubServer
+) -> None:
+    """jupyter-server-documents runs cells itself: the execute request has no cell id. The kernel asks the
+    front ends which running cell has its source, and run_cell (which needs the run's own cell) works."""
+    player, ws, tab = open_notebook
+    tab.outputs = "server"  # its page's server runs cells (PageConfig serverSideExecution)
+    tab.connect()
+    player.wait(lambda: tab.accepted, 30, "the front end's comm to be accepted again")
+    doc = tab.open(ws / "nb.ipynb")
+    doc.cells[0]["source"] = "d = {'a': 41}"
+    source = "%%architect --model openai/stub --new --mode yolo\nRun the first cell."
+    doc.cells[2]["source"] = source
+    doc.busy.add("arch")  # the server marks the cell it runs as running in the shared document
+    server.queue(Reply.calls(("run_cell", {"cell": "data"})), Reply.text("Ran it."))
+    cell = player.run(source, timeout=120)  # as the server sends it: no cell id
+    assert cell.status == "ok", player.describe()
+    [payload] = cell.data(RUN_MIME)
+    [result] = [e for e in payload["events"] if e["kind"] == "tool_result" and e["tool"] == "run_cell"]
+    assert result["success"], result
+    assert "cell 0 ran as [" in result["output"], result["output"]
+    assert next(c for c in doc.cells if c["id"] == "data")["execution_count"] is not None
+    assert [r["source"] for r in tab.requests if r.get("type") == "running"] == [source]
+    assert player.run("print(d)").text().strip() == "{'a': 41}"
+
+
 def test_architect_fix_puts_a_cell_below_for_the_last_error(kernel: tuple[FrontEnd, Path]) -> None:
     player, _ws = kernel
     assert "No cell has failed" in player.run("%architect fix").text()

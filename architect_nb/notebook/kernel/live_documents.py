@@ -248,6 +248,24 @@ class DocumentChannel:
             return None
         return found[0] if found else None
 
+    def running_cell(self, source: str) -> str | None:
+        """The id of the running cell whose source is `source`, as the front ends see it: where the server
+        runs cells itself (jupyter-server-documents), the execute request carries no cell id. None unless
+        they name exactly one cell (two running cells alike, or front ends that cannot be asked)."""
+        if self.unavailable() is not None or not source.strip():
+            return None
+        self._await_reconnects()
+        with self._lock:
+            clients = dict(self.clients)
+        answers, _silent = self._ask({k: {"type": "running", "source": source} for k in clients})
+        cells = {
+            doc["cell"]
+            for answer in answers.values()
+            for doc in answer.get("docs") or []
+            if isinstance(doc, dict) and isinstance(doc.get("cell"), str)
+        }
+        return cells.pop() if len(cells) == 1 else None
+
     def _await_reconnects(self) -> None:
         """Front ends may be on their way: just after the hello (architect_nb loaded, maybe after a restart: a
         Run All's next cell), or just dropped for not answering (they reopen their comm at once). Until they
