@@ -108,30 +108,17 @@ export class DocumentHub {
   async handle(request: Json, kernel: string | null = null): Promise<Json> {
     try {
       if (request.type === 'claim') {
-        const docs = this.claims(String(request.path ?? ''));
-        const others = await this.askPeers({
-          type: 'claim',
-          path: request.path
-        });
-        for (const answer of others) {
-          if (Array.isArray(answer.docs)) {
-            docs.push(...answer.docs.filter(isRecord));
-          }
-        }
+        const docs = await this.withPeers(
+          this.claims(String(request.path ?? '')),
+          { type: 'claim', path: request.path }
+        );
         return { type: 'claimed', docs };
       }
       if (request.type === 'locate') {
-        const docs = this.located(String(request.cell ?? ''), kernel);
-        const others = await this.askPeers({
-          type: 'locate',
-          cell: request.cell,
-          kernel
-        });
-        for (const answer of others) {
-          if (Array.isArray(answer.docs)) {
-            docs.push(...answer.docs.filter(isRecord));
-          }
-        }
+        const docs = await this.withPeers(
+          this.located(String(request.cell ?? ''), kernel),
+          { type: 'locate', cell: request.cell, kernel }
+        );
         // One notebook in several tabs is one path; different paths would be a guess (an older tab does
         // not filter by kernel, and two notebooks on one kernel may share a template's ids).
         if (new Set(docs.map(doc => String(doc.path ?? ''))).size > 1) {
@@ -140,17 +127,10 @@ export class DocumentHub {
         return { type: 'located', docs };
       }
       if (request.type === 'running') {
-        const docs = this.running(String(request.source ?? ''), kernel);
-        const others = await this.askPeers({
-          type: 'running',
-          source: request.source,
-          kernel
-        });
-        for (const answer of others) {
-          if (Array.isArray(answer.docs)) {
-            docs.push(...answer.docs.filter(isRecord));
-          }
-        }
+        const docs = await this.withPeers(
+          this.running(String(request.source ?? ''), kernel),
+          { type: 'running', source: request.source, kernel }
+        );
         return { type: 'running', docs };
       }
       if (request.app !== this.app) {
@@ -160,6 +140,16 @@ export class DocumentHub {
     } catch (error) {
       return { ok: false, error: `The front end failed: ${String(error)}` };
     }
+  }
+
+  /** `docs` (this tab's answer to `question`) and the other tabs' answers to it. */
+  private async withPeers(docs: Json[], question: Json): Promise<Json[]> {
+    for (const answer of await this.askPeers(question)) {
+      if (Array.isArray(answer.docs)) {
+        docs.push(...answer.docs.filter(isRecord));
+      }
+    }
+    return docs;
   }
 
   /** This tab's documents at `path`. */
