@@ -409,8 +409,9 @@ class NotebookConfig(_Section):
             "Seconds a question waits for a front end that can show buttons to show itself, by any comm "
             "message to the kernel (JupyterLab and Notebook 7 have when they connect, or do within a second "
             "of showing the question). If none has, as in a headless run (nbclient, papermill, nbconvert, "
-            "`jupyter execute`), the question gets its safe default then, saying why. Raise it for a front "
-            "end that is slow to load its widgets."
+            "`jupyter execute`), the question gets its safe default then, saying why. Under "
+            "jupyter-server-documents, whose pages talk to the kernel but render no widgets, only a page "
+            "showing the question counts. Raise it for a front end that is slow to load its widgets."
         ),
     )
     frontend_timeout: float = Field(
