@@ -27,16 +27,23 @@ def own_identities(connection_class: Any) -> type | None:
         return None
     if f"{connection_class.__module__}.{connection_class.__qualname__}" != DOCUMENTS_CONNECTION:
         return None
+    if not callable(getattr(connection_class, "_listen", None)):
+        return None  # another version, written otherwise: left as it is rather than guessed at
 
     class OwnIdentityConnection(connection_class):  # type: ignore[misc]
         """jupyter-server-documents' connection, with this tab's identity on the kernel's sockets."""
 
         async def connect(self) -> None:
-            session = self.kernel_manager.session.clone()  # the kernel's key and signature scheme ...
-            session.session = (
-                self.session.session
-            )  # ... and this websocket's own id (the tab's, from the URL)
-            self._client = self.kernel_manager.client(session=session)
+            try:
+                # The kernel's key and signature scheme, with this websocket's own id (the tab's).
+                session = self.kernel_manager.session.clone()
+                session.session = self.session.session
+                client = self.kernel_manager.client(session=session)
+            except Exception:  # a kernel manager unlike jupyter_client's: the server's own way, as before
+                self.log.warning("architect-nb: kept the shared kernel identity", exc_info=True)
+                await super().connect()
+                return
+            self._client = client
             self._client.start_channels(hb=False)
             self._tasks = [asyncio.create_task(self._listen(channel)) for channel in _CHANNELS]
 
