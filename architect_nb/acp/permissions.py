@@ -83,7 +83,7 @@ def answer_of(response: RequestPermissionResponse) -> tuple[ConfirmationAnswer, 
     """The engine's answer to the editor's response, and whether it approves all like this."""
     outcome = response.outcome
     if outcome.outcome == "cancelled":
-        return ConfirmationAnswer.deny("the prompt was cancelled"), False
+        return ConfirmationAnswer.unanswered("the prompt was cancelled"), False
     meta = {**(response.field_meta or {}), **(getattr(outcome, "field_meta", None) or {})}
     reason = meta.get("reason")
     reason = reason.strip() if isinstance(reason, str) else ""
@@ -94,7 +94,9 @@ def answer_of(response: RequestPermissionResponse) -> tuple[ConfirmationAnswer, 
         return ConfirmationAnswer.approve(), True
     if option == DENY:
         return ConfirmationAnswer.deny(reason), False
-    return ConfirmationAnswer.deny(f"the editor answered with an unknown option {show(str(option))!r}"), False
+    return ConfirmationAnswer.unanswered(
+        f"the editor answered with an unknown option {show(str(option))!r}"
+    ), False
 
 
 class AcpConfirmer:
@@ -120,7 +122,7 @@ class AcpConfirmer:
         key = like_key(request)
         with self._lock:
             if self._cancelled.is_set():
-                return ConfirmationAnswer.deny("the prompt was cancelled")
+                return ConfirmationAnswer.unanswered("the prompt was cancelled")
             if key in self._approved_like and request.code is None:
                 return ConfirmationAnswer.approve()  # the run's log shows it, as every decision
             tool_call = permission_tool_call(request, self._workspace)
@@ -129,14 +131,16 @@ class AcpConfirmer:
             while True:
                 if self._cancelled.is_set():
                     future.cancel()
-                    return ConfirmationAnswer.deny("the prompt was cancelled")
+                    return ConfirmationAnswer.unanswered("the prompt was cancelled")
                 try:
                     response = future.result(timeout=_TICK)
                     break
                 except concurrent.futures.TimeoutError:
                     continue
                 except Exception as exc:  # the editor failed to answer: never an approval
-                    return ConfirmationAnswer.deny(f"the editor could not be asked ({type(exc).__name__})")
+                    return ConfirmationAnswer.unanswered(
+                        f"the editor could not be asked ({type(exc).__name__})"
+                    )
             answer, approve_all = answer_of(response)
             if approve_all and request.code is None:
                 self._approved_like.add(key)

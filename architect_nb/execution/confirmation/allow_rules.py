@@ -125,7 +125,7 @@ class AllowRules:
         if rule is not None:
             return ConfirmationAnswer.approve()
         allowed = ", ".join(str(r) for r in self.rules) or "none"
-        return ConfirmationAnswer.deny(
+        return ConfirmationAnswer.unanswered(
             f"This is an unattended run and no allow rule covers this call (rules: {allowed}). "
             "Do without it, or finish and say what you would have done."
         )

@@ -65,10 +65,14 @@ class Approval(enum.StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConfirmationAnswer:
-    """A person's answer. A `reason` given with a denial reaches the model."""
+    """A person's answer, or the safe default when nobody gave one. A `reason` given with a denial reaches
+    the model."""
 
     decision: Approval
     reason: str = ""
+    #: Nobody answered: a denial by default (no front end, a timeout, a cancelled prompt, no allow rule in an
+    #: unattended run), told to the model as that and never as the person's word.
+    by_default: bool = False
 
     @classmethod
     def approve(cls) -> ConfirmationAnswer:
@@ -77,6 +81,11 @@ class ConfirmationAnswer:
     @classmethod
     def deny(cls, reason: str = "") -> ConfirmationAnswer:
         return cls(decision=Approval.DENY, reason=reason)
+
+    @classmethod
+    def unanswered(cls, reason: str) -> ConfirmationAnswer:
+        """The denial a question gets when nobody answers it; `reason` says why."""
+        return cls(decision=Approval.DENY, reason=reason, by_default=True)
 
     @classmethod
     def abort(cls, reason: str = "") -> ConfirmationAnswer:

@@ -65,8 +65,8 @@ def approval_question(request: ConfirmationRequest) -> Question[ConfirmationAnsw
         title=f"Approve {request.tool_name}{subject}?",
         outcome="denied (an unanswered approval is never approved)",
         advice=UNATTENDED,
-        default=ConfirmationAnswer.deny,
-        interrupted=ConfirmationAnswer.deny("the run was interrupted"),
+        default=ConfirmationAnswer.unanswered,
+        interrupted=ConfirmationAnswer.unanswered("the run was interrupted"),
     )
 
 

@@ -312,6 +312,16 @@ def test_deny_reason_reaches_the_model(workspace: Path) -> None:
     assert not engine.aborted
 
 
+def test_a_denial_nobody_gave_is_told_as_a_default_not_as_the_persons_word(workspace: Path) -> None:
+    note = "No front end that can show buttons is connected, so 'Approve noop?' was denied."
+    engine, _ = make_engine(workspace, mode="confirm-all", answers=[ConfirmationAnswer.unanswered(note)])
+    result = engine.execute_tool_call("noop", {})
+    assert not result.success and result.outcome is CallOutcome.DENIED
+    said = result.to_model_text()
+    assert "noop was not run, since nobody approved it: No front end that can show buttons" in said, said
+    assert "declined" not in said and "They said" not in said
+
+
 def test_abort_stops_the_run_until_a_new_one(workspace: Path) -> None:
     engine, confirmer = make_engine(workspace, mode="confirm-all", answers=["abort", "y"])
     result = engine.execute_tool_call("noop", {})

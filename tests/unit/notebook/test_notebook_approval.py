@@ -145,7 +145,7 @@ def test_interrupt_ends_the_wait_within_a_tick() -> None:
     started = time.perf_counter()
     confirmer.cancel()
     thread.join(2)
-    assert out[0] == ConfirmationAnswer.deny("the run was interrupted")
+    assert out[0] == ConfirmationAnswer.unanswered("the run was interrupted")
     assert time.perf_counter() - started < 0.2
     assert confirmer.confirm(_request()).decision is Approval.DENY  # and nothing more is asked
 
