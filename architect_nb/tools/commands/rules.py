@@ -1,4 +1,4 @@
-"""The rules behind `classify_command`: levels, secrets, and the program tables the models give.
+"""The rules behind `classify_command`: levels, secrets, and the names programs go by.
 
 Rules look at one simple command at a time, after the shell has been parsed and wrappers unwrapped. The
 blocklist lives in `blocklist`, the per-program argument checks in `checks`.
@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from architect_nb.tools.commands import checks
 from architect_nb.tools.commands.blocklist import RAW_BLOCKLIST, blocked_reason, blocked_redirect
-from architect_nb.tools.commands.programs.registry import model_of, models
+from architect_nb.tools.commands.programs.registry import model_of
 
 __all__ = [
     "BENIGN_VARIABLES",
@@ -60,22 +58,6 @@ def program_key(program: str) -> str:
     """`python3.12` → `python`, `pip3` → `pip`: the name of the model a versioned name stands for."""
     model = model_of(program)
     return model.name if model is not None else program
-
-
-def __getattr__(name: str) -> Any:
-    """The old program tables, as views of the models, made when asked for (the checks read the models, and
-    importing this module must not load every family): `SAFE_PROGRAMS` with their argument checks,
-    `DEV_PREFIXES`, `SHELLS` (whose `-c` strings are parsed) and `PRINTERS` (which only print)."""
-    every = models().values()
-    if name == "SAFE_PROGRAMS":
-        return {m.name: m.check or checks.no_check for m in every if m.kind == "safe"}
-    if name == "DEV_PREFIXES":
-        return tuple((m.name, *words) for m in every for words in m.dev)
-    if name == "SHELLS":
-        return frozenset(m.name for m in every if m.is_shell)
-    if name == "PRINTERS":
-        return frozenset(m.name for m in every if m.printer)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def dev_match(tokens: Sequence[str | None], prefixes: Sequence[Sequence[str]]) -> bool:

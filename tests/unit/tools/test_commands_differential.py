@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from architect_nb.tools.commands.rules import SAFE_PROGRAMS, SHELLS
+from architect_nb.tools.commands.programs.registry import models
 from architect_nb.tools.commands.run_command import classify_command
 
 # Slow, left out of `make test-unit`: bash really runs what the classifier judged safe.
@@ -27,9 +27,9 @@ pytestmark = pytest.mark.slow
 
 BASH = shutil.which("bash")
 #: What a `safe` command may run: the safe programs, plus wrappers whose inner command was judged too.
-ALLOWED = (
-    set(SAFE_PROGRAMS) | SHELLS | {"env", "nice", "nohup", "timeout", "stdbuf", "xargs", "command", "time"}
-)
+SHELLS = {m.name for m in models().values() if m.is_shell}
+ALLOWED = {m.name for m in models().values() if m.kind == "safe"} | SHELLS
+ALLOWED |= {"env", "nice", "nohup", "timeout", "stdbuf", "xargs", "command", "time"}
 ALLOWED |= {"for", "case", "select"}  # bash traces the head of these compound commands
 
 FRAGMENTS = [
