@@ -224,14 +224,9 @@ class DocumentChannel:
         this kernel, and says `ambiguous` when those still hold the cell at different paths; that, or answers
         naming different files (an older front end, which does not filter), is None too, so the notebook's
         own file is read rather than a guess. One notebook open in several tabs is one file."""
-        if self.unavailable() is not None or not cell_id:
+        if not cell_id:
             return None
-        self._await_reconnects()
-        with self._lock:
-            clients = dict(self.clients)
-        if not clients:
-            return None
-        answers, _silent = self._ask({k: {"type": "locate", "cell": cell_id} for k in clients})
+        clients, answers = self._ask_everyone({"type": "locate", "cell": cell_id})
         found: list[tuple[LiveNotebook, Path | None]] = []
         for comm_id, answer in sorted(answers.items(), key=lambda item: item[0]):
             if answer.get("ambiguous"):
@@ -252,12 +247,9 @@ class DocumentChannel:
         """The id of the running cell whose source is `source`, as the front ends see it: where the server
         runs cells itself (jupyter-server-documents), the execute request carries no cell id. None unless
         they name exactly one cell (two running cells alike, or front ends that cannot be asked)."""
-        if self.unavailable() is not None or not source.strip():
+        if not source.strip():
             return None
-        self._await_reconnects()
-        with self._lock:
-            clients = dict(self.clients)
-        answers, _silent = self._ask({k: {"type": "running", "source": source} for k in clients})
+        _clients, answers = self._ask_everyone({"type": "running", "source": source})
         cells = {
             doc["cell"]
             for answer in answers.values()
@@ -265,6 +257,19 @@ class DocumentChannel:
             if isinstance(doc, dict) and isinstance(doc.get("cell"), str)
         }
         return cells.pop() if len(cells) == 1 else None
+
+    def _ask_everyone(self, body: dict[str, Any]) -> tuple[dict[str, _Client], dict[str, dict[str, Any]]]:
+        """Ask every front end connected (once those on their way are back) and return them with their
+        answers; none when they cannot be asked from here (`unavailable`)."""
+        if self.unavailable() is not None:
+            return {}, {}
+        self._await_reconnects()
+        with self._lock:
+            clients = dict(self.clients)
+        if not clients:
+            return {}, {}
+        answers, _silent = self._ask({comm_id: body for comm_id in clients})
+        return clients, answers
 
     def _await_reconnects(self) -> None:
         """Front ends may be on their way: just after the hello (architect_nb loaded, maybe after a restart: a

@@ -81,7 +81,6 @@ MODELS: list[ProgramModel] = [
         name="python",
         versioned=True,
         kind="safe",
-        globs_safe=False,
         check=checks.check_python,
         dev=tuple(("-m", tool) for tool in _PYTHON_DEV_MODULES),
         options=Spec("cmWXQ", _f("--check-hash-based-pycs")),
@@ -93,7 +92,6 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="node",
         kind="safe",
-        globs_safe=False,
         check=checks.exact(("--version",), ("-v",)),
         options=_NODE,
         writes=_NODE_CODE,
@@ -119,7 +117,6 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="sed",
         kind="safe",
-        globs_safe=False,
         check=checks.check_sed,
         options=Spec("efl", _f("--expression", "--file", "--line-length"), attached="i"),
         writes=interpreters.sed,
@@ -131,6 +128,7 @@ MODELS: list[ProgramModel] = [
             name="awk",
             kind="safe",
             check=checks.check_awk,
+            globs_safe=True,
             options=_AWK,
             writes=interpreters.awk,
             pattern_first=True,
@@ -142,6 +140,7 @@ MODELS: list[ProgramModel] = [
         name="gawk",
         kind="safe",
         check=checks.check_awk,
+        globs_safe=True,
         options=Spec(
             "fvFilE", _f("--file", "--assign", "--field-separator", "--include", "--load", "--exec")
         ),

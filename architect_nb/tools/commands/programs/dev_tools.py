@@ -37,7 +37,6 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="cargo",
         kind="safe",
-        globs_safe=False,
         check=checks.exact(("--version",), ("-V",)),
         dev=_commands("build", "test", "check", "clippy", "fmt", "doc", "bench"),
         manifests=_rewrite(("Cargo.toml", "Cargo.lock"), "add", "remove", "update"),
@@ -46,7 +45,6 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="go",
         kind="safe",
-        globs_safe=False,
         check=checks.exact(("version",)),
         dev=_commands("build", "test", "vet"),
         opens_no_files=True,
@@ -54,14 +52,12 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="rustc",
         kind="safe",
-        globs_safe=False,
         check=checks.exact(("--version",), ("-V",)),
         opens_no_files=True,
     ),
     ProgramModel(
         name="npm",
         kind="safe",
-        globs_safe=False,
         check=checks.exact(("--version",), ("-v",), ("list", "*"), ("ls", "*")),
         dev=_commands("run", "test", "t"),
         manifests=_rewrite(
@@ -79,19 +75,17 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="uv",
         kind="safe",
-        globs_safe=False,
         check=checks.exact(("--version",), ("pip", "list", "*")),
         manifests=_rewrite(("pyproject.toml", "uv.lock"), "add", "remove")
         + _rewrite(("uv.lock",), "lock", "sync"),
         opens_no_files=True,
     ),
-    ProgramModel(name="pip", versioned=True, kind="safe", globs_safe=False, check=checks.check_pip),
+    ProgramModel(name="pip", versioned=True, kind="safe", check=checks.check_pip),
     ProgramModel(name="docker", kind="dev", dev=_commands("ps", "images")),
     ProgramModel(name="kubectl", kind="dev", dev=_commands("get", "describe")),
     ProgramModel(
         name="git",
         kind="safe",
-        globs_safe=False,
         check=checks.check_git,
         writes=writes.git,
         reads=walks.git_reads,

@@ -63,8 +63,9 @@ class ProgramModel:
     kind: Kind | None = None
     #: For a safe program: the arguments that make it write or run something.
     check: Check | None = None
-    #: A glob that expands to an option is harmless (its options cannot write or run anything).
-    globs_safe: bool = True
+    #: Its `check` may be given a globbed word as written (`awk`'s check reads only the program text); by
+    #: default a glob is passed as unknown, since it could expand to an option the check refuses.
+    globs_safe: bool = False
     #: The words after the name that make it a development tool (`("test",)` for `cargo test`; `()`: any).
     dev: tuple[tuple[str, ...], ...] = ()
     #: What it changes, judged by the protected-file check.

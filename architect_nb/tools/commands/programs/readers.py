@@ -81,43 +81,36 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="base64", kind="safe", decodes=_f("-d", "--decode", "-D", "-di", "-id")),
     ProgramModel(name="rev", kind="safe", decodes=True),
     ProgramModel(name="tr", kind="safe", decodes=True, opens_no_files=True),
-    ProgramModel(
-        name="tree", kind="safe", globs_safe=False, check=checks.forbid("-o", reason="tree -o writes a file")
-    ),
+    ProgramModel(name="tree", kind="safe", check=checks.forbid("-o", reason="tree -o writes a file")),
     ProgramModel(
         name="file",
         kind="safe",
-        globs_safe=False,
         check=checks.forbid("-C", "--compile", reason="file -C writes a compiled magic file"),
     ),
     ProgramModel(
         name="date",
         kind="safe",
-        globs_safe=False,
         check=checks.forbid("-s", "--set", reason="date -s sets the system clock"),
         opens_no_files=True,
     ),
     ProgramModel(
         name="hostname",
         kind="safe",
-        globs_safe=False,
         check=checks.only(_f("-I", "-i", "-f", "-s", "-d", "-A", "--fqdn", "--short"), "hostname"),
         opens_no_files=True,
     ),
-    ProgramModel(name="less", kind="safe", globs_safe=False, check=checks.options_only(_LESS_OK)),
-    ProgramModel(name="more", kind="safe", globs_safe=False, check=checks.options_only(frozenset())),
+    ProgramModel(name="less", kind="safe", check=checks.options_only(_LESS_OK)),
+    ProgramModel(name="more", kind="safe", check=checks.options_only(frozenset())),
     ProgramModel(
         name="man",
         kind="safe",
-        globs_safe=False,
         check=checks.options_only(_f("-k", "-f", "-w")),
         opens_no_files=True,
     ),
-    ProgramModel(name="ps", kind="safe", globs_safe=False, check=checks.check_ps, opens_no_files=True),
+    ProgramModel(name="ps", kind="safe", check=checks.check_ps, opens_no_files=True),
     ProgramModel(
         name="jq",
         kind="safe",
-        globs_safe=False,
         check=checks.check_jq,
         pattern_first=True,
         value_options=_f("--arg", "--argjson"),
@@ -126,7 +119,6 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="sort",
         kind="safe",
-        globs_safe=False,
         check=checks.check_sort,
         options=Spec(
             "kotTS", _f("--key", "--output", "--field-separator", "--temporary-directory", "--buffer-size")
@@ -147,29 +139,24 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="uniq",
         kind="safe",
-        globs_safe=False,
         check=checks.at_most_one_operand("uniq"),
         writes=writes.second_operand,
     ),
     ProgramModel(
         name="xxd",
         kind="safe",
-        globs_safe=False,
         check=checks.at_most_one_operand("xxd"),
         options=Spec("cglosC"),
         writes=writes.second_operand,
         decodes=_f("-r", "-revert", "-rp", "-pr"),
     ),
-    ProgramModel(
-        name="tee", kind="safe", globs_safe=False, check=checks.check_tee, writes=writes.operands("writes")
-    ),
+    ProgramModel(name="tee", kind="safe", check=checks.check_tee, writes=writes.operands("writes")),
     *alike(_GREP, "egrep", "fgrep"),
     ProgramModel(name="zgrep", options=_GREP.options, reads=walks.grep_reads, lists=walks.grep_lists),
     ProgramModel(name="git-grep", options=Spec("efABCm", GREP_LONG)),  # `git grep`'s options, for its walk
     ProgramModel(
         name="rg",
         kind="safe",
-        globs_safe=False,
         check=checks.check_rg,
         options=Spec("efgtTmABCjMdErs", _RG_LONG),
         searches_trees=True,
@@ -190,7 +177,6 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="find",
         kind="safe",
-        globs_safe=False,
         check=checks.check_find,
         writes=writes.find,
         reads=walks.find_reads,
