@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from tests.support.browser import (
     require_tools,
     stop_process,
     wait_for_file,
+    wait_for_server,
     write_notebook,
 )
 
@@ -120,17 +120,7 @@ def kernel_gateway(folder: Path, home: Path) -> Iterator[tuple[str, subprocess.P
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the kernel gateway exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/kernelspecs", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(f"the kernel gateway did not answer in 60 s:\n{log.read_text()[-3000:]}")
-                time.sleep(0.3)
+        wait_for_server(url, proc, log, "the kernel gateway", timeout=60, path="/api/kernelspecs")
         yield url, proc
     finally:
         stop_process(proc)  # it shuts its kernels down on the way out

@@ -83,12 +83,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _answers(url: str, proc: subprocess.Popen[bytes], timeout: float) -> bool:
-    """Whether the server answers `/api/status` before it exits or `timeout` seconds pass."""
+def _answers(url: str, proc: subprocess.Popen[bytes], timeout: float, path: str = "/api/status") -> bool:
+    """Whether the server answers `path` before it exits or `timeout` seconds pass."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            with urllib.request.urlopen(f"{url}/api/status", timeout=2) as response:
+            with urllib.request.urlopen(f"{url}{path}", timeout=2) as response:
                 if response.status == 200:
                     return True
         except OSError:
@@ -97,9 +97,15 @@ def _answers(url: str, proc: subprocess.Popen[bytes], timeout: float) -> bool:
 
 
 def wait_for_server(
-    url: str, proc: subprocess.Popen[bytes], log: Path, name: str, timeout: float = 90
+    url: str,
+    proc: subprocess.Popen[bytes],
+    log: Path,
+    name: str,
+    timeout: float = 90,
+    path: str = "/api/status",
 ) -> None:
-    if _answers(url, proc, timeout):
+    """Wait until the server answers `path`; fail the test with its log if it exits or stays silent."""
+    if _answers(url, proc, timeout, path):
         return
     if proc.poll() is not None:
         pytest.fail(f"{name} exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
