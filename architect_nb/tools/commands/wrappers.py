@@ -10,6 +10,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from architect_nb.tools.commands.programs.model import frozen
 from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, secret_in
 from architect_nb.tools.commands.shell_parse import Word
@@ -64,10 +65,6 @@ def _skip(
         else:
             return i, f"has an option it does not know ({value})"
     return i, None
-
-
-def _f(*names: str) -> frozenset[str]:
-    return frozenset(names)
 
 
 _NICE_NUMBER = re.compile(r"^-\d+$")
@@ -160,11 +157,11 @@ def _env(args: Sequence[Word]) -> Unwrapped:
 
 
 def _xargs(args: Sequence[Word]) -> Unwrapped:
-    flags = _f(
+    flags = frozen(
         "-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "-p", "--interactive"
     )
-    with_value = _f("-n", "-L", "-P", "-s", "-d", "-E", "-a")
-    long_with_value = _f(
+    with_value = frozen("-n", "-L", "-P", "-s", "-d", "-E", "-a")
+    long_with_value = frozen(
         "--max-args", "--max-lines", "--max-procs", "--max-chars", "--delimiter", "--arg-file"
     )
     out = Unwrapped()

@@ -4,18 +4,14 @@
 from __future__ import annotations
 
 from architect_nb.tools.commands.programs import archivers, walks
-from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike, frozen
 
 __all__ = ["MODELS"]
 
 
-def _f(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-_GZIP = Spec("S", _f("--suffix"))
-_ZSTD = Spec("oSTBDLM", _f("--output", "--format", "--threads"))
-_DECOMPRESS = _f("-d", "--decompress", "-dc", "-cd")
+_GZIP = Spec("S", frozen("--suffix"))
+_ZSTD = Spec("oSTBDLM", frozen("--output", "--format", "--threads"))
+_DECOMPRESS = frozen("-d", "--decompress", "-dc", "-cd")
 _SHRINK = archivers.compressor
 
 MODELS: list[ProgramModel] = [
@@ -23,14 +19,16 @@ MODELS: list[ProgramModel] = [
         name="tar",
         options=Spec(
             "fCTXbNgKLV",
-            _f("--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--strip-components"),
+            frozen(
+                "--file", "--directory", "--files-from", "--exclude-from", "--exclude", "--strip-components"
+            ),
         ),
         writes=archivers.tar,
         reads=walks.tar_reads,
     ),
     ProgramModel(
         name="zip",
-        options=Spec("xibn", _f("--exclude", "--include")),
+        options=Spec("xibn", frozen("--exclude", "--include")),
         writes=archivers.zip_,
         reads=walks.zip_reads,
     ),
@@ -44,12 +42,13 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="unzstd", options=_ZSTD, writes=_SHRINK),
     *alike(ProgramModel(name="unlzma", writes=_SHRINK), "uncompress"),
     *alike(ProgramModel(name="zcat", decodes=True), "bzcat", "xzcat", "zstdcat", "uudecode"),
-    *alike(ProgramModel(name="base32", decodes=_f("-d", "--decode")), "basenc"),
-    ProgramModel(name="openssl", decodes=_f("-d", "-decode")),
+    *alike(ProgramModel(name="base32", decodes=frozen("-d", "--decode")), "basenc"),
+    ProgramModel(name="openssl", decodes=frozen("-d", "-decode")),
     ProgramModel(
         name="patch",
         options=Spec(
-            "pdiFoBrVYzDg", _f("--strip", "--directory", "--input", "--output", "--reject-file", "--suffix")
+            "pdiFoBrVYzDg",
+            frozen("--strip", "--directory", "--input", "--output", "--reject-file", "--suffix"),
         ),
         writes=archivers.patch,
     ),

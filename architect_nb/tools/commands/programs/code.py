@@ -7,14 +7,10 @@ from __future__ import annotations
 from architect_nb.tools.commands import checks
 from architect_nb.tools.commands.programs import interpreters
 from architect_nb.tools.commands.programs.effects import Effect, Stdin
-from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping, alike
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping, alike, frozen
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["MODELS"]
-
-
-def _f(*names: str) -> frozenset[str]:
-    return frozenset(names)
 
 
 def _python(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
@@ -24,23 +20,25 @@ def _python(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[E
 _NO_SET = frozenset[str]()
 #: Programs that run the command after their options.
 _WRAPPERS = {
-    "nice": Wrapping(_f("-10", "-5", "-19"), _f("-n"), _f("--adjustment")),
+    "nice": Wrapping(frozen("-10", "-5", "-19"), frozen("-n"), frozen("--adjustment")),
     "nohup": Wrapping(),
     "timeout": Wrapping(
-        _f("--foreground", "--preserve-status", "-v", "--verbose"),
-        _f("-s", "-k"),
-        _f("--signal", "--kill-after"),
+        frozen("--foreground", "--preserve-status", "-v", "--verbose"),
+        frozen("-s", "-k"),
+        frozen("--signal", "--kill-after"),
         operands=1,
     ),
-    "stdbuf": Wrapping(_NO_SET, _f("-i", "-o", "-e"), _f("--input", "--output", "--error")),
-    "time": Wrapping(_f("-p")),
+    "stdbuf": Wrapping(_NO_SET, frozen("-i", "-o", "-e"), frozen("--input", "--output", "--error")),
+    "time": Wrapping(frozen("-p")),
     "setsid": Wrapping(
-        _f("-c", "-f", "-w", "--ctty", "--fork", "--wait"),
+        frozen("-c", "-f", "-w", "--ctty", "--fork", "--wait"),
         floor="setsid moves the command out of run_command's process group, so a timeout cannot stop it",
     ),
-    "command": Wrapping(_f("-p")),
-    "sudo": Wrapping(_f("-E", "-H", "-n", "-S", "-i", "-s", "-k"), _f("-u", "-g", "-C", "-D", "-h", "-p")),
-    "doas": Wrapping(_f("-n", "-s"), _f("-u", "-C")),
+    "command": Wrapping(frozen("-p")),
+    "sudo": Wrapping(
+        frozen("-E", "-H", "-n", "-S", "-i", "-s", "-k"), frozen("-u", "-g", "-C", "-D", "-h", "-p")
+    ),
+    "doas": Wrapping(frozen("-n", "-s"), frozen("-u", "-C")),
 }
 #: Builtins that change the shell itself, or print the environment: never judged by their words.
 _FAIL_CLOSED = {
@@ -58,11 +56,11 @@ _FAIL_CLOSED = {
 }
 _SHELLS = ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash")
 _PYTHON_DEV_MODULES = ("pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "coverage")
-_NODE = Spec("erp", _f("--eval", "--print", "--require", "--import", "--input-type", "--loader"))
+_NODE = Spec("erp", frozen("--eval", "--print", "--require", "--import", "--input-type", "--loader"))
 _NODE_CODE = interpreters.eval_option("-e", "--eval", "-p", "--print")
-_VIM = Spec("cTuUiwWsSt", _f("--cmd"))
-_AWK_VALUES = _f("-F", "-v")  # a field separator and an assignment, not paths
-_AWK = Spec("fvF", _f("--file", "--assign", "--field-separator", "--include", "--load"))
+_VIM = Spec("cTuUiwWsSt", frozen("--cmd"))
+_AWK_VALUES = frozen("-F", "-v")  # a field separator and an assignment, not paths
+_AWK = Spec("fvF", frozen("--file", "--assign", "--field-separator", "--include", "--load"))
 
 MODELS: list[ProgramModel] = [
     *(ProgramModel(name=n, is_shell=True, runs_code=True) for n in _SHELLS),
@@ -74,7 +72,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="exec",
         fail_closed="exec replaces the shell",
-        wraps=Wrapping(_f("-c", "-l"), _f("-a"), floor="exec replaces the shell"),
+        wraps=Wrapping(frozen("-c", "-l"), frozen("-a"), floor="exec replaces the shell"),
     ),
     ProgramModel(name="busybox", runs_code=True),
     ProgramModel(
@@ -83,7 +81,7 @@ MODELS: list[ProgramModel] = [
         kind="safe",
         check=checks.check_python,
         dev=tuple(("-m", tool) for tool in _PYTHON_DEV_MODULES),
-        options=Spec("cmWXQ", _f("--check-hash-based-pycs")),
+        options=Spec("cmWXQ", frozen("--check-hash-based-pycs")),
         writes=_python,
         runs_code=True,
     ),
@@ -102,13 +100,13 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="deno", writes=_NODE_CODE),
     ProgramModel(
         name="perl",
-        options=Spec("eEIMm", _f(), attached="il0x"),
+        options=Spec("eEIMm", frozen(), attached="il0x"),
         writes=interpreters.perl_like,
         runs_code=True,
     ),
     ProgramModel(
         name="ruby",
-        options=Spec("eEIrC", _f(), attached="il0xF"),
+        options=Spec("eEIrC", frozen(), attached="il0xF"),
         writes=interpreters.perl_like,
         runs_code=True,
     ),
@@ -118,10 +116,10 @@ MODELS: list[ProgramModel] = [
         name="sed",
         kind="safe",
         check=checks.check_sed,
-        options=Spec("efl", _f("--expression", "--file", "--line-length"), attached="i"),
+        options=Spec("efl", frozen("--expression", "--file", "--line-length"), attached="i"),
         writes=interpreters.sed,
         pattern_first=True,
-        value_options=_f("-e", "--expression"),
+        value_options=frozen("-e", "--expression"),
     ),
     *alike(
         ProgramModel(
@@ -142,7 +140,7 @@ MODELS: list[ProgramModel] = [
         check=checks.check_awk,
         globs_safe=True,
         options=Spec(
-            "fvFilE", _f("--file", "--assign", "--field-separator", "--include", "--load", "--exec")
+            "fvFilE", frozen("--file", "--assign", "--field-separator", "--include", "--load", "--exec")
         ),
         writes=interpreters.awk,
         pattern_first=True,

@@ -4,37 +4,35 @@
 from __future__ import annotations
 
 from architect_nb.tools.commands.programs import walks, writes
-from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike, frozen
 
 __all__ = ["MODELS"]
 
 
-def _f(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-_RSYNC_LONG = _f(
+_RSYNC_LONG = frozen(
     "--exclude", "--include", "--filter", "--files-from", "--exclude-from", "--include-from", "--temp-dir",
     "--partial-dir", "--backup-dir", "--link-dest", "--compare-dest", "--copy-dest", "--log-file", "--chmod",
     "--rsync-path", "--port", "--password-file", "--suffix", "--out-format", "--timeout", "--rsh",
 )  # fmt: skip
-_COPY = Spec("tS", _f("--target-directory", "--suffix"))
-_MODE = Spec("m", _f("--mode", "--context"))
+_COPY = Spec("tS", frozen("--target-directory", "--suffix"))
+_MODE = Spec("m", frozen("--mode", "--context"))
 _RECURSIVE = writes.RECURSIVE
 
 MODELS: list[ProgramModel] = [
     *alike(ProgramModel(name="rm", writes=writes.operands("removes", _RECURSIVE)), "unlink", "rmdir"),
     ProgramModel(
         name="shred",
-        options=Spec("ns", _f("--iterations", "--size", "--random-source")),
+        options=Spec("ns", frozen("--iterations", "--size", "--random-source")),
         writes=writes.operands("overwrites"),
     ),
     ProgramModel(
-        name="truncate", options=Spec("sr", _f("--size", "--reference")), writes=writes.operands("truncates")
+        name="truncate",
+        options=Spec("sr", frozen("--size", "--reference")),
+        writes=writes.operands("truncates"),
     ),
     ProgramModel(
         name="touch",
-        options=Spec("dtr", _f("--date", "--reference", "--time")),
+        options=Spec("dtr", frozen("--date", "--reference", "--time")),
         writes=writes.operands("touches"),
     ),
     ProgramModel(name="chmod", writes=writes.operands("changes the mode of", _RECURSIVE)),
@@ -47,7 +45,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="setfacl",
         options=Spec(
-            "mMxX", _f("--modify", "--modify-file", "--remove", "--remove-file", "--set", "--set-file")
+            "mMxX", frozen("--modify", "--modify-file", "--remove", "--remove-file", "--set", "--set-file")
         ),
         writes=writes.operands("changes the attributes of", ("-R", "--recursive")),
     ),
@@ -68,7 +66,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(name="ln", options=_COPY, writes=writes.copying("links onto", links=True)),
     ProgramModel(
         name="install",
-        options=Spec("gmoSt", _f("--group", "--mode", "--owner", "--suffix", "--target-directory")),
+        options=Spec("gmoSt", frozen("--group", "--mode", "--owner", "--suffix", "--target-directory")),
         writes=writes.install,
     ),
     ProgramModel(name="dd", writes=writes.dd),

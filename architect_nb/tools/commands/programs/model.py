@@ -17,7 +17,17 @@ if TYPE_CHECKING:
     from architect_nb.tools.commands.programs.effects import Effect, Stdin
     from architect_nb.tools.commands.programs.tree_walk import Walk
 
-__all__ = ["Check", "Kind", "ProgramModel", "Spec", "WalkModel", "Wrapping", "WriteModel", "alike"]
+__all__ = [
+    "Check",
+    "Kind",
+    "ProgramModel",
+    "Spec",
+    "WalkModel",
+    "Wrapping",
+    "WriteModel",
+    "alike",
+    "frozen",
+]
 
 #: The design document's classes a model can claim; a program without one is `dangerous`.
 Kind = Literal["safe", "dev"]
@@ -106,3 +116,8 @@ class ProgramModel:
 def alike(model: ProgramModel, *names: str) -> list[ProgramModel]:
     """`model` and the same model under other names (`egrep` for `grep`, `gunzip` for `gzip`)."""
     return [model, *(replace(model, name=name) for name in names)]
+
+
+def frozen(*names: str) -> frozenset[str]:
+    """The set of these option or program names, as the models write their tables."""
+    return frozenset(names)

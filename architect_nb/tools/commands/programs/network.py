@@ -4,16 +4,12 @@ blocked (it runs code nobody has read)."""
 from __future__ import annotations
 
 from architect_nb.tools.commands.programs import writes
-from architect_nb.tools.commands.programs.model import ProgramModel, Spec
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, frozen
 
 __all__ = ["MODELS"]
 
 
-def _f(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-_CURL_LONG = _f(
+_CURL_LONG = frozen(
     "--output", "--output-dir", "--dump-header", "--cookie-jar", "--cookie", "--trace", "--trace-ascii",
     "--stderr", "--data", "--data-raw", "--data-binary", "--header", "--user", "--user-agent", "--request",
     "--referer", "--form", "--config", "--max-time", "--upload-file", "--write-out", "--proxy", "--range",
@@ -26,7 +22,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="wget",
         options=Spec(
-            "OPoaeUtTwQiBDlAR", _f("--output-document", "--directory-prefix", "--output-file", "--tries")
+            "OPoaeUtTwQiBDlAR", frozen("--output-document", "--directory-prefix", "--output-file", "--tries")
         ),
         writes=writes.wget,
         downloads=True,

@@ -5,23 +5,19 @@ from __future__ import annotations
 
 from architect_nb.tools.commands import checks
 from architect_nb.tools.commands.programs import walks, writes
-from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike
+from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike, frozen
 
 __all__ = ["GREP_LONG", "MODELS"]
 
 
-def _f(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-GREP_LONG = _f("--regexp", "--file", "--max-count", "--after-context", "--before-context")
-_RG_LONG = _f(
+GREP_LONG = frozen("--regexp", "--file", "--max-count", "--after-context", "--before-context")
+_RG_LONG = frozen(
     "--regexp", "--file", "--glob", "--iglob", "--type", "--type-not", "--max-count", "--context",
     "--after-context", "--before-context", "--threads", "--max-depth", "--encoding", "--replace", "--sort",
     "--sortr", "--max-columns", "--max-filesize", "--pre", "--pre-glob", "--ignore-file", "--type-add",
     "--engine", "--color", "--colors", "--path-separator", "--context-separator", "--field-match-separator",
 )  # fmt: skip
-_LESS_OK = _f("-N", "-S", "-R", "-r", "-i", "-I", "-F", "-X", "-n", "--no-init", "--quit-if-one-screen")
+_LESS_OK = frozen("-N", "-S", "-R", "-r", "-i", "-I", "-F", "-X", "-n", "--no-init", "--quit-if-one-screen")
 
 
 def _safe(*names: str) -> list[ProgramModel]:
@@ -44,12 +40,12 @@ def _printers(*names: str) -> list[ProgramModel]:
 _GREP = ProgramModel(
     name="grep",
     kind="safe",
-    options=Spec("efmABCdD", GREP_LONG | _f("--directories", "--devices", "--label")),
+    options=Spec("efmABCdD", GREP_LONG | frozen("--directories", "--devices", "--label")),
     searches_trees=True,
     reads=walks.grep_reads,
     lists=walks.grep_lists,
     pattern_first=True,
-    value_options=_f("-e", "--regexp"),
+    value_options=frozen("-e", "--regexp"),
 )
 
 MODELS: list[ProgramModel] = [
@@ -58,10 +54,10 @@ MODELS: list[ProgramModel] = [
     *_safe("cd"),
     *_no_files("pwd", "which", "whereis", "type", "uname", "whoami", "id", "nproc", "uptime", "free", "seq"),
     *_no_files("sleep", "locale", "arch", "tty", "groups"),
-    ProgramModel(name="cut", kind="safe", value_options=_f("-d", "--delimiter")),
-    ProgramModel(name="paste", kind="safe", value_options=_f("-d", "--delimiters")),
+    ProgramModel(name="cut", kind="safe", value_options=frozen("-d", "--delimiter")),
+    ProgramModel(name="paste", kind="safe", value_options=frozen("-d", "--delimiters")),
     ProgramModel(
-        name="column", kind="safe", value_options=_f("-s", "-o", "--separator", "--output-separator")
+        name="column", kind="safe", value_options=frozen("-s", "-o", "--separator", "--output-separator")
     ),
     *_printers("echo", "printf", "test", "[", "basename", "dirname"),
     ProgramModel(name="true", kind="safe", printer=True, opens_no_files=True),
@@ -70,7 +66,7 @@ MODELS: list[ProgramModel] = [
         name="ls",
         kind="safe",
         names_only=True,
-        options=Spec("IwT", _f("--ignore", "--hide", "--width")),
+        options=Spec("IwT", frozen("--ignore", "--hide", "--width")),
         lists=walks.ls_lists,
     ),
     *(
@@ -78,7 +74,7 @@ MODELS: list[ProgramModel] = [
         for n in ("stat", "du", "realpath", "readlink", "wc")
     ),
     ProgramModel(name="diff", kind="safe", searches_trees=True),
-    ProgramModel(name="base64", kind="safe", decodes=_f("-d", "--decode", "-D", "-di", "-id")),
+    ProgramModel(name="base64", kind="safe", decodes=frozen("-d", "--decode", "-D", "-di", "-id")),
     ProgramModel(name="rev", kind="safe", decodes=True),
     ProgramModel(name="tr", kind="safe", decodes=True, opens_no_files=True),
     ProgramModel(name="tree", kind="safe", check=checks.forbid("-o", reason="tree -o writes a file")),
@@ -96,7 +92,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="hostname",
         kind="safe",
-        check=checks.only(_f("-I", "-i", "-f", "-s", "-d", "-A", "--fqdn", "--short"), "hostname"),
+        check=checks.only(frozen("-I", "-i", "-f", "-s", "-d", "-A", "--fqdn", "--short"), "hostname"),
         opens_no_files=True,
     ),
     ProgramModel(name="less", kind="safe", check=checks.options_only(_LESS_OK)),
@@ -104,7 +100,7 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="man",
         kind="safe",
-        check=checks.options_only(_f("-k", "-f", "-w")),
+        check=checks.options_only(frozen("-k", "-f", "-w")),
         opens_no_files=True,
     ),
     ProgramModel(name="ps", kind="safe", check=checks.check_ps, opens_no_files=True),
@@ -113,27 +109,28 @@ MODELS: list[ProgramModel] = [
         kind="safe",
         check=checks.check_jq,
         pattern_first=True,
-        value_options=_f("--arg", "--argjson"),
+        value_options=frozen("--arg", "--argjson"),
     ),
-    ProgramModel(name="yq", options=Spec("", _f("--indent", "--arg", "--argjson"))),
+    ProgramModel(name="yq", options=Spec("", frozen("--indent", "--arg", "--argjson"))),
     ProgramModel(
         name="sort",
         kind="safe",
         check=checks.check_sort,
         options=Spec(
-            "kotTS", _f("--key", "--output", "--field-separator", "--temporary-directory", "--buffer-size")
+            "kotTS",
+            frozen("--key", "--output", "--field-separator", "--temporary-directory", "--buffer-size"),
         ),
         writes=writes.option_targets("writes", ("-o", "--output")),
-        value_options=_f("-t", "--field-separator"),
+        value_options=frozen("-t", "--field-separator"),
     ),
     ProgramModel(
         name="shuf",
-        options=Spec("ion", _f("--input-range", "--output", "--head-count", "--random-source")),
+        options=Spec("ion", frozen("--input-range", "--output", "--head-count", "--random-source")),
         writes=writes.option_targets("writes", ("-o", "--output")),
     ),
     ProgramModel(
         name="iconv",
-        options=Spec("oft", _f("--output", "--from-code", "--to-code")),
+        options=Spec("oft", frozen("--output", "--from-code", "--to-code")),
         writes=writes.option_targets("writes", ("-o", "--output")),
     ),
     ProgramModel(
@@ -148,7 +145,7 @@ MODELS: list[ProgramModel] = [
         check=checks.at_most_one_operand("xxd"),
         options=Spec("cglosC"),
         writes=writes.second_operand,
-        decodes=_f("-r", "-revert", "-rp", "-pr"),
+        decodes=frozen("-r", "-revert", "-rp", "-pr"),
     ),
     ProgramModel(name="tee", kind="safe", check=checks.check_tee, writes=writes.operands("writes")),
     *alike(_GREP, "egrep", "fgrep"),
@@ -163,13 +160,13 @@ MODELS: list[ProgramModel] = [
         reads=walks.rg_reads,
         lists=walks.rg_lists,
         pattern_first=True,
-        value_options=_f("-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-r", "--replace"),
+        value_options=frozen("-e", "--regexp", "-g", "--glob", "--iglob", "-t", "--type", "-r", "--replace"),
     ),
     *alike(ProgramModel(name="ag", options=Spec("Gg", _RG_LONG), reads=walks.rg_reads), "ack"),
     *alike(
         ProgramModel(
             name="fd",
-            options=Spec("etdEx", _f("--extension", "--type", "--max-depth", "--exclude")),
+            options=Spec("etdEx", frozen("--extension", "--type", "--max-depth", "--exclude")),
             lists=walks.fd_lists,
         ),
         "fdfind",
