@@ -14,7 +14,7 @@ from architect_nb.config.schema import GuardrailsConfig
 from architect_nb.execution.guardrails.rails import GuardrailsEngine
 from architect_nb.tools.commands import checks, rules
 from architect_nb.tools.commands.classifier import _classify_cached
-from architect_nb.tools.commands.programs import writes
+from architect_nb.tools.commands.programs import walks, writes
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping
 from architect_nb.tools.commands.programs.registry import FAMILIES, extended, model_of, models
 from architect_nb.tools.commands.run_command import classify_command
@@ -171,3 +171,28 @@ def test_an_added_wrapper_is_followed_by_the_classifier_and_the_guardrails(rails
     with extended(ProgramModel(name="frobwrap", wraps=Wrapping(frozenset({"-q"})))):
         assert answers() == ("safe", False)  # the command after its options is judged as if alone
     assert answers() == ("dangerous", True)
+
+
+def test_an_added_lister_is_judged_by_its_walk_where_a_write_takes_its_output(workspace: Path) -> None:
+    """`rm $(LISTER ...)`: the protected-file check trusts what a lister prints only where its model says how
+    it walks (`lists`); any other program's output is unknown, and refused without the sandbox."""
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "a.md").write_text("a\n")
+    rails = GuardrailsEngine(GuardrailsConfig(protected_files=["pyproject.toml"]), workspace)
+
+    def answers() -> tuple[str, str]:
+        return rails.check_command("rm $(frobls docs)")[1], rails.check_command("rm $(frobls .)")[1]
+
+    unknown = "the names come from frobls, whose output cannot be known beforehand"
+    assert all(unknown in reason for reason in answers())
+    with extended(ProgramModel(name="frobls", lists=walks.ls_lists)):
+        allowed, refused = answers()
+        assert allowed == ""
+        assert "removes what frobls lists, including 'pyproject.toml'" in refused
+    assert all(unknown in reason for reason in answers())
+    # zgrep's model lists (grep's walk): a search of docs/ reaches no protected file.
+    assert rails.check_command("rm $(zgrep -rl a docs)") == (True, "")
+    assert (
+        "removes what zgrep lists, including 'pyproject.toml'"
+        in rails.check_command("rm $(zgrep -rl a .)")[1]
+    )

@@ -15,13 +15,12 @@ from dataclasses import dataclass
 
 from architect_nb.execution.guardrails.shell_runs import Run, expand_glob, program_of, resolve
 from architect_nb.execution.guardrails.writes.write_verdicts import Verdicts
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.programs.walks import find_walk, lister
 from architect_nb.tools.commands.shell_parse import SimpleCommand, Word
 
 __all__ = ["Target", "Targets"]
 
-#: Programs whose printed names the check can know beforehand (their walk is modelled).
-_LISTERS = frozenset({"find", "fd", "fdfind", "rg", "grep", "egrep", "fgrep", "ls"})
 #: Variables whose value the check knows as well as the shell: the environment's, and those that are a number.
 _FROM_ENVIRONMENT = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME"})
 _NUMBERS = frozenset(
@@ -70,8 +69,8 @@ class Targets:
             for other in run.script.commands:
                 if program_of(other.words) in word.inner_programs:
                     self.listed(other, bases, verb, folders=True)
-            if all(os.path.basename(p) in _LISTERS for p in word.inner_programs):
-                return []
+            if all(described(os.path.basename(p)).lists is not None for p in word.inner_programs):
+                return []  # what each prints is judged by its model's walk (`listed`)
         self.verdicts.unknown(f"{run.program} {verb} '{word.text[:80]}', known only when it runs.")
         return []
 
