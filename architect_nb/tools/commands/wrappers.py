@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from architect_nb.tools.commands.programs.model import frozen
+from architect_nb.tools.commands.programs.model import Unwrapped, frozen
 from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, secret_in
 from architect_nb.tools.commands.shell_parse import Word
@@ -18,26 +18,6 @@ from architect_nb.tools.commands.shell_parse import Word
 __all__ = ["Unwrapped", "unwrap"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-
-
-@dataclass(slots=True, kw_only=True)
-class Unwrapped:
-    #: Commands run by the wrapper, each with whether it receives arguments only known at run time.
-    inner: list[tuple[list[Word], bool]] = field(default_factory=list)
-    #: Shell code the wrapper runs (`bash -c` strings, `eval` arguments, here-docs fed to a shell).
-    scripts: list[str] = field(default_factory=list)
-    #: The level the wrapper imposes by itself, with the reason.
-    floor: tuple[int, str] | None = None
-    #: The wrapper is also a program to classify on its own (`find` with `-exec`).
-    classify_self: bool = False
-    #: Why the blocklist refuses it (shell code only known at run time cannot be checked).
-    blocked: str | None = None
-    #: The folder the inner command runs in (`env -C DIR`), for the checks that resolve its paths.
-    chdir: Word | None = None
-    #: A shell that reads its commands from its input (no `-c`, no script, or the script `-`).
-    reads_stdin: bool = False
-    #: The script file a shell runs (`bash x.sh`, `bash <(...)`).
-    script: Word | None = None
 
 
 def _skip(

@@ -8,7 +8,7 @@ confirmation's job.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from architect_nb.tools.commands.shell_words import Word
@@ -22,6 +22,7 @@ __all__ = [
     "Kind",
     "ProgramModel",
     "Spec",
+    "Unwrapped",
     "WalkModel",
     "Wrapping",
     "WriteModel",
@@ -58,6 +59,26 @@ class Wrapping:
     long_with_value: frozenset[str] = frozenset()  # long options whose value is the next word, or after =
     operands: int = 0  # operands before the command (`timeout 5 cmd`)
     floor: str | None = None  # why running a command through it is never safe, whatever the command
+
+
+@dataclass(slots=True, kw_only=True)
+class Unwrapped:
+    #: Commands run by the wrapper, each with whether it receives arguments only known at run time.
+    inner: list[tuple[list[Word], bool]] = field(default_factory=list)
+    #: Shell code the wrapper runs (`bash -c` strings, `eval` arguments, here-docs fed to a shell).
+    scripts: list[str] = field(default_factory=list)
+    #: The level the wrapper imposes by itself, with the reason.
+    floor: tuple[int, str] | None = None
+    #: The wrapper is also a program to classify on its own (`find` with `-exec`).
+    classify_self: bool = False
+    #: Why the blocklist refuses it (shell code only known at run time cannot be checked).
+    blocked: str | None = None
+    #: The folder the inner command runs in (`env -C DIR`), for the checks that resolve its paths.
+    chdir: Word | None = None
+    #: A shell that reads its commands from its input (no `-c`, no script, or the script `-`).
+    reads_stdin: bool = False
+    #: The script file a shell runs (`bash x.sh`, `bash <(...)`).
+    script: Word | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
