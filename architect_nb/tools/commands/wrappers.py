@@ -1,7 +1,9 @@
 """Wrappers: programs that run another command (`env`, `timeout`, `xargs`, `find -exec`, `bash -c`, ...).
 
 `unwrap` reads a wrapper's own options and says what to judge next: the inner command, shell code to parse,
-and the level the wrapper itself imposes. It only returns data; `classifier` does the judging.
+and the level the wrapper itself imposes. Which programs are wrappers is their models' word: `wraps` (the
+command after the options) or `unwraps`, one of the readers here (`env`, `xargs`, `find_exec`, `shell`,
+`eval_`, `busybox`). It only returns data; `classifier` and the guardrails do the judging.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from architect_nb.tools.commands.programs.model import Unwrapped, frozen
+from architect_nb.tools.commands.programs.model import Unwrapped, Wrapping, frozen
 from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, secret_in
 from architect_nb.tools.commands.shell_parse import Word
 
-__all__ = ["Unwrapped", "unwrap"]
+__all__ = ["Unwrapped", "busybox", "env", "eval_", "find_exec", "shell", "unwrap", "xargs"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -51,41 +53,38 @@ _NICE_NUMBER = re.compile(r"^-\d+$")
 
 
 def unwrap(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped | None:
-    """What `base args...` runs, if `base` is a wrapper; None otherwise."""
+    """What `base args...` runs, if its model says it runs something (`wraps`, `unwraps`); None otherwise."""
     model = described(base)
-    wrapping = model.wraps
-    if wrapping is not None:
-        if base == "nice" and args and args[0].value is not None and _NICE_NUMBER.match(args[0].value):
-            args = args[1:]
-        if base == "command" and any(w.value in ("-v", "-V") for w in args[:2]):
-            return Unwrapped()  # `command -v x` only looks a name up
-        start, stuck = _skip(args, wrapping.flags, wrapping.with_value, wrapping.long_with_value)
-        out = Unwrapped()
-        if stuck:
-            out.floor = (DANGEROUS, f"{base} {stuck}")
-            start += 1
-        elif wrapping.floor is not None:
-            out.floor = (DANGEROUS, wrapping.floor)
-        inner = list(args[start + wrapping.operands :])
-        if inner:
-            out.inner.append((inner, False))
-        return out
-    if base == "env":
-        return _env(args)
-    if base == "xargs":
-        return _xargs(args)
-    if base == "busybox":
-        return Unwrapped(inner=[(list(args), False)]) if args else Unwrapped()
-    if base == "find":
-        return _find_exec(args)
-    if model.is_shell:
-        return _shell(base, args, stdin_text)
-    if base == "eval":
-        return _eval(args)
-    return None
+    if model.wraps is not None:
+        return _wrapped(base, model.wraps, args)
+    return model.unwraps(base, args, stdin_text) if model.unwraps is not None else None
 
 
-def _env(args: Sequence[Word]) -> Unwrapped:
+def _wrapped(base: str, wrapping: Wrapping, args: Sequence[Word]) -> Unwrapped:
+    """A wrapper that runs the command after its own options (`timeout 5`, `nice -n 5`, `sudo -u x`)."""
+    if base == "nice" and args and args[0].value is not None and _NICE_NUMBER.match(args[0].value):
+        args = args[1:]
+    if base == "command" and any(w.value in ("-v", "-V") for w in args[:2]):
+        return Unwrapped()  # `command -v x` only looks a name up
+    start, stuck = _skip(args, wrapping.flags, wrapping.with_value, wrapping.long_with_value)
+    out = Unwrapped()
+    if stuck:
+        out.floor = (DANGEROUS, f"{base} {stuck}")
+        start += 1
+    elif wrapping.floor is not None:
+        out.floor = (DANGEROUS, wrapping.floor)
+    inner = list(args[start + wrapping.operands :])
+    if inner:
+        out.inner.append((inner, False))
+    return out
+
+
+def busybox(_base: str, args: Sequence[Word], _stdin_text: str | None) -> Unwrapped:
+    """`busybox PROGRAM ...` runs PROGRAM."""
+    return Unwrapped(inner=[(list(args), False)]) if args else Unwrapped()
+
+
+def env(_base: str, args: Sequence[Word], _stdin_text: str | None) -> Unwrapped:
     out = Unwrapped()
     i = 0
     while i < len(args):
@@ -136,7 +135,7 @@ def _env(args: Sequence[Word]) -> Unwrapped:
     return out
 
 
-def _xargs(args: Sequence[Word]) -> Unwrapped:
+def xargs(_base: str, args: Sequence[Word], _stdin_text: str | None) -> Unwrapped:
     flags = frozen(
         "-0", "--null", "-r", "--no-run-if-empty", "-t", "--verbose", "-x", "--exit", "-p", "--interactive"
     )
@@ -191,7 +190,7 @@ def _xargs(args: Sequence[Word]) -> Unwrapped:
     return out
 
 
-def _find_exec(args: Sequence[Word]) -> Unwrapped:
+def find_exec(_base: str, args: Sequence[Word], _stdin_text: str | None) -> Unwrapped:
     out = Unwrapped(classify_self=True)
     i = 0
     while i < len(args):
@@ -209,7 +208,7 @@ def _find_exec(args: Sequence[Word]) -> Unwrapped:
     return out
 
 
-def _shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped:
+def shell(base: str, args: Sequence[Word], stdin_text: str | None) -> Unwrapped:
     out = Unwrapped()
     has_c = False
     i = 0
@@ -264,7 +263,7 @@ def _computed(word: Word) -> bool:
     return word.substituted or any(v not in BENIGN_VARIABLES for v in word.variables)
 
 
-def _eval(args: Sequence[Word]) -> Unwrapped:
+def eval_(_base: str, args: Sequence[Word], _stdin_text: str | None) -> Unwrapped:
     out = Unwrapped(floor=(DANGEROUS, "eval runs a string as shell code"))
     if any(_computed(w) for w in args):
         out.blocked = "eval runs shell code only known at run time"

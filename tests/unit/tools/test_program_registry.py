@@ -12,7 +12,7 @@ import pytest
 
 from architect_nb.config.schema import GuardrailsConfig
 from architect_nb.execution.guardrails.rails import GuardrailsEngine
-from architect_nb.tools.commands import checks, rules
+from architect_nb.tools.commands import checks, rules, wrappers
 from architect_nb.tools.commands.classifier import _classify_cached
 from architect_nb.tools.commands.programs import walks, writes
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping
@@ -196,3 +196,20 @@ def test_an_added_lister_is_judged_by_its_walk_where_a_write_takes_its_output(wo
         "removes what zgrep lists, including 'pyproject.toml'"
         in rails.check_command("rm $(zgrep -rl a .)")[1]
     )
+
+
+def test_a_program_that_runs_its_arguments_is_followed_by_its_model(rails: GuardrailsEngine) -> None:
+    """`unwraps`: a model says what a program runs (here as busybox does: its arguments are the command), and
+    the classifier and the guardrails follow it with no name of it written anywhere else."""
+
+    def answers() -> tuple[str, bool]:
+        _classify_cached.cache_clear()
+        return (
+            classify_command("frobrun cat notes.txt").sensitivity,
+            rails.check_command("frobrun rm pyproject.toml", sandboxed=True)[0],
+        )
+
+    assert answers() == ("dangerous", True)
+    with extended(ProgramModel(name="frobrun", unwraps=wrappers.busybox)):
+        assert answers() == ("safe", False)
+    assert answers() == ("dangerous", True)

@@ -4,8 +4,8 @@ and text editors. A shell's `-c` string is judged as commands; other inline code
 
 from __future__ import annotations
 
-from architect_nb.tools.commands import checks
-from architect_nb.tools.commands.programs import interpreters
+from architect_nb.tools.commands import checks, wrappers
+from architect_nb.tools.commands.programs import interpreters, writes
 from architect_nb.tools.commands.programs.effects import Effect, Stdin
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping, alike, frozen
 from architect_nb.tools.commands.shell_words import Word
@@ -51,9 +51,9 @@ _FAIL_CLOSED = {
     "shopt": "shopt changes how words are expanded",
     "export": "export changes the environment",
     "printenv": "printenv prints environment variables, which may hold secrets",
-    "env": "env without a command prints environment variables, which may hold secrets",
     "hash": "hash changes where programs are found",
 }
+_ENV_ALONE = "env without a command prints environment variables, which may hold secrets"
 _SHELLS = ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash")
 _PYTHON_DEV_MODULES = ("pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "coverage")
 _NODE = Spec("erp", frozen("--eval", "--print", "--require", "--import", "--input-type", "--loader"))
@@ -63,18 +63,29 @@ _AWK_VALUES = frozen("-F", "-v")  # a field separator and an assignment, not pat
 _AWK = Spec("fvF", frozen("--file", "--assign", "--field-separator", "--include", "--load"))
 
 MODELS: list[ProgramModel] = [
-    *(ProgramModel(name=n, is_shell=True, runs_code=True) for n in _SHELLS),
-    ProgramModel(name="eval", runs_code=True, fail_closed="eval runs a string as shell code"),
-    ProgramModel(name="source", runs_code=True, fail_closed="source runs a file as shell code"),
-    ProgramModel(name=".", runs_code=True, fail_closed=". runs a file as shell code"),
+    *(
+        ProgramModel(name=n, is_shell=True, runs_code=True, unwraps=wrappers.shell, writes=writes.shell)
+        for n in _SHELLS
+    ),
+    ProgramModel(
+        name="eval", runs_code=True, fail_closed="eval runs a string as shell code", unwraps=wrappers.eval_
+    ),
+    *(
+        ProgramModel(
+            name=n, runs_code=True, fail_closed=f"{n} runs a file as shell code", writes=writes.shell
+        )
+        for n in ("source", ".")
+    ),
     *(ProgramModel(name=n, fail_closed=why) for n, why in _FAIL_CLOSED.items()),
+    ProgramModel(name="env", fail_closed=_ENV_ALONE, unwraps=wrappers.env),
+    ProgramModel(name="xargs", unwraps=wrappers.xargs),
     *(ProgramModel(name=n, wraps=wrapping) for n, wrapping in _WRAPPERS.items()),
     ProgramModel(
         name="exec",
         fail_closed="exec replaces the shell",
         wraps=Wrapping(frozen("-c", "-l"), frozen("-a"), floor="exec replaces the shell"),
     ),
-    ProgramModel(name="busybox", runs_code=True),
+    ProgramModel(name="busybox", runs_code=True, unwraps=wrappers.busybox),
     ProgramModel(
         name="python",
         versioned=True,

@@ -1,8 +1,8 @@
 """One program's model: everything the checks know about it, declared in one entry.
 
 The classifier reads `kind`, `check`, `dev` and the flags; the guardrails read `options`, `writes`, `reads`,
-`lists` and `names_only`. A program without a model is never `safe`: what it writes is the sandbox's and the
-confirmation's job.
+`lists` and `names_only`; both follow what `wraps` and `unwraps` say a program runs. A program without a model
+is never `safe`: what it writes is the sandbox's and the confirmation's job.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "Kind",
     "ProgramModel",
     "Spec",
+    "UnwrapModel",
     "Unwrapped",
     "WalkModel",
     "Wrapping",
@@ -36,6 +37,8 @@ Kind = Literal["safe", "dev"]
 Check = Callable[[Sequence[str | None]], str | None]
 #: What `program args...` changes: (program, args, what it reads on its input, whether xargs adds operands).
 WriteModel = Callable[[str, list[Word], "Stdin", bool], "list[Effect]"]
+#: What `program args...` runs (its input's text, if a here-doc gives it): commands, shell code, a script.
+UnwrapModel = Callable[[str, Sequence[Word], "str | None"], "Unwrapped"]
 #: The tree `program args...` reaches from a folder (its arguments as text), if it reaches one.
 WalkModel = Callable[[str, Sequence[str], str], "Walk | None"]
 
@@ -125,6 +128,9 @@ class ProgramModel:
     downloads: bool = False
     #: Runs the command after its options; the command is judged as if it ran alone.
     wraps: Wrapping | None = None
+    #: Runs what its arguments say otherwise (`env`, `xargs`, `find -exec`, `bash -c`, `eval`): the commands
+    #: and the shell code it runs are judged like the command itself.
+    unwraps: UnwrapModel | None = None
     #: Its arguments are never files it opens (`echo`, `which`, `date`): `/etc` in them reaches nothing.
     opens_no_files: bool = False
     #: Its first operand is a pattern or a script, unless an option gives one (`grep -e`, `awk -f`).

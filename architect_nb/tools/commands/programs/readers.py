@@ -3,7 +3,7 @@ an option writes or runs something (`sort -o`, `find -delete`, `rg --pre`)."""
 
 from __future__ import annotations
 
-from architect_nb.tools.commands import checks
+from architect_nb.tools.commands import checks, wrappers
 from architect_nb.tools.commands.programs import walks, writes
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike, frozen
 
@@ -175,6 +175,7 @@ MODELS: list[ProgramModel] = [
         name="find",
         kind="safe",
         check=checks.check_find,
+        unwraps=wrappers.find_exec,
         writes=writes.find,
         reads=walks.find_reads,
         lists=walks.find_lists,

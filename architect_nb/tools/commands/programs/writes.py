@@ -42,6 +42,7 @@ __all__ = [
     "option_targets",
     "sd",
     "second_operand",
+    "shell",
     "wget",
 ]
 
@@ -52,8 +53,6 @@ RECURSIVE = ("-r", "-R", "--recursive")
 def effects(program: str, args: list[Word], stdin: Stdin, fed: bool) -> list[Effect]:
     """What `program args...` changes. `stdin`: what it reads on its input; `fed`: xargs adds operands."""
     model = described(program)
-    if model.is_shell or program in ("source", "."):
-        return _shell(program, args, stdin)
     if model.writes is not None:
         return model.writes(program, args, stdin, fed)
     manifests = dict(model.manifests)
@@ -102,7 +101,7 @@ def dd(_program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effec
     return found
 
 
-def _shell(program: str, args: list[Word], stdin: Stdin) -> list[Effect]:
+def shell(program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
     """A shell's own commands are judged as commands (`shell_runs` parses `-c` strings, here-docs and what a
     literal echo pipes in); what is left is a script only known when it runs: `bash <(...)`, or commands
     piped from an echo of computed words. A script file is the project's code. Its options are read by the
