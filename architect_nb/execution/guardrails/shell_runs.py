@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
 from architect_nb.tools.commands.wrappers import unwrap
 
@@ -98,7 +99,7 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
                     except UnicodeError:
                         continue
                     _collect(nested, inner_bases, inner_moved, depth + 1, out)
-        if program_of(simple.words) in ("cd", "pushd"):
+        if described(program_of(simple.words) or "").moves_shell:
             bases, moved = _moved_to(simple.words[1:], bases, moved)
 
 
@@ -106,7 +107,7 @@ def piped_text(simple: SimpleCommand, script: ParsedScript) -> str | None:
     """What an `echo` or `printf` right before `simple` in a pipe prints, if its words are all known."""
     for pipeline, stage in simple.pipes:
         for other in script.commands:
-            if (pipeline, stage - 1) in other.pipes and program_of(other.words) in ("echo", "printf"):
+            if (pipeline, stage - 1) in other.pipes and _echoes(other):
                 values = [w.value for w in other.words[1:]]
                 return None if None in values else " ".join(v or "" for v in values)
     return None
@@ -115,10 +116,14 @@ def piped_text(simple: SimpleCommand, script: ParsedScript) -> str | None:
 def piped_from_printer(simple: SimpleCommand, script: ParsedScript) -> bool:
     """Whether an `echo` or `printf` right before `simple` in a pipe feeds it (its text known or not)."""
     return any(
-        (pipeline, stage - 1) in other.pipes and program_of(other.words) in ("echo", "printf")
+        (pipeline, stage - 1) in other.pipes and _echoes(other)
         for pipeline, stage in simple.pipes
         for other in script.commands
     )
+
+
+def _echoes(simple: SimpleCommand) -> bool:
+    return described(program_of(simple.words) or "").echoes
 
 
 @dataclass(slots=True)

@@ -286,7 +286,7 @@ def _piped_into(
                     judgement.block(f"pipes decoded data ({name}) into {base}; run the code as written")
                 if (
                     other_stage == stage - 1
-                    and name in ("echo", "printf")
+                    and described(name).echoes
                     and described(base).is_shell
                     and all(w.value is not None for w in other.words[1:])
                 ):
@@ -394,7 +394,7 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
         return
     if model.searches_trees and any(_broad(w.value or w.text) for w in args):
         judgement.raise_to(DANGEROUS, f"{base} would search folders that hold secrets")
-    if key == "cd" and (not args or any(_broad(w.value or w.text) for w in args)):
+    if model.moves_shell and (not args or any(_broad(w.value or w.text) for w in args)):
         judgement.raise_to(DANGEROUS, "cd to a folder that holds secrets (later commands would read it)")
     for word in args:
         shown = word.value if word.value is not None else word.text

@@ -213,3 +213,20 @@ def test_a_program_that_runs_its_arguments_is_followed_by_its_model(rails: Guard
     with extended(ProgramModel(name="frobrun", unwraps=wrappers.busybox)):
         assert answers() == ("safe", False)
     assert answers() == ("dangerous", True)
+
+
+def test_what_a_program_does_to_the_shell_is_its_models_word(workspace: Path) -> None:
+    """A program that moves the shell (`cd`) or prints its arguments as text (`echo`) says so in its model;
+    the guardrails then judge later paths from the new folder and an echo piped into a shell as its code."""
+    (workspace / "sub").mkdir()
+    rails = GuardrailsEngine(GuardrailsConfig(protected_files=["pyproject.toml"]), workspace)
+    commands = ["frobcd sub && rm ../pyproject.toml", "frobecho 'rm pyproject.toml' | bash"]
+    # Unknown programs: `../pyproject.toml` is judged from the workspace (outside it), and what bash reads is
+    # the output of a program nobody knows (the sandbox's job).
+    assert [rails.check_command(c, sandboxed=True)[0] for c in commands] == [True, True]
+    with extended(ProgramModel(name="frobcd", moves_shell=True), ProgramModel(name="frobecho", echoes=True)):
+        for command in commands:
+            allowed, reason = rails.check_command(command, sandboxed=True)
+            assert not allowed and "removes 'pyproject.toml', which is or holds a protected file" in reason
+    assert model_of("cd") == ProgramModel(name="cd", kind="safe", moves_shell=True)
+    assert {m.name for m in models().values() if m.echoes} == {"echo", "printf"}

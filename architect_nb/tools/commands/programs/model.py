@@ -120,6 +120,11 @@ class ProgramModel:
     fail_closed: str | None = None
     #: Only prints its arguments, so values known at run time (`$(...)`, xargs input) are harmless.
     printer: bool = False
+    #: Prints its arguments as text (`echo`, `printf`): piped into a shell or an interpreter, that text is the
+    #: code it runs, judged as written.
+    echoes: bool = False
+    #: Moves the shell to another folder (`cd`, `pushd`): later commands' paths are judged from there too.
+    moves_shell: bool = False
     #: Shows names, sizes or counts, never contents: a glob that reaches a sensitive file is harmless.
     names_only: bool = False
     #: Reads whole folder trees (`grep -r`): given the home folder or `/` it would read secrets.

@@ -3,6 +3,8 @@ an option writes or runs something (`sort -o`, `find -delete`, `rg --pre`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from architect_nb.tools.commands import checks, wrappers
 from architect_nb.tools.commands.programs import walks, writes
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, alike, frozen
@@ -51,7 +53,8 @@ _GREP = ProgramModel(
 MODELS: list[ProgramModel] = [
     *_safe("cat", "head", "tail", "df", "nl", "tac", "cmp", "comm", "md5sum", "sha1sum", "sha256sum"),
     *_safe("sha512sum", "cksum", "b2sum", "fold", "expand", "unexpand", "join", "od", "hexdump", "strings"),
-    *_safe("cd"),
+    ProgramModel(name="cd", kind="safe", moves_shell=True),
+    ProgramModel(name="pushd", moves_shell=True),  # not called safe: only its move is modelled
     *_no_files("pwd", "which", "whereis", "type", "uname", "whoami", "id", "nproc", "uptime", "free", "seq"),
     *_no_files("sleep", "locale", "arch", "tty", "groups"),
     ProgramModel(name="cut", kind="safe", value_options=frozen("-d", "--delimiter")),
@@ -59,7 +62,8 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="column", kind="safe", value_options=frozen("-s", "-o", "--separator", "--output-separator")
     ),
-    *_printers("echo", "printf", "test", "[", "basename", "dirname"),
+    *(replace(model, echoes=True) for model in _printers("echo", "printf")),
+    *_printers("test", "[", "basename", "dirname"),
     ProgramModel(name="true", kind="safe", printer=True, opens_no_files=True),
     ProgramModel(name="false", kind="safe", printer=True, opens_no_files=True),
     ProgramModel(
