@@ -81,13 +81,14 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
             inner = unwrap(program, words[1:], simple.stdin_text)
             if inner is None:
                 continue
-            fed_by = (program, words) if program in ("find", "xargs") else todo.fed_by
-            inner_bases, inner_moved = todo.bases, todo.moved
+            inner_bases, inner_moved = todo.bases, todo.moved or inner.elsewhere
             if inner.chdir is not None:  # `env -C DIR cmd`: the command runs in DIR
                 inner_bases, inner_moved = _moved_to([inner.chdir], inner_bases, inner_moved, replace=True)
-            if program == "find" and any(w.value in ("-execdir", "-okdir") for w in words):
-                inner_moved = True  # run in the folder of each file found
-            stack += [_Pending(w, inner_bases, inner_moved, fed_by, False) for w, _ in reversed(inner.inner)]
+            # A command given names found at run time (`xargs`, `find -exec`) is fed by this one.
+            stack += [
+                _Pending(w, inner_bases, inner_moved, (program, words) if found else todo.fed_by, False)
+                for w, found in reversed(inner.inner)
+            ]
             scripts = list(inner.scripts)
             if inner.reads_stdin and not scripts:
                 echoed = piped_text(simple, script)  # `echo 'rm x' | bash`

@@ -195,6 +195,7 @@ def find_exec(_base: str, args: Sequence[Word], _stdin_text: str | None) -> Unwr
     i = 0
     while i < len(args):
         if args[i].value in ("-exec", "-execdir", "-ok", "-okdir"):
+            out.elsewhere |= args[i].value in ("-execdir", "-okdir")
             j = i + 1
             while j < len(args) and args[j].value not in (";", "+"):
                 j += 1

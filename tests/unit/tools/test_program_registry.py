@@ -230,3 +230,16 @@ def test_what_a_program_does_to_the_shell_is_its_models_word(workspace: Path) ->
             assert not allowed and "removes 'pyproject.toml', which is or holds a protected file" in reason
     assert model_of("cd") == ProgramModel(name="cd", kind="safe", moves_shell=True)
     assert {m.name for m in models().values() if m.echoes} == {"echo", "printf"}
+
+
+def test_find_execdir_runs_its_commands_in_folders_only_known_at_run_time(
+    workspace: Path, rails: GuardrailsEngine
+) -> None:
+    """find's reader says `-execdir` runs each command in the found file's folder (`elsewhere`): a relative
+    path there cannot be judged from the workspace, so without the sandbox it is refused."""
+    (workspace / "sub").mkdir()
+    execdir = "find sub -name x -execdir rm ../pyproject.toml \\;"
+    allowed, reason = rails.check_command(execdir)
+    assert not allowed and "'../pyproject.toml' is relative to a folder a cd chose at run time" in reason
+    assert rails.check_command(execdir, sandboxed=True) == (True, "")
+    assert rails.check_command(execdir.replace("-execdir", "-exec")) == (True, "")  # run from here: outside

@@ -78,6 +78,8 @@ class Unwrapped:
     blocked: str | None = None
     #: The folder the inner command runs in (`env -C DIR`), for the checks that resolve its paths.
     chdir: Word | None = None
+    #: The inner commands run in folders known only at run time (`find -execdir`: each found file's).
+    elsewhere: bool = False
     #: A shell that reads its commands from its input (no `-c`, no script, or the script `-`).
     reads_stdin: bool = False
     #: The script file a shell runs (`bash x.sh`, `bash <(...)`).
