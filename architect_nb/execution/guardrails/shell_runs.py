@@ -106,21 +106,16 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
 
 def piped_text(simple: SimpleCommand, script: ParsedScript) -> str | None:
     """What an `echo` or `printf` right before `simple` in a pipe prints, if its words are all known."""
-    for pipeline, stage in simple.pipes:
-        for other in script.commands:
-            if (pipeline, stage - 1) in other.pipes and _echoes(other):
-                values = [w.value for w in other.words[1:]]
-                return None if None in values else " ".join(v or "" for v in values)
+    for other in script.feeding(simple):
+        if _echoes(other):
+            values = [w.value for w in other.words[1:]]
+            return None if None in values else " ".join(v or "" for v in values)
     return None
 
 
 def piped_from_printer(simple: SimpleCommand, script: ParsedScript) -> bool:
     """Whether an `echo` or `printf` right before `simple` in a pipe feeds it (its text known or not)."""
-    return any(
-        (pipeline, stage - 1) in other.pipes and _echoes(other)
-        for pipeline, stage in simple.pipes
-        for other in script.commands
-    )
+    return any(_echoes(other) for other in script.feeding(simple))
 
 
 def _echoes(simple: SimpleCommand) -> bool:

@@ -67,6 +67,11 @@ class ParsedScript:
     #: Lower-case for-loop variables: their values are the loop words, already judged.
     loop_variables: set[str] = field(default_factory=set)
 
+    def feeding(self, command: SimpleCommand) -> list[SimpleCommand]:
+        """The commands whose output `command` reads: the one right before it in each pipe it is part of."""
+        before = {(pipeline, stage - 1) for pipeline, stage in command.pipes}
+        return [other for other in self.commands if before & set(other.pipes)]
+
 
 _ANSI_C = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
 _ANSI_C_SIMPLE = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}

@@ -62,7 +62,7 @@ def unnamed_read(
         if program is None:
             continue
         for base in run.bases:
-            reason = _judge(program, run.words, run.simple, run.script.commands, base, once)
+            reason = _judge(program, run.words, run.simple, run.script, base, once)
             if reason is not None:
                 return reason
     for each, bases in scripts.values():
@@ -80,7 +80,7 @@ def _judge(
     program: str,
     words: list[Word],
     simple: SimpleCommand,
-    everything: Sequence[SimpleCommand],
+    script: ParsedScript,
     cwd: str,
     sensitive: Callable[[], GuardedFiles],
 ) -> str | None:
@@ -114,17 +114,15 @@ def _judge(
             )
     if program != "xargs" and not names_only(program):
         listers = {p for w in words[1:] if w.substituted for p in w.inner_programs}
-        for other in everything:
+        for other in script.commands:
             hit = _lister_hit(other, cwd, sensitive, only=listers)
             if hit is not None:
                 return _refusal(f"{program} reads the files that $(...) lists, including", hit, sensitive())
     if program == "xargs" and _xargs_reads(words):
-        for pipeline, stage in simple.pipes:
-            for other in everything:
-                if (pipeline, stage - 1) in other.pipes:
-                    hit = _lister_hit(other, cwd, sensitive)
-                    if hit is not None:
-                        return _refusal("xargs reads the files listed before it, including", hit, sensitive())
+        for other in script.feeding(simple):
+            hit = _lister_hit(other, cwd, sensitive)
+            if hit is not None:
+                return _refusal("xargs reads the files listed before it, including", hit, sensitive())
     return None
 
 

@@ -187,13 +187,10 @@ class _Judge:
 
     def from_input(self, effect: FromInput, run: Run, bases: tuple[str, ...]) -> None:
         """xargs: the names come from the command before it in the pipe, judged by what that one lists."""
-        listed = False
-        for pipeline, stage in run.simple.pipes:
-            for other in run.script.commands:
-                if (pipeline, stage - 1) in other.pipes:
-                    listed = True
-                    self.targets.listed(other, bases, effect.verb, folders=effect.tree)
-        if not listed:
+        feeding = run.script.feeding(run.simple)
+        for other in feeding:
+            self.targets.listed(other, bases, effect.verb, folders=effect.tree)
+        if not feeding:
             self.verdicts.unknown(f"xargs gives {run.program} names it reads from its input.")
 
     def code(self, code: Code, run: Run, bases: tuple[str, ...]) -> None:
