@@ -236,8 +236,7 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
     program = cmd.words[0].value
     if program is not None:
         base = program.rsplit("/", 1)[-1]
-        # What runs the command after it (`env`, `xargs`, any wrapper the models know) passes its input on.
-        if _interpreter(base) or base in ("env", "xargs") or described(base).wraps is not None:
+        if _interpreter(base) or _passes_input_on(base, cmd):
             _piped_into(cmd, parsed, base, judgement, depth)
     _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
 
@@ -291,6 +290,15 @@ def _piped_into(
                     and all(w.value is not None for w in other.words[1:])
                 ):
                     _script(" ".join(w.value or "" for w in other.words[1:]), judgement, depth + 1)
+
+
+def _passes_input_on(base: str, cmd: SimpleCommand) -> bool:
+    """What runs other commands gives them its input: any wrapper, and a program whose model's reader finds
+    commands or shell code in its words (`env bash`, `xargs sh`, `find -exec bash`), or refuses them."""
+    if described(base).wraps is not None:
+        return True
+    runs = unwrap(base, cmd.words[1:], cmd.stdin_text)
+    return runs is not None and bool(runs.inner or runs.scripts or runs.floor)
 
 
 def _interpreter(base: str) -> bool:
