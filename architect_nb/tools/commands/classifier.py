@@ -236,7 +236,7 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
     program = cmd.words[0].value
     if program is not None:
         base = program.rsplit("/", 1)[-1]
-        if _interpreter(base) or _passes_input_on(base, cmd):
+        if _interpreter(base) or _passes_input_on(base, cmd) or _may_run_a_named_interpreter(base, cmd):
             _piped_into(cmd, parsed, base, judgement, depth)
     _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
 
@@ -299,6 +299,17 @@ def _passes_input_on(base: str, cmd: SimpleCommand) -> bool:
         return True
     runs = unwrap(base, cmd.words[1:], cmd.stdin_text)
     return runs is not None and bool(runs.inner or runs.scripts or runs.floor)
+
+
+def _may_run_a_named_interpreter(base: str, cmd: SimpleCommand) -> bool:
+    """A program the checks cannot call safe, with a shell or an interpreter among its words (`ionice -c3
+    bash`, `flock /tmp/lock sh`, `uv run python -`): no model says how it runs them, so it may give them its
+    input."""
+    model = described(rules.program_key(base))
+    args = [w.value for w in cmd.words[1:]]
+    if model.kind == "safe" and (model.check is None or model.check(args) is None):
+        return False
+    return any(value is not None and _interpreter(value.rsplit("/", 1)[-1]) for value in args)
 
 
 def _interpreter(base: str) -> bool:
