@@ -302,14 +302,36 @@ def _passes_input_on(base: str, cmd: SimpleCommand) -> bool:
 
 
 def _may_run_a_named_interpreter(base: str, cmd: SimpleCommand) -> bool:
-    """A program the checks cannot call safe, with a shell or an interpreter among its words (`ionice -c3
-    bash`, `flock /tmp/lock sh`, `uv run python -`): no model says how it runs them, so it may give them its
-    input."""
+    return bool(_named_interpreters(base, cmd.words[1:]))
+
+
+def _named_interpreters(base: str, args: Sequence[Word]) -> list[str]:
+    """The shells and interpreters among the words of a program the checks cannot call safe (`ionice -c3
+    bash`, `flock /tmp/lock sh`, `uv run python -`): no model says how it runs them, so it may run them with
+    its input and its arguments."""
     model = described(rules.program_key(base))
-    args = [w.value for w in cmd.words[1:]]
-    if model.kind == "safe" and (model.check is None or model.check(args) is None):
-        return False
-    return any(value is not None and _interpreter(value.rsplit("/", 1)[-1]) for value in args)
+    values = [w.value for w in args]
+    if model.kind == "safe" and (model.check is None or model.check(values) is None):
+        return []
+    names = [value.rsplit("/", 1)[-1] for value in values if value is not None]
+    return [name for name in names if _interpreter(name)]
+
+
+def _runs_computed_code(base: str, args: Sequence[Word], judgement: _Judgement) -> None:
+    """Code computed by a download or a decoder, given to an interpreter (`bash -c "$(curl URL)"`), or to a
+    program that may run one it names (`ionice bash -c "$(curl URL)"`), is blocked."""
+    runners = [base] if _interpreter(base) else _named_interpreters(base, args)
+    if not runners:
+        return
+    shell = any(described(r).is_shell or r in _SHELL_CODE for r in runners)
+    for word in args:
+        called = {p.rsplit("/", 1)[-1] for p in word.inner_programs}
+        downloads = {p for p in called if described(p).downloads}
+        if downloads:
+            judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
+        decoded = {p for p in called if described(p).decodes is not False}
+        if decoded and shell:
+            judgement.block(f"runs code decoded by {sorted(decoded)[0]}; run the code as written")
 
 
 def _interpreter(base: str) -> bool:
@@ -355,15 +377,8 @@ def _argv(
         judgement.block(reason)
     normalized = " ".join([base, *(v if v is not None else t for v, t in zip(values, texts, strict=True))])
     _raw_backstop(normalized, judgement)
-    for word in args:
-        if word.inner_programs and _interpreter(base):
-            called = {p.rsplit("/", 1)[-1] for p in word.inner_programs}
-            downloads = {p for p in called if described(p).downloads}
-            if downloads:
-                judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
-            decoded = {p for p in called if described(p).decodes is not False}
-            if decoded and (described(base).is_shell or base in _SHELL_CODE):
-                judgement.block(f"runs code decoded by {sorted(decoded)[0]}; run the code as written")
+    if any(word.inner_programs for word in args):
+        _runs_computed_code(base, args, judgement)
     wrapped = unwrap(base, args, stdin_text)
     if wrapped is not None:
         if wrapped.blocked is not None:
