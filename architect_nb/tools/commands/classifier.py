@@ -238,6 +238,7 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
         base = program.rsplit("/", 1)[-1]
         if _interpreter(base) or _passes_input_on(base, cmd) or _may_run_a_named_interpreter(base, cmd):
             _piped_into(cmd, parsed, base, judgement, depth)
+            _fed_computed_input(cmd, base, judgement)
     _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
 
 
@@ -290,6 +291,21 @@ def _piped_into(
                     and all(w.value is not None for w in other.words[1:])
                 ):
                     _script(" ".join(w.value or "" for w in other.words[1:]), judgement, depth + 1)
+
+
+def _fed_computed_input(cmd: SimpleCommand, base: str, judgement: _Judgement) -> None:
+    """Input computed by a download or a decoder, given by a redirection (`bash <<< "$(curl URL)"`,
+    `python3 - < <(curl URL)`), is blocked as a pipe from them is."""
+    for redirect in cmd.redirects:
+        if redirect.op not in ("<", "<<", "<<<") or redirect.target is None:
+            continue
+        called = sorted({p.rsplit("/", 1)[-1] for p in redirect.target.inner_programs})
+        downloads = [p for p in called if described(p).downloads]
+        if downloads:
+            judgement.block(f"feeds a download ({downloads[0]}) to {base}")
+        decoded = [p for p in called if described(p).decodes is not False]
+        if decoded:
+            judgement.block(f"feeds decoded data ({decoded[0]}) to {base}; run the code as written")
 
 
 def _passes_input_on(base: str, cmd: SimpleCommand) -> bool:

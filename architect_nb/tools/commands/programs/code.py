@@ -54,6 +54,10 @@ _FAIL_CLOSED = {
     "hash": "hash changes where programs are found",
 }
 _ENV_ALONE = "env without a command prints environment variables, which may hold secrets"
+_OTHER_INTERPRETERS = (
+    "fish", "csh", "tcsh", "pwsh", "elvish", "nu", "xonsh", "julia", "ipython", "irb", "R", "expect",
+    "ts-node", "tsx", "groovy", "scala", "guile", "racket",
+)  # fmt: skip
 _SHELLS = ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash")
 _PYTHON_DEV_MODULES = ("pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "coverage")
 _NODE = Spec("erp", frozen("--eval", "--print", "--require", "--import", "--input-type", "--loader"))
@@ -86,6 +90,9 @@ MODELS: list[ProgramModel] = [
         wraps=Wrapping(frozen("-c", "-l"), frozen("-a"), floor="exec replaces the shell"),
     ),
     ProgramModel(name="busybox", runs_code=True, unwraps=wrappers.busybox),
+    # Shells of other syntaxes and interpreters with no model of their own: fed a download or decoded bytes,
+    # they run code nobody read (their code is not read otherwise: not safe, their writes the sandbox's job).
+    *(ProgramModel(name=n, runs_code=True) for n in _OTHER_INTERPRETERS),
     ProgramModel(
         name="python",
         versioned=True,

@@ -27,4 +27,7 @@ MODELS: list[ProgramModel] = [
         writes=writes.wget,
         downloads=True,
     ),
+    # Other downloaders: what they write is the sandbox's and the confirmation's job; what they fetch, piped
+    # into an interpreter, is blocked.
+    *(ProgramModel(name=n, downloads=True) for n in ("http", "https", "xh", "aria2c", "fetch")),
 ]
