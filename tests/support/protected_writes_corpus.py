@@ -176,6 +176,9 @@ WRITES: list[Form] = [
     Form("tar czf pyproject.toml src"),
     Form("curl -so setup.cfg file:///etc/hostname", needs=("curl",)),
     Form("timeout 5 rm setup.cfg"),
+    # behind programs no model describes, which run the command after them
+    Form("ionice -c3 rm setup.cfg", needs=("ionice",)),
+    Form("flock pyproject.lock sed -i s/demo/evil/ pyproject.toml", needs=("flock",)),
     Form("exec 3>pyproject.toml; echo x >&3"),
     Form("python3 -m zipfile -c setup.cfg README.md"),
     # quotes, escapes and paths the shell resolves

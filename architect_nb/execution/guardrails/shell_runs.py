@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from architect_nb.tools.commands.programs.registry import described
+from architect_nb.tools.commands.programs.registry import described, model_of
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word, parse_command
 from architect_nb.tools.commands.wrappers import unwrap
 
@@ -30,6 +30,8 @@ __all__ = [
 ]
 
 _MAX_DEPTH = 4  # `bash -c` strings followed this deep
+#: Commands read from one unmodelled program's words (`_may_run`).
+_MAX_GUESSED = 8
 _MAX_BASES = 8  # folders a script may `cd` into before its later commands are judged "moved elsewhere"
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
@@ -80,6 +82,9 @@ def _collect(script: ParsedScript, bases: tuple[str, ...], moved: bool, depth: i
                 continue
             inner = unwrap(program, words[1:], simple.stdin_text)
             if inner is None:
+                if not todo.guessed:
+                    guessed = reversed(_may_run(program, words))
+                    stack += [_Pending(w, todo.bases, todo.moved, todo.fed_by, False, True) for w in guessed]
                 continue
             inner_bases, inner_moved = todo.bases, todo.moved or inner.elsewhere
             if inner.chdir is not None:  # `env -C DIR cmd`: the command runs in DIR
@@ -129,6 +134,27 @@ class _Pending:
     moved: bool
     fed_by: tuple[str, list[Word]] | None
     outer: bool
+    guessed: bool = False  # a command an unmodelled program's words may hide (`_may_run`)
+
+
+def _may_run(program: str, words: list[Word]) -> list[list[Word]]:
+    """The commands a program may run that the checks cannot call safe and whose model says nothing of what it
+    changes, read from its words: each run of words that starts with a program a model describes (`ionice
+    -c3 rm x`, `uv run rm x`, `docker cp a b`). They are judged as if they ran too: over-matching is the safe
+    mistake, and no model says how the program runs them."""
+    model = described(program)
+    values = [w.value for w in words[1:]]
+    if model.writes is not None or (
+        model.kind == "safe" and (model.check is None or model.check(values) is None)
+    ):
+        return []  # its model says what it changes, or it is read-only
+    found: list[list[Word]] = []
+    for at, value in enumerate(values, start=1):
+        if value and not value.startswith("-") and model_of(os.path.basename(value)) is not None:
+            found.append(words[at:])
+            if len(found) == _MAX_GUESSED:
+                break
+    return found
 
 
 def _moved_to(

@@ -68,6 +68,7 @@ REFUSED = [
     "grep -rn token config",
     "grep -R -e SECRET -- .",
     "timeout 5 grep --recursive -h a .",
+    "ionice -c3 grep -r -h -a sk-live .",  # behind a program no model describes
     "rg --hidden -N sk-live",
     "rg -uu -N ENVVALUE",
     "rg -N token",  # creds.json is not hidden, and nothing ignores it
