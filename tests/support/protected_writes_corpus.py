@@ -179,6 +179,7 @@ WRITES: list[Form] = [
     # behind programs no model describes, which run the command after them
     Form("ionice -c3 rm setup.cfg", needs=("ionice",)),
     Form("flock pyproject.lock sed -i s/demo/evil/ pyproject.toml", needs=("flock",)),
+    Form("script -qc 'rm setup.cfg' /dev/null", needs=("script",)),
     Form("exec 3>pyproject.toml; echo x >&3"),
     Form("python3 -m zipfile -c setup.cfg README.md"),
     # quotes, escapes and paths the shell resolves

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from architect_nb.tools.commands.programs.model import Unwrapped, Wrapping, frozen
+from architect_nb.tools.commands.programs.options import program_options
 from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.rules import BENIGN_VARIABLES, DANGEROUS, secret_in
 from architect_nb.tools.commands.shell_parse import Word
 
-__all__ = ["Unwrapped", "busybox", "env", "eval_", "find_exec", "shell", "unwrap", "xargs"]
+__all__ = ["Unwrapped", "busybox", "env", "eval_", "find_exec", "script", "shell", "unwrap", "xargs"]
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -76,6 +77,17 @@ def _wrapped(base: str, wrapping: Wrapping, args: Sequence[Word]) -> Unwrapped:
     inner = list(args[start + wrapping.operands :])
     if inner:
         out.inner.append((inner, False))
+    return out
+
+
+def script(base: str, args: Sequence[Word], _stdin_text: str | None) -> Unwrapped:
+    """`script -c CMD` runs CMD in a shell (and records it in a file); without -c, an interactive shell."""
+    out = Unwrapped(floor=(DANGEROUS, "script runs a shell and writes what it shows to a file"))
+    for given in program_options(base, args).of("-c", "--command"):
+        if given.value is None:
+            out.blocked = f"script -c runs shell code only known at run time ({given.text[:60]})"
+        else:
+            out.scripts.append(given.value)
     return out
 
 

@@ -43,7 +43,20 @@ def test_in_the_sandbox_the_unnamed_forms_are_left_to_it(project: Path, command:
     assert guard(project).check_command(command, project, sandboxed=True) == (True, "")
 
 
-@pytest.mark.parametrize("command", ["rm setup.cfg", "echo x > pyproject.toml", "rm -rf .github", "rm -r ./"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm setup.cfg",
+        "echo x > pyproject.toml",
+        "rm -rf .github",
+        "rm -r ./",
+        "7z a -sdel x.7z setup.cfg",  # the files go once archived
+        "rename 's/cfg/old/' setup.cfg",
+        "awk -i inplace '{print}' pyproject.toml",  # where awk is gawk
+        "script -qc 'rm setup.cfg' /dev/null",
+        "script -q -c ls pyproject.toml",  # what it shows is written to that file
+    ],
+)
 def test_a_command_that_names_a_protected_file_is_refused_in_the_sandbox_too(
     project: Path, command: str
 ) -> None:

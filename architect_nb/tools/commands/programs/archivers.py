@@ -108,7 +108,9 @@ def seven_zip(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list
     if command in ("x", "e"):
         return [Extract("zip", archive, directory, tuple(opts.operands[2:]), flat=command == "e")]
     if command in ("a", "u", "d", "rn"):
-        return [Change(archive, "writes")]
+        sdel = any(w.value == "-sdel" for w in args)
+        deleted = [Change(w, "removes", tree=True) for w in opts.operands[2:]] if sdel else []
+        return [Change(archive, "writes"), *deleted]  # -sdel: the files go once archived
     return []
 
 

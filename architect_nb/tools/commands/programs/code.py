@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from architect_nb.tools.commands import checks, wrappers
 from architect_nb.tools.commands.programs import interpreters, writes
-from architect_nb.tools.commands.programs.effects import Effect, Stdin
+from architect_nb.tools.commands.programs.effects import Change, Effect, Stdin
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping, alike, frozen
+from architect_nb.tools.commands.programs.options import literal, program_options
 from architect_nb.tools.commands.shell_words import Word
 
 __all__ = ["MODELS"]
@@ -15,6 +16,13 @@ __all__ = ["MODELS"]
 
 def _python(_program: str, args: list[Word], stdin: Stdin, _fed: bool) -> list[Effect]:
     return interpreters.python(args, stdin)
+
+
+def _script_logs(program: str, args: list[Word], _stdin: Stdin, _fed: bool) -> list[Effect]:
+    """`script [FILE]` writes what the shell shows to FILE (`typescript`), and its -T/-I/-O/-B logs."""
+    opts = program_options(program, args)
+    logs = (opts.operands[:1] or [literal("typescript")]) + opts.of(*_SCRIPT_LOGS)
+    return [Change(w, "writes") for w in logs]
 
 
 _NO_SET = frozenset[str]()
@@ -60,11 +68,14 @@ _OTHER_INTERPRETERS = (
 )  # fmt: skip
 _SHELLS = ("bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash")
 _PYTHON_DEV_MODULES = ("pytest", "mypy", "ruff", "black", "isort", "flake8", "pylint", "unittest", "coverage")
+_SCRIPT_LOGS = ("-T", "-I", "-O", "-B", "--log-timing", "--log-in", "--log-out", "--log-io")
+_SCRIPT = Spec("cEmoTIOB", frozen("--command", "--echo", "--output-limit", *_SCRIPT_LOGS), attached="t")
 _NODE = Spec("erp", frozen("--eval", "--print", "--require", "--import", "--input-type", "--loader"))
 _NODE_CODE = interpreters.eval_option("-e", "--eval", "-p", "--print")
 _VIM = Spec("cTuUiwWsSt", frozen("--cmd"))
 _AWK_VALUES = frozen("-F", "-v")  # a field separator and an assignment, not paths
-_AWK = Spec("fvF", frozen("--file", "--assign", "--field-separator", "--include", "--load"))
+# `i` as gawk reads it (`-i inplace` edits in place): where awk is gawk, it does.
+_AWK = Spec("fvFi", frozen("--file", "--assign", "--field-separator", "--include", "--load"))
 
 MODELS: list[ProgramModel] = [
     *(
@@ -90,6 +101,7 @@ MODELS: list[ProgramModel] = [
         wraps=Wrapping(frozen("-c", "-l"), frozen("-a"), floor="exec replaces the shell"),
     ),
     ProgramModel(name="busybox", runs_code=True, unwraps=wrappers.busybox),
+    ProgramModel(name="script", options=_SCRIPT, unwraps=wrappers.script, writes=_script_logs),
     # Shells of other syntaxes and interpreters with no model of their own: fed a download or decoded bytes,
     # they run code nobody read (their code is not read otherwise: not safe, their writes the sandbox's job).
     *(ProgramModel(name=n, runs_code=True) for n in _OTHER_INTERPRETERS),

@@ -71,4 +71,7 @@ MODELS: list[ProgramModel] = [
     ),
     ProgramModel(name="dd", writes=writes.dd),
     ProgramModel(name="sd", writes=writes.sd),
+    # perl's `rename EXPR FILE...` and util-linux's `rename FROM TO FILE...`: the files after the first word
+    # (util-linux's TO is taken as one too: over-matching is the safe mistake).
+    ProgramModel(name="rename", writes=writes.operands("renames", skip=1)),
 ]
