@@ -91,6 +91,10 @@ REFUSED = [
     "cat latest",
     "cp -r config copied; cat copied/*",
     "find . ! -name '*.py' -type f -exec cat {} +",
+    "diff -rN config src",  # -N: a file missing on one side is shown whole
+    "python3 -m tarfile -c out.tar config && tar xOf out.tar",
+    "echo .e* | xargs cat",
+    "cat $(printf '%s ' config/*)",
 ]
 
 ALLOWED = [
@@ -110,6 +114,8 @@ ALLOWED = [
     "find src -type f | xargs cat",
     "tar cf - src | tar xOf -",
     "cat README.md",
+    "diff -r src src",
+    "echo src/*.py | xargs cat",
 ]
 
 
@@ -199,3 +205,12 @@ def test_the_engine_refuses_when_commands_run_unsandboxed(project: Path) -> None
     assert not result.success
     assert "without naming it" in (result.error or "")
     assert ENV_SECRET not in (result.output or "") + (result.error or "")
+
+
+def test_fd_running_a_reader_on_what_it_finds_reads_it(project: Path) -> None:
+    """`fd -x CMD` / `-X CMD` runs CMD on every file fd lists (fd need not be installed: judged, not run)."""
+    for command in ("fd -H -t f . -X cat", "fd -H . -x head -n 1", "fdfind -H --exec cat"):
+        allowed, reason = rails(project).check_command(command, project)
+        assert not allowed and "fd" in reason and "sensitive file" in reason, (command, reason)
+    for command in ("fd -H -x ls", "fd -H -t f . -X wc -l", "fd -H . src -x cat"):
+        assert rails(project).check_command(command, project) == (True, ""), command

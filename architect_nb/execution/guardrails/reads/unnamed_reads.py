@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from architect_nb.execution.guardrails.guarded_files import GuardedFiles
 from architect_nb.execution.guardrails.shell_runs import Run, expand_glob, program_of
+from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.programs.walks import Walk, lister, names_only, reader
 from architect_nb.tools.commands.shell_parse import ParsedScript, SimpleCommand, Word
 from architect_nb.tools.commands.wrappers import unwrap
@@ -156,6 +157,9 @@ def _lister_hit(
     program = os.path.basename(words[0].value)
     if only is not None and program not in only:
         return None
+    if described(program).echoes:  # `echo .e* | xargs cat`: the names its glob expands to
+        globs = (w.value or w.skeleton for w in words[1:] if w.globbed)
+        return next((h for g in globs if (h := _glob_reaches(g, cwd, sensitive())) is not None), None)
     walk = lister(program, [w.value for w in words[1:] if w.value is not None], cwd)
     return walk.reaches(sensitive()) if walk is not None else None
 

@@ -5,7 +5,7 @@ and text editors. A shell's `-c` string is judged as commands; other inline code
 from __future__ import annotations
 
 from architect_nb.tools.commands import checks, wrappers
-from architect_nb.tools.commands.programs import interpreters, writes
+from architect_nb.tools.commands.programs import interpreters, walks, writes
 from architect_nb.tools.commands.programs.effects import Change, Effect, Stdin
 from architect_nb.tools.commands.programs.model import ProgramModel, Spec, Wrapping, alike, frozen
 from architect_nb.tools.commands.programs.options import literal, program_options
@@ -113,6 +113,7 @@ MODELS: list[ProgramModel] = [
         dev=tuple(("-m", tool) for tool in _PYTHON_DEV_MODULES),
         options=Spec("cmWXQ", frozen("--check-hash-based-pycs")),
         writes=_python,
+        reads=walks.python_reads,
         runs_code=True,
     ),
     # pypy's own model: not python's check, whose command lines it does not share.

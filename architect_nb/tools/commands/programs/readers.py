@@ -77,7 +77,13 @@ MODELS: list[ProgramModel] = [
         ProgramModel(name=n, kind="safe", names_only=True)
         for n in ("stat", "du", "realpath", "readlink", "wc")
     ),
-    ProgramModel(name="diff", kind="safe", searches_trees=True),
+    ProgramModel(
+        name="diff",
+        kind="safe",
+        options=Spec("xXIUCWSFLD", frozen("--exclude", "--exclude-from", "--label", "--from-file")),
+        searches_trees=True,
+        reads=walks.diff_reads,
+    ),
     ProgramModel(name="base64", kind="safe", decodes=frozen("-d", "--decode", "-D", "-di", "-id")),
     ProgramModel(name="rev", kind="safe", decodes=True),
     ProgramModel(name="tr", kind="safe", decodes=True, opens_no_files=True),
@@ -170,8 +176,12 @@ MODELS: list[ProgramModel] = [
     *alike(
         ProgramModel(
             name="fd",
-            options=Spec("etdEx", frozen("--extension", "--type", "--max-depth", "--exclude")),
+            options=Spec(
+                "etdExX",
+                frozen("--extension", "--type", "--max-depth", "--exclude", "--exec", "--exec-batch"),
+            ),
             lists=walks.fd_lists,
+            reads=walks.fd_reads,
         ),
         "fdfind",
     ),

@@ -17,7 +17,9 @@ __all__ = [
     "FilesOnDisk",
     "Walk",
     "copy_reads",
+    "diff_reads",
     "fd_lists",
+    "fd_reads",
     "find_exec_programs",
     "find_lists",
     "find_reads",
@@ -28,6 +30,7 @@ __all__ = [
     "lister",
     "ls_lists",
     "names_only",
+    "python_reads",
     "reader",
     "rg_lists",
     "rg_reads",
@@ -84,6 +87,36 @@ def git_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
     """`git grep --no-index` and `--untracked` read files git does not track."""
     if args[:1] == ["grep"] and ({"--no-index", "--untracked"} & set(args)):
         return _grep_walk(options(args[1:], spec_of("git-grep")), cwd)
+    return None
+
+
+def diff_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    """`diff -r` prints the lines of every file that differs under the folders it compares."""
+    opts = options(args, spec_of("diff"))
+    if not opts.has("-r", "--recursive"):
+        return None
+    walk = Walk(paths(opts.operands, cwd, default=None))
+    walk.skip_parts = opts.of("-x", "--exclude")  # a file's or a folder's name, as diff matches it
+    return walk
+
+
+def fd_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    """`fd -x CMD ...`, `fd -X CMD ...` (the rest of the words): the command runs on every file fd lists,
+    unless it shows only names."""
+    at = next((i for i, a in enumerate(args) if a in ("-x", "--exec", "-X", "--exec-batch")), None)
+    if at is None or at + 1 >= len(args) or names_only(os.path.basename(args[at + 1])):
+        return None
+    return fd_lists(_program, args[:at], cwd)
+
+
+def python_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
+    """`python -m zipfile -c OUT SRC...`, `-m tarfile -c ...`: the archive holds every file under SRC."""
+    for at, arg in enumerate(args):
+        attached = arg.startswith("-m") and arg != "-m"
+        module = arg[2:] if attached else args[at + 1] if arg == "-m" and at + 1 < len(args) else ""
+        rest = args[at + 1 :] if attached else args[at + 2 :]
+        if module in ("zipfile", "tarfile") and rest[:1] in (["-c"], ["--create"]):
+            return Walk(paths(rest[2:], cwd, default=None))
     return None
 
 
