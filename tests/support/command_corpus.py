@@ -331,6 +331,7 @@ RISKY: list[tuple[str, str]] = [
     ("cat ~/.config/gh/hosts.yml", "dangerous"),
     ("cd ~ && grep -r token .", "dangerous"),
     ("cd && cat .netrc", "dangerous"),
+    ("cd - && cat notes.txt", "dangerous"),  # $OLDPWD: wherever the environment says
     ("grep -r API_KEY /", "dangerous"),
     ("rg -uu password ../..", "dangerous"),
     ("grep -r x --include=*.env .", "dangerous"),

@@ -446,6 +446,8 @@ def _classify_program(base: str, args: Sequence[Word], judgement: _Judgement, *,
         judgement.raise_to(DANGEROUS, f"{base} would search folders that hold secrets")
     if model.moves_shell and (not args or any(_broad(w.value or w.text) for w in args)):
         judgement.raise_to(DANGEROUS, "cd to a folder that holds secrets (later commands would read it)")
+    if model.moves_shell and any(w.value == "-" for w in args):
+        judgement.raise_to(DANGEROUS, "cd - goes to $OLDPWD, which may lie outside the workspace")
     for word in args:
         shown = word.value if word.value is not None else word.text
         if rules.secret_in(shown, word.globbed) or rules.secret_in(word.skeleton):
