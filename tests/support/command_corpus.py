@@ -332,6 +332,7 @@ RISKY: list[tuple[str, str]] = [
     ("cd ~ && grep -r token .", "dangerous"),
     ("cd && cat .netrc", "dangerous"),
     ("cd - && cat notes.txt", "dangerous"),  # $OLDPWD: wherever the environment says
+    ("printf -v PATH %s /tmp/x && ls", "dangerous"),  # later commands found elsewhere
     ("grep -r API_KEY /", "dangerous"),
     ("rg -uu password ../..", "dangerous"),
     ("grep -r x --include=*.env .", "dangerous"),

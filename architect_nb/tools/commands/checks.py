@@ -19,6 +19,7 @@ __all__ = [
     "check_git",
     "check_jq",
     "check_pip",
+    "check_printf",
     "check_ps",
     "check_python",
     "check_rg",
@@ -281,6 +282,14 @@ def only(allowed: frozenset[str], what: str) -> Callable[[Args], str | None]:
         return None
 
     return check
+
+
+def check_printf(args: Args) -> str | None:
+    """Only its first word can be an option: `printf -v NAME` assigns a shell variable (`PATH`, too)."""
+    first = args[0] if args else ""
+    if first is None:
+        return "has arguments only known at run time"
+    return "printf -v assigns a shell variable" if first.startswith("-v") else None
 
 
 def check_ps(args: Args) -> str | None:

@@ -62,7 +62,8 @@ MODELS: list[ProgramModel] = [
     ProgramModel(
         name="column", kind="safe", value_options=frozen("-s", "-o", "--separator", "--output-separator")
     ),
-    *(replace(model, echoes=True) for model in _printers("echo", "printf")),
+    *(replace(model, echoes=True) for model in _printers("echo")),
+    *(replace(model, echoes=True, check=checks.check_printf) for model in _printers("printf")),
     *_printers("test", "[", "basename", "dirname"),
     ProgramModel(name="true", kind="safe", printer=True, opens_no_files=True),
     ProgramModel(name="false", kind="safe", printer=True, opens_no_files=True),
