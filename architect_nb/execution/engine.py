@@ -481,16 +481,15 @@ class ExecutionEngine:
         if answer.decision is Approval.APPROVE:
             record.step("confirm", "approve")
             return None
-        if answer.decision is Approval.DENY and answer.by_default:
-            record.step("confirm", "deny", answer.reason)
-            why = show(answer.reason).rstrip(". ") or "nobody answered"
-            return ToolResult.refused(
-                CallOutcome.DENIED,
-                f"{tool.name} was not run, since nobody approved it: {why}. Do not repeat the same call; do "
-                "without it, or finish and say what you would have done.",
-            )
         if answer.decision is Approval.DENY:
             record.step("confirm", "deny", answer.reason)
+            if answer.by_default:  # nobody answered: a default, never told as the person's word
+                why = show(answer.reason).rstrip(". ") or "nobody answered"
+                return ToolResult.refused(
+                    CallOutcome.DENIED,
+                    f"{tool.name} was not run, since nobody approved it: {why}. Do not repeat the same call; "
+                    "do without it, or finish and say what you would have done.",
+                )
             why = f" They said: {show(answer.reason)}." if answer.reason else ""
             return ToolResult.refused(
                 CallOutcome.DENIED,

@@ -142,19 +142,16 @@ def _may_run(program: str, words: list[Word]) -> list[list[Word]]:
     changes, read from its words: each run of words that starts with a program a model describes (`ionice
     -c3 rm x`, `uv run rm x`, `docker cp a b`). They are judged as if they ran too: over-matching is the safe
     mistake, and no model says how the program runs them."""
-    model = described(program)
     values = [w.value for w in words[1:]]
-    if model.writes is not None or (
-        model.kind == "safe" and (model.check is None or model.check(values) is None)
-    ):
-        return []  # its model says what it changes, or it is read-only
-    found: list[list[Word]] = []
-    for at, value in enumerate(values, start=1):
-        if value and not value.startswith("-") and model_of(os.path.basename(value)) is not None:
-            found.append(words[at:])
-            if len(found) == _MAX_GUESSED:
-                break
-    return found
+    starts = [
+        at
+        for at, value in enumerate(values, start=1)
+        if value and not value.startswith("-") and model_of(os.path.basename(value)) is not None
+    ]
+    model = described(program)
+    if not starts or model.writes is not None or model.read_only(values):
+        return []  # nothing to guess, or its model says what it changes, or it is read-only
+    return [words[at:] for at in starts[:_MAX_GUESSED]]
 
 
 def _moved_to(

@@ -43,6 +43,8 @@ _FD_DUP = re.compile(r"^(?:\d+|-)$")
 _VERSIONED = re.compile(r"^(?:python|pypy|perl|ruby|node|nodejs|php|lua|tclsh|Rscript)[\d.]*$")
 #: Shells and the builtins that run a string as shell code: fed decoded bytes, they run code nobody read.
 _SHELL_CODE = ("eval", "source", ".")
+#: The redirections that give a command its input.
+_INPUT = ("<", "<<", "<<<")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -236,7 +238,11 @@ def _simple(cmd: SimpleCommand, parsed: ParsedScript, judgement: _Judgement, dep
     program = cmd.words[0].value
     if program is not None:
         base = program.rsplit("/", 1)[-1]
-        if _interpreter(base) or _passes_input_on(base, cmd) or _may_run_a_named_interpreter(base, cmd):
+        # Only a command given input can run what a download or a decoder gives it.
+        fed = any(stage for _, stage in cmd.pipes) or any(r.op in _INPUT for r in cmd.redirects)
+        if fed and (
+            _interpreter(base) or _passes_input_on(base, cmd) or _named_interpreters(base, cmd.words[1:])
+        ):
             _piped_into(cmd, parsed, base, judgement, depth)
             _fed_computed_input(cmd, base, judgement)
     _argv(cmd.words, judgement, depth, stdin_text=cmd.stdin_text)
@@ -297,15 +303,13 @@ def _fed_computed_input(cmd: SimpleCommand, base: str, judgement: _Judgement) ->
     """Input computed by a download or a decoder, given by a redirection (`bash <<< "$(curl URL)"`,
     `python3 - < <(curl URL)`), is blocked as a pipe from them is."""
     for redirect in cmd.redirects:
-        if redirect.op not in ("<", "<<", "<<<") or redirect.target is None:
+        if redirect.op not in _INPUT or redirect.target is None:
             continue
-        called = sorted({p.rsplit("/", 1)[-1] for p in redirect.target.inner_programs})
-        downloads = [p for p in called if described(p).downloads]
-        if downloads:
-            judgement.block(f"feeds a download ({downloads[0]}) to {base}")
-        decoded = [p for p in called if described(p).decodes is not False]
-        if decoded:
-            judgement.block(f"feeds decoded data ({decoded[0]}) to {base}; run the code as written")
+        download, decoder = _computed_by(redirect.target)
+        if download is not None:
+            judgement.block(f"feeds a download ({download}) to {base}")
+        if decoder is not None:
+            judgement.block(f"feeds decoded data ({decoder}) to {base}; run the code as written")
 
 
 def _passes_input_on(base: str, cmd: SimpleCommand) -> bool:
@@ -317,20 +321,15 @@ def _passes_input_on(base: str, cmd: SimpleCommand) -> bool:
     return runs is not None and bool(runs.inner or runs.scripts or runs.floor)
 
 
-def _may_run_a_named_interpreter(base: str, cmd: SimpleCommand) -> bool:
-    return bool(_named_interpreters(base, cmd.words[1:]))
-
-
 def _named_interpreters(base: str, args: Sequence[Word]) -> list[str]:
     """The shells and interpreters among the words of a program the checks cannot call safe (`ionice -c3
     bash`, `flock /tmp/lock sh`, `uv run python -`): no model says how it runs them, so it may run them with
     its input and its arguments."""
-    model = described(rules.program_key(base))
     values = [w.value for w in args]
-    if model.kind == "safe" and (model.check is None or model.check(values) is None):
+    named = [n for v in values if v is not None and _interpreter(n := v.rsplit("/", 1)[-1])]
+    if not named or described(rules.program_key(base)).read_only(values):
         return []
-    names = [value.rsplit("/", 1)[-1] for value in values if value is not None]
-    return [name for name in names if _interpreter(name)]
+    return named
 
 
 def _runs_computed_code(base: str, args: Sequence[Word], judgement: _Judgement) -> None:
@@ -341,13 +340,18 @@ def _runs_computed_code(base: str, args: Sequence[Word], judgement: _Judgement) 
         return
     shell = any(described(r).is_shell or r in _SHELL_CODE for r in runners)
     for word in args:
-        called = {p.rsplit("/", 1)[-1] for p in word.inner_programs}
-        downloads = {p for p in called if described(p).downloads}
-        if downloads:
-            judgement.block(f"runs code downloaded by {sorted(downloads)[0]}")
-        decoded = {p for p in called if described(p).decodes is not False}
-        if decoded and shell:
-            judgement.block(f"runs code decoded by {sorted(decoded)[0]}; run the code as written")
+        download, decoder = _computed_by(word)
+        if download is not None:
+            judgement.block(f"runs code downloaded by {download}")
+        if decoder is not None and shell:
+            judgement.block(f"runs code decoded by {decoder}; run the code as written")
+
+
+def _computed_by(word: Word) -> tuple[str | None, str | None]:
+    """The first (by name) downloader and decoder among the programs whose output `word` holds."""
+    called = sorted({p.rsplit("/", 1)[-1] for p in word.inner_programs})
+    download = next((p for p in called if described(p).downloads), None)
+    return download, next((p for p in called if described(p).decodes is not False), None)
 
 
 def _interpreter(base: str) -> bool:

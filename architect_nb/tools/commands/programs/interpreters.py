@@ -30,6 +30,7 @@ __all__ = [
     "eval_option",
     "perl_like",
     "python",
+    "python_command",
     "script_operand",
     "sed",
 ]
@@ -141,15 +142,27 @@ def eval_option(*names: str) -> Callable[[str, list[Word], Stdin, bool], list[Ef
 
 def python(args: list[Word], stdin: Stdin) -> list[Effect]:
     """`python -c CODE`, `python - <<EOF`, and the standard library's extractors (`-m zipfile -e`)."""
+    how, given, rest = python_command(args)
+    if how == "file" and given is not None:
+        return script_operand("python", given)  # a file is the project's own code
+    if how == "c" and given is not None:
+        return [_code("python", given, rest)]
+    if how == "m" and given is not None:
+        return _python_module(given.value or "", rest)
+    return _stdin_code("python", stdin, rest) if how == "stdin" else []
+
+
+def python_command(args: Sequence[Word]) -> tuple[str, Word | None, Sequence[Word]]:
+    """Where `python args...` gets its code, read as python reads its options: ("c", CODE, argv),
+    ("m", MODULE, argv), ("file", SCRIPT, argv) or ("stdin", None, argv); ("missing", None, ()) when `-c` or
+    `-m` has no value."""
     i = 0
-    argv: Sequence[Word] = ()
     while i < len(args):
         value = args[i].value
         if value is None or not value.startswith("-"):
-            return script_operand("python", args[i])  # a file is the project's own code
+            return "file", args[i], args[i + 1 :]
         if value == "-":
-            argv = args[i + 1 :]
-            break
+            return "stdin", None, args[i + 1 :]
         i += 1
         if value.startswith("--"):
             i += value == "--check-hash-based-pycs"
@@ -159,14 +172,12 @@ def python(args: list[Word], stdin: Stdin) -> list[Effect]:
             if letter in "cm":
                 taken = literal(rest) if rest else (args[i] if i < len(args) else None)
                 if taken is None:
-                    return []
-                if letter == "c":
-                    return [_code("python", taken, args[i + (not rest) :])]
-                return _python_module(taken.value or "", args[i + (not rest) :])
+                    return "missing", None, ()
+                return letter, taken, args[i + (not rest) :]
             if letter in "WXQ":
                 i += not rest  # its value is the next word
                 break
-    return _stdin_code("python", stdin, argv)
+    return "stdin", None, ()
 
 
 def _python_module(module: str, args: Sequence[Word]) -> list[Effect]:

@@ -146,6 +146,10 @@ class ProgramModel:
     #: Not the option table: `grep -f FILE` takes a value that is a path, and stays one here.
     value_options: frozenset[str] = frozenset()
 
+    def read_only(self, args: Sequence[str | None]) -> bool:
+        """Whether this model calls `program args...` safe: a safe program whose check finds nothing."""
+        return self.kind == "safe" and (self.check is None or self.check(args) is None)
+
 
 def alike(model: ProgramModel, *names: str) -> list[ProgramModel]:
     """`model` and the same model under other names (`egrep` for `grep`, `gunzip` for `gzip`)."""

@@ -9,7 +9,8 @@ import os
 import re
 from collections.abc import Sequence
 
-from architect_nb.tools.commands.programs.options import Options, options, paths, spec_of
+from architect_nb.tools.commands.programs.interpreters import python_command
+from architect_nb.tools.commands.programs.options import Options, literal, options, paths, spec_of
 from architect_nb.tools.commands.programs.registry import described
 from architect_nb.tools.commands.programs.tree_walk import FilesOnDisk, Walk
 
@@ -111,13 +112,11 @@ def fd_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
 
 def python_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
     """`python -m zipfile -c OUT SRC...`, `-m tarfile -c ...`: the archive holds every file under SRC."""
-    for at, arg in enumerate(args):
-        attached = arg.startswith("-m") and arg != "-m"
-        module = arg[2:] if attached else args[at + 1] if arg == "-m" and at + 1 < len(args) else ""
-        rest = args[at + 1 :] if attached else args[at + 2 :]
-        if module in ("zipfile", "tarfile") and rest[:1] in (["-c"], ["--create"]):
-            return Walk(paths(rest[2:], cwd, default=None))
-    return None
+    how, module, rest = python_command([literal(a) for a in args])
+    values = [w.value or "" for w in rest]
+    if how != "m" or module is None or module.value not in ("zipfile", "tarfile"):
+        return None
+    return Walk(paths(values[2:], cwd, default=None)) if values[:1] in (["-c"], ["--create"]) else None
 
 
 def find_reads(_program: str, args: Sequence[str], cwd: str) -> Walk | None:
